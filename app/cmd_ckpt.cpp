@@ -1,0 +1,13 @@
+// trainer ckpt: placeholder registration until its issue lands; says so instead of pretending.
+#include "app/commands.h"
+#include "kernels/errors.h"
+
+namespace trainer {
+
+void add_ckpt_command(CLI::App& app, CommandList& commands) {
+  auto* sub = app.add_subcommand("ckpt", "(ckpt: not available yet in this build)");
+  sub->allow_extras();
+  commands.push_back({sub, [] () -> int { throw ConfigError("trainer ckpt is not implemented yet"); }});
+}
+
+}  // namespace trainer

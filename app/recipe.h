@@ -1,0 +1,131 @@
+// Recipe: everything about a run, loaded strictly from YAML (see configs/README.md for every
+// key). Invariant: a Recipe returned by load_recipe() has passed every single-field and
+// cross-field check that does not need the world size; check_layout() adds the world-size
+// checks. Both throw ConfigError naming file:line:column, the value and what is valid.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/tokenizer.h"
+#include "kernels/backend.h"
+
+namespace trainer {
+
+enum class Schedule : uint8_t { gpipe, one_f_one_b };
+enum class Recompute : uint8_t { none, gelu, block };
+enum class LrKind : uint8_t { constant, linear, cosine, wsd };
+enum class PrecisionChoice : uint8_t { auto_detect, fp32, bf16 };
+enum class AttentionImpl : uint8_t { auto_detect, flash, cudnn };
+
+struct ModelConfig {
+  std::string arch = "gpt2";
+  int n_layer = 12;
+  int n_head = 12;
+  int d_model = 768;
+  int vocab_size = 50257;
+  int seq_len = 1024;         // size of the position table (max context)
+  int vocab_multiple = 128;   // vocabulary padded up to a multiple of this
+  std::string init_from;      // llm.c model file to start from ("" = random init)
+  float init_std = 0.02f;
+};
+
+struct ParallelConfig {
+  int data = 1;
+  int tensor = 1;
+  int pipeline = 1;
+  Schedule schedule = Schedule::one_f_one_b;
+  int zero = 0;
+  double bucket_mb = 25.0;
+  std::vector<int> stages;  // layers per pipeline stage; empty = even split
+  double timeout_s = 300;   // a collective that waits longer means a dead rank
+  bool sequence_parallel = false;
+};
+
+struct OptimizerConfig {
+  double lr = 6e-4;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double weight_decay = 0.1;
+  double grad_clip = 1.0;  // 0 = no clipping
+};
+
+struct LrScheduleConfig {
+  LrKind kind = LrKind::cosine;
+  int warmup_steps = 0;
+  double min_lr_ratio = 0.1;
+  double decay_fraction = 0.2;  // wsd: share of steps spent decaying at the end
+};
+
+struct TrainConfig {
+  DeviceChoice device = DeviceChoice::auto_detect;
+  PrecisionChoice precision = PrecisionChoice::auto_detect;
+  int micro_batch = 4;
+  int seq_len = 0;  // 0 in the file means "model.seq_len"; resolved by load_recipe
+  int global_batch = 4;
+  int steps = 100;
+  uint64_t seed = 1337;
+  Recompute recompute = Recompute::none;
+  AttentionImpl attention = AttentionImpl::auto_detect;
+  bool stochastic_rounding = true;
+  OptimizerConfig optimizer;
+  LrScheduleConfig lr_schedule;
+  double peak_tflops = 0;  // MFU denominator override; 0 = from the built-in device table
+};
+
+struct DataConfig {
+  std::string train;
+  std::string val;
+  TokenizerKind tokenizer = TokenizerKind::gpt2;
+  std::string tokenizer_dir = "datasets/tokenizer";  // encoder.json + vocab.bpe
+};
+
+struct EvalConfig {
+  int every = 0;    // 0 = off
+  int batches = 10;
+};
+
+struct CheckpointConfig {
+  std::string dir;     // "" = no checkpoints
+  int every = 0;       // 0 = only at the end and on a signal
+  int keep = 3;        // 0 = keep all
+  std::string resume = "auto";  // auto | never | a checkpoint path
+};
+
+struct LogConfig {
+  int every = 10;
+  std::string metrics;      // JSON-lines file ("" = none)
+  int sample_every = 0;     // 0 = no samples during training
+  int sample_tokens = 64;
+  std::string sample_prompt = "\n";
+};
+
+struct Recipe {
+  std::string path;  // file it came from
+  ModelConfig model;
+  ParallelConfig parallel;
+  TrainConfig train;
+  DataConfig data;
+  EvalConfig eval;
+  CheckpointConfig checkpoint;
+  LogConfig log;
+
+  int padded_vocab() const {
+    return (model.vocab_size + model.vocab_multiple - 1) / model.vocab_multiple * model.vocab_multiple;
+  }
+  int world() const { return parallel.data * parallel.tensor * parallel.pipeline; }
+  // Micro-batches per data rank per optimizer step (gradient accumulation).
+  int grad_accum() const { return train.global_batch / (train.micro_batch * parallel.data); }
+};
+
+// Loads a recipe file, applies "section.key=value" overrides (parsed with the same types and
+// errors as the file), fills defaults, and runs every check that does not need the world size.
+Recipe load_recipe(const std::string& path, const std::vector<std::string>& overrides);
+// Checks that need the world size (data * tensor * pipeline == world) and the backend.
+void check_layout(const Recipe& recipe, int world_size);
+// The fully resolved recipe as YAML (every key, defaults filled in).
+std::string recipe_to_yaml(const Recipe& recipe);
+
+}  // namespace trainer

@@ -1,0 +1,32 @@
+// Tokenizers: byte-level (256 byte ids + end-of-text, no files) and GPT-2 BPE from
+// encoder.json + vocab.bpe, encoding exactly as OpenAI's reference encoder does.
+// Text is plain text: "<|endoftext|>" inside it is ordinary characters; document boundaries
+// are inserted by callers as eot().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainer {
+
+enum class TokenizerKind : uint8_t { gpt2, byte };
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  virtual std::vector<int32_t> encode(std::string_view text) const = 0;
+  // Bytes of the ids concatenated. Ids whose bytes are not valid UTF-8 on their own come out
+  // as raw bytes (callers printing partial output may see broken characters).
+  virtual std::string decode(const std::vector<int32_t>& ids) const = 0;
+  virtual int32_t eot() const = 0;
+  virtual int32_t vocab_size() const = 0;
+};
+
+// dir holds encoder.json and vocab.bpe for gpt2; unused for byte. Missing or bad files are an
+// InputError naming the file.
+std::unique_ptr<Tokenizer> make_tokenizer(TokenizerKind kind, const std::string& dir);
+
+}  // namespace trainer

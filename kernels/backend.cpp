@@ -1,0 +1,79 @@
+// Buffer (RAII device memory) and make_backend: resolving device: auto and precision.
+#include "kernels/backend.h"
+
+#include <utility>
+
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/errors.h"
+#ifdef TRAINER_HAVE_CUDA
+#include "kernels/cuda/cuda_backend.h"
+#endif
+
+namespace trainer {
+
+Buffer::Buffer(Backend* backend, size_t bytes) : backend_(backend), bytes_(bytes) {
+  data_ = bytes ? backend->raw_alloc(bytes) : nullptr;
+}
+
+Buffer::~Buffer() {
+  if (data_) backend_->raw_free(data_);
+}
+
+Buffer::Buffer(Buffer&& other) noexcept
+    : backend_(std::exchange(other.backend_, nullptr)),
+      data_(std::exchange(other.data_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)) {}
+
+Buffer& Buffer::operator=(Buffer&& other) noexcept {
+  if (this != &other) {
+    if (data_) backend_->raw_free(data_);
+    backend_ = std::exchange(other.backend_, nullptr);
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+Tensor Buffer::tensor(DType dtype, std::initializer_list<int64_t> shape) const {
+  Tensor t = make_tensor(data_, dtype, backend_ ? backend_->device() : Device::cpu, shape);
+  TRAINER_CHECK(t.bytes() <= bytes_, "tensor " + t.shape_str() + " larger than its buffer");
+  return t;
+}
+
+bool cuda_compiled() {
+#ifdef TRAINER_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool cuda_available() {
+#ifdef TRAINER_HAVE_CUDA
+  return cuda_device_count() > 0;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<Backend> make_backend(DeviceChoice choice, Precision precision, int local_rank) {
+  bool use_cuda = choice == DeviceChoice::cuda || (choice == DeviceChoice::auto_detect && cuda_available());
+  if (choice == DeviceChoice::cuda && !cuda_compiled())
+    throw ConfigError(
+        "train.device: cuda was requested but this trainer was built without CUDA "
+        "(configure with -DTRAINER_CUDA=ON on a machine with the CUDA toolkit); valid here: cpu, auto");
+  if (choice == DeviceChoice::cuda && !cuda_available())
+    throw ConfigError("train.device: cuda was requested but no CUDA GPU is available on this machine; "
+                      "valid here: cpu, auto");
+  if (use_cuda) {
+#ifdef TRAINER_HAVE_CUDA
+    return make_cuda_backend(precision, local_rank);
+#endif
+  }
+  if (precision == Precision::bf16)
+    throw ConfigError("train.precision: bf16 is not available on the CPU backend; valid on cpu: fp32 "
+                      "(or precision: auto)");
+  return make_cpu_backend();
+}
+
+}  // namespace trainer
