@@ -17,7 +17,6 @@ enum class Schedule : uint8_t { gpipe, one_f_one_b };
 enum class Recompute : uint8_t { none, gelu, block };
 enum class LrKind : uint8_t { constant, linear, cosine, wsd };
 enum class PrecisionChoice : uint8_t { auto_detect, fp32, bf16 };
-enum class AttentionImpl : uint8_t { auto_detect, flash, cudnn };
 
 struct ModelConfig {
   std::string arch = "gpt2";
@@ -40,7 +39,6 @@ struct ParallelConfig {
   double bucket_mb = 25.0;
   std::vector<int> stages;  // layers per pipeline stage; empty = even split
   double timeout_s = 300;   // a collective that waits longer means a dead rank
-  bool sequence_parallel = false;
 };
 
 struct OptimizerConfig {

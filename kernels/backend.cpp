@@ -56,7 +56,8 @@ bool cuda_available() {
 #endif
 }
 
-std::unique_ptr<Backend> make_backend(DeviceChoice choice, Precision precision, int local_rank) {
+std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
+  DeviceChoice choice = options.device;
   bool use_cuda = choice == DeviceChoice::cuda || (choice == DeviceChoice::auto_detect && cuda_available());
   if (choice == DeviceChoice::cuda && !cuda_compiled())
     throw ConfigError(
@@ -67,10 +68,10 @@ std::unique_ptr<Backend> make_backend(DeviceChoice choice, Precision precision, 
                       "valid here: cpu, auto");
   if (use_cuda) {
 #ifdef TRAINER_HAVE_CUDA
-    return make_cuda_backend(precision, local_rank);
+    return make_cuda_backend(options);
 #endif
   }
-  if (precision == Precision::bf16)
+  if (options.precision == Precision::bf16)
     throw ConfigError("train.precision: bf16 is not available on the CPU backend; valid on cpu: fp32 "
                       "(or precision: auto)");
   return make_cpu_backend();

@@ -168,12 +168,22 @@ class Backend {
 // Which backend a recipe asked for. auto picks CUDA when a GPU is present.
 enum class DeviceChoice : uint8_t { cpu, cuda, auto_detect };
 enum class Precision : uint8_t { fp32, bf16 };
+// CUDA attention kernels: our own flash-style kernels or cuDNN's fused attention.
+enum class AttentionImpl : uint8_t { auto_detect, flash, cudnn };
+
+struct BackendOptions {
+  DeviceChoice device = DeviceChoice::auto_detect;
+  Precision precision = Precision::fp32;  // bf16 only on CUDA
+  AttentionImpl attention = AttentionImpl::auto_detect;
+  bool stochastic_rounding = true;  // bf16 copy of the weights after AdamW (CUDA)
+  int local_rank = 0;               // picks the GPU: local_rank % device count
+};
 
 // True when this build has CUDA and a GPU answers (any error counts as "no GPU").
 bool cuda_available();
 bool cuda_compiled();
-// Resolves auto, builds the backend; a CUDA request that cannot be met throws ConfigError-like
-// std::invalid_argument with a message naming what is missing. local_rank picks the GPU.
-std::unique_ptr<Backend> make_backend(DeviceChoice choice, Precision precision, int local_rank);
+// Resolves device auto and builds the backend. A request that cannot be met (cuda without a
+// GPU or in a build without CUDA, bf16 on the CPU) throws ConfigError naming what is valid.
+std::unique_ptr<Backend> make_backend(const BackendOptions& options);
 
 }  // namespace trainer

@@ -9,7 +9,7 @@ namespace trainer {
 
 // Number of usable GPUs; any error from the driver or runtime counts as none.
 int cuda_device_count();
-// Builds the CUDA backend on GPU (local_rank % device count).
-std::unique_ptr<Backend> make_cuda_backend(Precision precision, int local_rank);
+// Builds the CUDA backend on GPU (options.local_rank % device count).
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options);
 
 }  // namespace trainer

@@ -6,6 +6,6 @@
 namespace trainer {
 
 int cuda_device_count() { return 0; }
-std::unique_ptr<Backend> make_cuda_backend(Precision, int) { throw std::logic_error("CUDA backend not built yet"); }
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions&) { throw std::logic_error("CUDA backend not built yet"); }
 
 }  // namespace trainer
