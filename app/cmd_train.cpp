@@ -1,13 +1,20 @@
-// trainer train: placeholder registration until its issue lands; says so instead of pretending.
+// trainer train RECIPE [--set k=v]...: load and check the recipe, then train.
 #include "app/commands.h"
-#include "kernels/errors.h"
+#include "app/recipe.h"
+#include "app/train_loop.h"
 
 namespace trainer {
 
 void add_train_command(CLI::App& app, CommandList& commands) {
-  auto* sub = app.add_subcommand("train", "(train: not available yet in this build)");
-  sub->allow_extras();
-  commands.push_back({sub, [] () -> int { throw ConfigError("trainer train is not implemented yet"); }});
+  auto* sub = app.add_subcommand("train", "Train a model from a YAML recipe (run under mpirun/srun for several ranks)");
+  auto recipe_path = std::make_shared<std::string>();
+  auto overrides = std::make_shared<std::vector<std::string>>();
+  sub->add_option("recipe", *recipe_path, "Recipe file (YAML); see configs/README.md")->required();
+  sub->add_option("--set", *overrides, "Override a recipe key, e.g. --set train.steps=100 (repeatable)");
+  commands.push_back({sub, [recipe_path, overrides]() {
+                        Recipe recipe = load_recipe(*recipe_path, *overrides);
+                        return run_training(recipe);
+                      }});
 }
 
 }  // namespace trainer

@@ -10,12 +10,12 @@
 
 #include "data/tokenizer.h"
 #include "kernels/backend.h"
+#include "model/gpt_block.h"
+#include "model/lr_schedule.h"
+#include "parallel/pipeline_schedule.h"
 
 namespace trainer {
 
-enum class Schedule : uint8_t { gpipe, one_f_one_b };
-enum class Recompute : uint8_t { none, gelu, block };
-enum class LrKind : uint8_t { constant, linear, cosine, wsd };
 enum class PrecisionChoice : uint8_t { auto_detect, fp32, bf16 };
 
 struct ModelConfig {

@@ -1,0 +1,30 @@
+// Metrics: the progress line on stdout and the JSON-lines metrics file, written by rank 0 only.
+// Field names are an interface (README "Metrics"): train records carry step, loss, lr,
+// grad_norm, tokens_per_s, mfu, elapsed_s; evaluation records carry step and val_loss.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace trainer {
+
+class MetricsLog {
+ public:
+  // An empty path writes no file; `enabled` false (ranks other than 0) writes nothing.
+  MetricsLog(const std::string& path, bool enabled);
+  ~MetricsLog();
+  MetricsLog(const MetricsLog&) = delete;
+  MetricsLog& operator=(const MetricsLog&) = delete;
+
+  // One JSON object per line; values are numbers (NaN/inf become null).
+  void write(const std::vector<std::pair<std::string, double>>& fields);
+
+ private:
+  FILE* file_ = nullptr;
+};
+
+std::string format_duration(double seconds);
+
+}  // namespace trainer

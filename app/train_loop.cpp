@@ -1,0 +1,125 @@
+// The training loop (see train_loop.h).
+#include "app/train_loop.h"
+
+#include <fmt/core.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+
+#include "app/flops.h"
+#include "app/metrics.h"
+#include "app/run_report.h"
+#include "app/trainer.h"
+#include "data/tokenizer.h"
+#include "parallel/mpi_runtime.h"
+
+namespace trainer {
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int64_t peak_rss_bytes() {
+  struct rusage u {};
+  getrusage(RUSAGE_SELF, &u);
+  return int64_t(u.ru_maxrss) * 1024;
+}
+
+class Sampler {
+ public:
+  explicit Sampler(const Recipe& r) : recipe_(r) {}
+  void sample(Trainer& t, bool print) {
+    if (!tokenizer_) tokenizer_ = make_tokenizer(recipe_.data.tokenizer, recipe_.data.tokenizer_dir);
+    std::vector<int32_t> prompt = tokenizer_->encode(recipe_.log.sample_prompt);
+    if (prompt.empty()) prompt.push_back(tokenizer_->eot());
+    std::vector<int32_t> out = t.generate(prompt, recipe_.log.sample_tokens, 1.0f, 40, recipe_.train.seed + uint64_t(t.step()));
+    if (!print) return;
+    std::vector<int32_t> generated(out.begin() + long(prompt.size()), out.end());
+    for (auto& id : generated)
+      if (id >= tokenizer_->vocab_size()) id = tokenizer_->eot();
+    fmt::print("sample at step {}:\n{}{}\n---\n", t.step(), recipe_.log.sample_prompt, tokenizer_->decode(generated));
+    std::fflush(stdout);
+  }
+
+ private:
+  const Recipe& recipe_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+};
+
+}  // namespace
+
+int run_training(const Recipe& recipe) {
+  MpiRuntime mpi(recipe.parallel.timeout_s);
+  const bool rank0 = mpi.world().rank() == 0;
+  Trainer t(recipe, mpi.world(), mpi.local_rank());
+  print_run_report(t, rank0);
+
+  MetricsLog metrics(recipe.log.metrics, rank0);
+  Sampler sampler(recipe);
+  const double peak = peak_flops(t.backend().name(), t.backend().act_dtype() == DType::bf16, recipe.train.peak_tflops);
+  const double flops_tok = flops_per_token(t.config(), recipe.train.seq_len);
+  const int steps = recipe.train.steps;
+  const bool eval_on = recipe.eval.every > 0;
+
+  auto run_eval = [&]() {
+    double val = t.evaluate();
+    if (rank0) {
+      fmt::print("step {:>6} | val loss {:.4f}\n", t.step(), val);
+      std::fflush(stdout);
+    }
+    metrics.write({{"step", double(t.step())}, {"val_loss", val}});
+    return val;
+  };
+
+  double last_val = NAN;
+  if (eval_on && t.step() == 0) last_val = run_eval();
+
+  const double t_begin = now_s();
+  double interval_start = t_begin;
+  int64_t interval_steps = 0;
+  int64_t steps_done = 0;
+  StepResult last{};
+  while (t.step() < steps) {
+    last = t.train_step();
+    ++steps_done;
+    ++interval_steps;
+    const int64_t s = t.step();
+    if (s % recipe.log.every == 0 || s == 1 || s == steps) {
+      double now = now_s();
+      double dt = (now - interval_start) / double(interval_steps);
+      double tok_s = double(t.tokens_per_step()) / dt;
+      double mfu = flops_tok * tok_s / (peak * double(recipe.world()));
+      double elapsed = now - t_begin;
+      double eta = dt * double(steps - s);
+      if (rank0) {
+        fmt::print("step {:>6}/{} | loss {:.4f} | lr {:.2e} | norm {:.4f} | {:.0f} tok/s | MFU {:.1f}% | {:.3f} s/step | ETA {}\n",
+                   s, steps, last.loss, last.lr, last.grad_norm, tok_s, 100.0 * mfu, dt, format_duration(eta));
+        std::fflush(stdout);
+      }
+      metrics.write({{"step", double(s)}, {"loss", last.loss}, {"lr", last.lr}, {"grad_norm", last.grad_norm},
+                     {"tokens_per_s", tok_s}, {"mfu", mfu}, {"elapsed_s", elapsed}});
+      interval_start = now;
+      interval_steps = 0;
+    }
+    if (eval_on && (s % recipe.eval.every == 0 || s == steps)) last_val = run_eval();
+    if (recipe.log.sample_every > 0 && (s % recipe.log.sample_every == 0 || s == steps)) sampler.sample(t, rank0);
+  }
+
+  const double total = now_s() - t_begin;
+  float rss[1] = {float(peak_rss_bytes())};
+  mpi.world().all_reduce(make_tensor(rss, DType::f32, Device::cpu, {1}), ReduceOp::max);
+  if (rank0) {
+    fmt::print("done: {} steps in {} ({:.0f} tok/s), final loss {:.4f}", steps_done, format_duration(total),
+               steps_done ? double(steps_done) * double(t.tokens_per_step()) / total : 0.0, last.loss);
+    if (eval_on) fmt::print(", final val loss {:.4f}", last_val);
+    fmt::print(", peak resident memory per rank {}\n", format_bytes(int64_t(rss[0])));
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace trainer

@@ -1,0 +1,101 @@
+// Trainer: turns a recipe into the objects of one training run on this rank (backend, process
+// grid, stage layout, parameter store, model stage, data loaders) and runs optimizer steps,
+// evaluation and sampling through the pipeline executor. Every rank of the job constructs one;
+// all their calls are collective, in the same order on every rank.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/recipe.h"
+#include "data/loader.h"
+#include "kernels/backend.h"
+#include "model/gpt_stage.h"
+#include "model/lr_schedule.h"
+#include "model/param_store.h"
+#include "model/stage_layout.h"
+#include "parallel/process_grid.h"
+
+namespace trainer {
+
+struct StepTimes {
+  double total_s = 0;
+  double compute_s = 0;    // forward + backward (including tensor-parallel collectives)
+  double pipeline_wait_s = 0;
+  double grad_sync_s = 0;  // finishing data-parallel reductions, tied-embedding sum, grad norm
+  double optimizer_s = 0;
+};
+
+struct StepResult {
+  int64_t step = 0;  // 1-based number of the step just taken
+  double loss = 0;
+  double grad_norm = 0;
+  double lr = 0;
+  StepTimes times;
+};
+
+struct RankMemory {
+  MemoryFigures params;
+  ActivationMemory activations;
+  int64_t total() const {
+    return params.params + params.master + params.grads + params.optimizer + params.comm + activations.total();
+  }
+};
+
+// What kind of data a run needs: training reads data.train (and data.val when evaluation is
+// on); bench may run without data on random tokens.
+enum class DataNeed : uint8_t { train, none };
+
+class Trainer {
+ public:
+  // world: the host (MPI) world of this job; local_rank picks the GPU on a node.
+  Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed data = DataNeed::train);
+  ~Trainer();
+
+  StepResult train_step();
+  // Mean validation loss over eval.batches batches from the start of data.val.
+  double evaluate();
+  // Continues `prompt_ids` by n tokens (temperature 0 = greedy); identical on every rank.
+  std::vector<int32_t> generate(const std::vector<int32_t>& prompt_ids, int n, float temperature, int top_k,
+                                uint64_t seed);
+
+  int64_t step() const { return step_; }
+  void set_step(int64_t step) { step_ = step; }
+  const Recipe& recipe() const { return recipe_; }
+  const GptConfig& config() const { return config_; }
+  ProcessGrid& grid() { return *grid_; }
+  Comm& host_world() { return world_; }
+  Backend& backend() { return *backend_; }
+  ParamStore& store() { return *store_; }
+  const StageLayout& layout() const { return *layout_; }
+  DataLoader* train_loader() { return train_loader_.get(); }
+  RankMemory memory() const;
+  int64_t tokens_per_step() const;
+  // Global rank of (pipeline stage, data 0, tensor 0): where a stage's results are read.
+  int stage_leader(int pp_rank) const;
+
+ private:
+  void run_forward_only(int n_micro, const std::vector<std::vector<int32_t>>& inputs,
+                        const std::vector<std::vector<int32_t>>& targets, StageMode mode);
+
+  Recipe recipe_;
+  Comm& world_;
+  int local_rank_;
+  GptConfig config_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Comm> device_world_;  // NCCL on CUDA; null on the CPU (the MPI world serves)
+  std::unique_ptr<ProcessGrid> grid_;
+  std::unique_ptr<StageLayout> layout_;
+  std::unique_ptr<ParamStore> store_;
+  std::unique_ptr<GptStage> stage_;
+  std::unique_ptr<DataLoader> train_loader_, val_loader_;
+  LrSchedule lr_schedule_;
+  int n_slots_ = 1;
+  int64_t step_ = 0;
+};
+
+GptConfig gpt_config_from(const Recipe& recipe);
+
+}  // namespace trainer

@@ -1,0 +1,291 @@
+// GptStage implementation: activation slots, embeddings, blocks and the vocabulary-parallel
+// head (see gpt_stage.h).
+#include "model/gpt_stage.h"
+
+#include <algorithm>
+#include <string>
+
+#include "model/tensor_arena.h"
+#include "model/tp_comm.h"
+
+namespace trainer {
+
+namespace {
+
+constexpr Transpose kN = Transpose::none;
+constexpr Transpose kT = Transpose::transpose;
+
+BlockActs take_block_acts(TensorArena& a, DType act, int64_t B, int64_t T, int64_t C, int64_t Cl, int64_t Hl,
+                          bool own_gelu) {
+  const int64_t N = B * T;
+  BlockActs x;
+  x.ln1 = a.take(act, {N, C});
+  x.ln1_mean = a.take(DType::f32, {N});
+  x.ln1_rstd = a.take(DType::f32, {N});
+  x.qkv = a.take(act, {N, 3 * Cl});
+  x.atty = a.take(act, {N, Cl});
+  x.lse = a.take(DType::f32, {B, Hl, T});
+  x.resid2 = a.take(act, {N, C});
+  x.ln2 = a.take(act, {N, C});
+  x.ln2_mean = a.take(DType::f32, {N});
+  x.ln2_rstd = a.take(DType::f32, {N});
+  x.fch = a.take(act, {N, 4 * Cl});
+  if (own_gelu) x.fch_gelu = a.take(act, {N, 4 * Cl});
+  return x;
+}
+
+}  // namespace
+
+struct GptStage::Impl {
+  const StageLayout& layout;
+  ParamStore& store;
+  Backend& backend;
+  Comm* tp;
+  StageOptions opt;
+  DType act;
+  int64_t B, T, C, N, Cl, Hl, Vl, vocab_start, valid_cols;
+  int tp_rank = 0, tp_size = 1, L;
+  bool first, last;
+
+  struct Slot {
+    Tensor tokens, targets;     // (B,T) i32
+    std::vector<Tensor> resid;  // L+1 x (N,C): stage input, then each block's output
+    std::vector<BlockActs> acts;
+    Tensor dhead;               // (N,C): gradient from the head (last stage, training)
+  };
+  std::vector<Slot> slots;
+  Buffer slot_memory, scratch_memory;
+  int64_t slot_bytes = 0, scratch_bytes = 0;
+
+  Tensor dresid;
+  BlockScratch bs;
+  Tensor gelu_scratch;
+  BlockActs recompute_acts;
+  Tensor lnf, lnf_mean, lnf_rstd, logits, maxes, sumexp_tl, losses, dlnf, row_f32;
+  Tensor recv_act[2], send_grad[2], recv_grad[2];
+  double loss_sum = 0;
+
+  Impl(const StageLayout& l, ParamStore& s, Backend& b, Comm* t, const StageOptions& o)
+      : layout(l), store(s), backend(b), tp(t), opt(o), act(b.act_dtype()) {
+    const GptConfig& cfg = l.config();
+    tp_size = l.options().tp;
+    tp_rank = l.options().tp_rank;
+    TRAINER_CHECK(!tp || tp->size() == tp_size, "tensor group size vs layout");
+    B = o.micro_batch;
+    T = o.seq_len;
+    C = cfg.d_model;
+    N = B * T;
+    Cl = C / tp_size;
+    Hl = cfg.n_head / tp_size;
+    Vl = cfg.padded_vocab / tp_size;
+    vocab_start = Vl * tp_rank;
+    valid_cols = std::clamp<int64_t>(cfg.vocab_size - vocab_start, 0, Vl);
+    L = l.n_layers();
+    first = l.has_embedding();
+    last = l.has_head();
+    plan(nullptr, nullptr);
+    slot_memory = backend.alloc(size_t(slot_bytes) * size_t(opt.n_slots));
+    scratch_memory = backend.alloc(size_t(scratch_bytes));
+    plan(static_cast<char*>(slot_memory.data()), static_cast<char*>(scratch_memory.data()));
+  }
+
+  // Carves every buffer; with null bases only measures.
+  void plan(char* slot_base, char* scratch_base) {
+    const Device dev = backend.device();
+    TensorArena sa(scratch_base, dev);
+    dresid = sa.take(act, {N, C});
+    bs.dln = sa.take(act, {N, C});
+    bs.datty = sa.take(act, {N, Cl});
+    bs.dfch = sa.take(act, {N, 4 * Cl});
+    bs.dqkv = sa.take(act, {N, 3 * Cl});
+    if (opt.recompute == Recompute::gelu) gelu_scratch = sa.take(act, {N, 4 * Cl});
+    if (opt.recompute == Recompute::block) recompute_acts = take_block_acts(sa, act, B, T, C, Cl, Hl, true);
+    if (last) {
+      lnf = sa.take(act, {N, C});
+      lnf_mean = sa.take(DType::f32, {N});
+      lnf_rstd = sa.take(DType::f32, {N});
+      logits = sa.take(act, {N, Vl});
+      maxes = sa.take(DType::f32, {N});
+      sumexp_tl = sa.take(DType::f32, {2 * N});
+      losses = sa.take(DType::f32, {N});
+      dlnf = sa.take(act, {N, C});
+      row_f32 = sa.take(DType::f32, {int64_t(tp_size) * Vl});
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (!first) recv_act[i] = sa.take(act, {B, T, C});
+      if (!first) send_grad[i] = sa.take(act, {B, T, C});
+      if (!last) recv_grad[i] = sa.take(act, {B, T, C});
+    }
+    scratch_bytes = int64_t(sa.bytes());
+
+    slots.assign(opt.n_slots, Slot{});
+    for (int k = 0; k < opt.n_slots; ++k) {
+      TensorArena a(slot_base ? slot_base + size_t(k) * size_t(slot_bytes) : nullptr, dev);
+      Slot& s = slots[k];
+      s.tokens = a.take(DType::i32, {B, T});
+      s.targets = a.take(DType::i32, {B, T});
+      for (int l = 0; l <= L; ++l) s.resid.push_back(a.take(act, {N, C}));
+      if (opt.recompute != Recompute::block) {
+        for (int l = 0; l < L; ++l) {
+          BlockActs x = take_block_acts(a, act, B, T, C, Cl, Hl, opt.recompute == Recompute::none);
+          if (opt.recompute == Recompute::gelu) x.fch_gelu = gelu_scratch;
+          s.acts.push_back(x);
+        }
+      }
+      if (last) s.dhead = a.take(act, {N, C});
+      if (!slot_base) slot_bytes = int64_t(a.bytes());
+    }
+  }
+
+  BlockContext ctx() const { return BlockContext{backend, tp, tp_rank, int(B), int(T), int(C), int(Hl)}; }
+
+  BlockParams block_params(Tensor base, int unit, int local_layer) {
+    const std::string h = "h." + std::to_string(layout.first_layer() + local_layer) + ".";
+    auto v = [&](const char* name) { return store.view(base, unit, h + name); };
+    return BlockParams{v("ln_1.weight"), v("ln_1.bias"), v("attn.c_attn.weight"), v("attn.c_attn.bias"),
+                       v("attn.c_proj.weight"), v("attn.c_proj.bias"), v("ln_2.weight"), v("ln_2.bias"),
+                       v("mlp.c_fc.weight"), v("mlp.c_fc.bias"), v("mlp.c_proj.weight"), v("mlp.c_proj.bias")};
+  }
+
+  void embed_forward(Slot& s) {
+    const int uw = layout.unit_wte(), up = layout.unit_wpe();
+    Tensor wte = store.view(store.acquire(uw), uw, "wte.weight");
+    Tensor wpe = store.view(store.acquire(up), up, "wpe.weight");
+    // The position table is added on tensor rank 0 only, before the sum over the group.
+    backend.encoder_forward(s.resid[0].view({B, T, C}), s.tokens, wte, tp_rank == 0 ? wpe : Tensor{}, vocab_start);
+    tp_reduce_forward(s.resid[0], tp);
+    store.release(up);
+    store.release(uw);
+  }
+
+  void embed_backward(Slot& s) {
+    const int uw = layout.unit_wte(), up = layout.unit_wpe();
+    Tensor gwte = store.view(store.grads(uw), uw, "wte.weight");
+    Tensor gwpe = store.view(store.grads(up), up, "wpe.weight");
+    backend.encoder_backward(gwte, gwpe, dresid.view({B, T, C}), s.tokens, vocab_start);
+    store.grads_done(up);
+    store.grads_done(uw);
+  }
+
+  void head(Slot& s, StageMode mode) {
+    const int uf = layout.unit_lnf(), uw = layout.unit_head_wte();
+    Tensor fbase = store.acquire(uf);
+    Tensor lnfw = store.view(fbase, uf, "ln_f.weight"), lnfb = store.view(fbase, uf, "ln_f.bias");
+    Tensor wte = store.view(store.acquire(uw), uw, "wte.weight");
+    Tensor x = s.resid[L];
+    backend.layernorm_forward(lnf, lnf_mean, lnf_rstd, x, lnfw, lnfb);
+    tp_copy_forward(lnf, tp);
+    backend.matmul(logits, lnf, wte, kN, kT, Tensor{}, Accumulate::overwrite, Tensor{});
+    // Vocabulary-parallel cross-entropy: reduce the row max, then sum-exp and target logit.
+    Tensor targets = s.targets.view({N});
+    backend.xent_max(maxes, logits, valid_cols);
+    if (tp && tp_size > 1) tp->all_reduce(maxes, ReduceOp::max);
+    Tensor sumexp = sumexp_tl.flat(0, N), tlogit = sumexp_tl.flat(N, 2 * N);
+    backend.xent_sumexp(sumexp, tlogit, logits, maxes, targets, vocab_start, valid_cols);
+    if (tp && tp_size > 1) tp->all_reduce(sumexp_tl, ReduceOp::sum);
+    backend.xent_loss(losses, maxes, sumexp, tlogit);
+    std::vector<float> host(N);
+    backend.copy_to_host(host.data(), losses.data, losses.bytes());
+    for (float v : host) loss_sum += v;
+    if (mode == StageMode::train) {
+      backend.xent_backward(logits, logits, maxes, sumexp, targets, vocab_start, valid_cols, opt.dloss);
+      Tensor gwte = store.view(store.grads(uw), uw, "wte.weight");
+      backend.matmul(gwte, logits, lnf, kT, kN, Tensor{}, Accumulate::add, Tensor{});
+      backend.matmul(dlnf, logits, wte, kN, kN, Tensor{}, Accumulate::overwrite, Tensor{});
+      tp_copy_backward(dlnf, tp);
+      Tensor gbase = store.grads(uf);
+      backend.layernorm_backward(s.dhead, store.view(gbase, uf, "ln_f.weight"), store.view(gbase, uf, "ln_f.bias"),
+                                 dlnf, x, lnfw, lnf_mean, lnf_rstd, Accumulate::overwrite);
+    }
+    store.release(uw);
+    store.release(uf);
+  }
+};
+
+GptStage::GptStage(const StageLayout& layout, ParamStore& store, Backend& backend, Comm* tp,
+                   const StageOptions& options)
+    : impl_(std::make_unique<Impl>(layout, store, backend, tp, options)) {}
+
+GptStage::~GptStage() = default;
+
+void GptStage::set_batch(int micro, const int32_t* tokens, const int32_t* targets) {
+  Impl& m = *impl_;
+  auto& s = m.slots[micro % m.opt.n_slots];
+  m.backend.copy_from_host(s.tokens.data, tokens, s.tokens.bytes());
+  m.backend.copy_from_host(s.targets.data, targets, s.targets.bytes());
+}
+
+void GptStage::forward(int micro, StageMode mode) {
+  Impl& m = *impl_;
+  auto& s = m.slots[micro % m.opt.n_slots];
+  if (m.first) m.embed_forward(s);
+  else m.backend.copy(s.resid[0].data, m.recv_act[micro % 2].data, s.resid[0].bytes());
+  for (int l = 0; l < m.L; ++l) {
+    const int u = m.layout.unit_block(l);
+    BlockParams w = m.block_params(m.store.acquire(u), u, l);
+    const BlockActs& a = m.opt.recompute == Recompute::block ? m.recompute_acts : s.acts[l];
+    block_forward(m.ctx(), w, a, s.resid[l], s.resid[l + 1]);
+    m.store.release(u);
+  }
+  if (m.last) m.head(s, mode);
+}
+
+void GptStage::backward(int micro) {
+  Impl& m = *impl_;
+  auto& s = m.slots[micro % m.opt.n_slots];
+  if (m.last) {
+    m.backend.copy(m.dresid.data, s.dhead.data, m.dresid.bytes());
+    m.store.grads_done(m.layout.unit_lnf());
+    if (!m.first) m.store.grads_done(m.layout.unit_head_wte());
+  } else {
+    m.backend.copy(m.dresid.data, m.recv_grad[micro % 2].data, m.dresid.bytes());
+  }
+  for (int l = m.L - 1; l >= 0; --l) {
+    const int u = m.layout.unit_block(l);
+    BlockParams w = m.block_params(m.store.acquire(u), u, l);
+    BlockParams g = m.block_params(m.store.grads(u), u, l);
+    const BlockActs& a = m.opt.recompute == Recompute::block ? m.recompute_acts : s.acts[l];
+    // Recomputed forward writes the (already saved) block output into scratch.
+    if (m.opt.recompute == Recompute::block) block_forward(m.ctx(), w, a, s.resid[l], m.bs.dln);
+    block_backward(m.ctx(), w, g, a, m.bs, s.resid[l], m.dresid, m.opt.recompute);
+    m.store.release(u);
+    m.store.grads_done(u);
+  }
+  if (m.first) m.embed_backward(s);
+  else m.backend.copy(m.send_grad[micro % 2].data, m.dresid.data, m.dresid.bytes());
+}
+
+Tensor GptStage::recv_act_buffer(int micro) { return impl_->recv_act[micro % 2]; }
+Tensor GptStage::send_act_buffer(int micro) {
+  auto& s = impl_->slots[micro % impl_->opt.n_slots];
+  return s.resid.back().view({impl_->B, impl_->T, impl_->C});
+}
+Tensor GptStage::recv_grad_buffer(int micro) { return impl_->recv_grad[micro % 2]; }
+Tensor GptStage::send_grad_buffer(int micro) { return impl_->send_grad[micro % 2]; }
+
+double GptStage::take_loss_sum() {
+  double v = impl_->loss_sum;
+  impl_->loss_sum = 0;
+  return v;
+}
+
+std::vector<float> GptStage::logits_row(int b, int t) {
+  Impl& m = *impl_;
+  TRAINER_CHECK(m.last, "logits_row on a stage without the head");
+  const int64_t row = int64_t(b) * m.T + t;
+  Tensor local = m.logits.rows(row, row + 1).view({m.Vl});
+  Tensor mine = m.row_f32.flat(int64_t(m.tp_rank) * m.Vl, int64_t(m.tp_rank + 1) * m.Vl);
+  if (local.dtype == DType::f32) m.backend.copy(mine.data, local.data, mine.bytes());
+  else m.backend.cast(mine, local);
+  if (m.tp && m.tp_size > 1) m.tp->all_gather(m.row_f32, mine);
+  std::vector<float> host(size_t(m.tp_size) * size_t(m.Vl));
+  m.backend.copy_to_host(host.data(), m.row_f32.data, m.row_f32.bytes());
+  host.resize(size_t(m.layout.config().vocab_size));
+  return host;
+}
+
+ActivationMemory GptStage::activation_memory() const {
+  return ActivationMemory{impl_->slot_bytes, impl_->opt.n_slots, impl_->scratch_bytes};
+}
+
+}  // namespace trainer

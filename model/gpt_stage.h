@@ -1,0 +1,77 @@
+// GptStage: the part of a GPT-2 model one rank runs — its pipeline stage (embeddings on
+// stage 0, blocks, final LayerNorm and the tied vocabulary-parallel head on the last stage)
+// on its tensor-parallel slice — forward and backward per micro-batch.
+//
+// Invariants:
+// - Micro-batch i uses activation slot i % n_slots; the caller never has more than n_slots
+//   micro-batches between forward and backward (the pipeline schedule guarantees it).
+// - The last stage computes the loss and, in training, the head's backward right after the
+//   forward (like llm.c's fused classifier): the logits (N, V/tp) exist once, never per
+//   micro-batch, and no rank ever holds the full vocabulary's logits.
+// - Parameter gradients accumulate in the ParamStore; each unit is reported done after the
+//   micro-batch's last contribution so its reduction can start while backward continues.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/backend.h"
+#include "model/gpt_block.h"
+#include "model/param_store.h"
+#include "model/stage_layout.h"
+#include "parallel/comm.h"
+
+namespace trainer {
+
+enum class StageMode : uint8_t { train, eval, logits };
+
+struct StageOptions {
+  int micro_batch = 1;  // B
+  int seq_len = 1;      // T
+  int n_slots = 1;      // micro-batches alive at once
+  Recompute recompute = Recompute::none;
+  // Gradient of the loss per token: 1 / (tokens per step summed over data ranks).
+  float dloss = 1.0f;
+};
+
+struct ActivationMemory {
+  int64_t per_slot = 0;   // bytes saved per in-flight micro-batch
+  int64_t slots = 0;      // n_slots
+  int64_t scratch = 0;    // shared buffers (backward scratch, logits, recompute, p2p)
+  int64_t total() const { return per_slot * slots + scratch; }
+};
+
+class GptStage {
+ public:
+  GptStage(const StageLayout& layout, ParamStore& store, Backend& backend, Comm* tp,
+           const StageOptions& options);
+  ~GptStage();
+
+  // Host tokens and targets of micro-batch `micro`, each (B, T) int32. Stage 0 uses the
+  // tokens, the last stage the targets.
+  void set_batch(int micro, const int32_t* tokens, const int32_t* targets);
+  void forward(int micro, StageMode mode);
+  void backward(int micro);
+
+  // Point-to-point buffers (B, T, C) for the pipeline executor.
+  Tensor recv_act_buffer(int micro);
+  Tensor send_act_buffer(int micro);
+  Tensor recv_grad_buffer(int micro);
+  Tensor send_grad_buffer(int micro);
+
+  // Sum and count of per-token losses since the last call (last stage; identical on every
+  // tensor rank).
+  double take_loss_sum();
+  // After forward(..., StageMode::logits) on the last stage: the logits of row (b, t) over the
+  // real vocabulary, gathered across the tensor group (collective over it).
+  std::vector<float> logits_row(int b, int t);
+
+  ActivationMemory activation_memory() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace trainer

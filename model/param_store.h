@@ -1,0 +1,106 @@
+// ParamStore: this rank's parameters, gradients and optimizer state in flat buffers laid out
+// by StageLayout, and ZeRO over the data group:
+//   zero 0: everything full on every data rank; gradients all-reduced in buckets.
+//   zero 1: optimizer state (and the fp32 master where it is separate) sharded; gradients
+//           all-reduced; each rank updates its shard, then parameters are all-gathered.
+//   zero 2: also gradients: each micro-batch's unit gradients are reduce-scattered into the
+//           rank's shard accumulator as soon as the unit's backward is done.
+//   zero 3: also parameters: only the shard is kept; a unit is all-gathered on acquire and
+//           freed on release (before its forward and again before its backward).
+// The loss is scaled by 1 / (tokens per step over all data ranks), so every reduction is a
+// plain sum. Parameter gradients are f32; compute parameters have the backend's act dtype.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "kernels/backend.h"
+#include "model/stage_layout.h"
+#include "parallel/comm.h"
+
+namespace trainer {
+
+struct OptimizerHyper {
+  float lr = 0;
+  float beta1 = 0.9f, beta2 = 0.95f, eps = 1e-8f, weight_decay = 0;
+  float grad_scale = 1;
+  int64_t step = 1;
+  uint64_t seed = 0;
+};
+
+struct MemoryFigures {
+  int64_t params = 0;      // compute parameters (and ZeRO-3 gather buffers at their peak)
+  int64_t master = 0;      // fp32 master copy where it is separate from the compute copy
+  int64_t grads = 0;       // gradient accumulators
+  int64_t optimizer = 0;   // AdamW moments
+  int64_t comm = 0;        // reduce-scatter / gather staging buffers (peak)
+};
+
+class ParamStore {
+ public:
+  // dp: the data-parallel group; embed: the first/last stage pair for the tied embedding
+  // (null when there is none).
+  ParamStore(const StageLayout& layout, Backend& backend, Comm& dp, Comm* embed, int zero,
+             double bucket_mb);
+  ~ParamStore();
+
+  const StageLayout& layout() const { return layout_; }
+  int zero() const { return zero_; }
+
+  // Initial values: a pure function of (seed, global name, global index).
+  void init_random(uint64_t seed);
+  // Sets every parameter from global values: fetch(spec, global_range, out) fills out with
+  // the global elements [range.begin, range.end) of that tensor.
+  using FetchFn = std::function<void(const ParamSpec&, Range, float*)>;
+  void load(const FetchFn& fetch);
+  // This rank's local tensor-parallel slice of a parameter as f32 on the host (collective over
+  // the data group: every data rank must call it with the same parameter).
+  std::vector<float> local_values(const LocalParam& param);
+
+  // Compute parameters of unit u (act dtype, flat, padded). Under ZeRO-3 this all-gathers the
+  // unit; every acquire is paired with a release.
+  Tensor acquire(int unit);
+  void release(int unit);
+  // A parameter's view inside an acquired unit.
+  Tensor view(Tensor unit_base, int unit, const std::string& name) const;
+
+  // ---- gradients ----
+  void zero_grads();
+  // Micro-batch boundaries: reductions of zero 0/1 run after the step's last micro-batch only.
+  void begin_micro(bool last_micro);
+  // Where backward accumulates unit u's gradients (f32, flat, padded).
+  Tensor grads(int unit);
+  // Unit u has received every contribution of this micro-batch: start its reduction.
+  void grads_done(int unit);
+  // Waits for all reductions and sums the tied embedding's gradient between the first and last
+  // stage. After this the gradients this rank updates are final.
+  void finish_grads();
+  // Sum of squares of the gradients this rank owns for the global norm (each element counted
+  // on exactly one rank of the world); the caller sums it over the world.
+  double grad_sq_norm();
+  // AdamW on the owned range, then parameters made whole again (ZeRO 1/2 all-gather).
+  void optimizer_step(const OptimizerHyper& hyper);
+
+  // ---- optimizer state access (checkpoints) ----
+  enum class StateKind : uint8_t { master, m, v };
+  // This rank's owned piece of a parameter (zero 0: all of it; otherwise the shard's
+  // intersection) as a range of the local slice, and its values.
+  Range owned_range(const LocalParam& param) const;
+  std::vector<float> read_state(const LocalParam& param, StateKind kind);
+  void write_state(const LocalParam& param, StateKind kind, const std::vector<float>& values);
+  // After write_state of the master, refresh the compute copy and make parameters whole.
+  void sync_compute_from_master();
+
+  MemoryFigures memory() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  const StageLayout& layout_;
+  int zero_;
+};
+
+}  // namespace trainer

@@ -1,0 +1,120 @@
+// GPT-2 parameter table, tensor-parallel slicing and initial values.
+#include "model/param_table.h"
+
+#include <cmath>
+
+#include "kernels/tensor.h"
+#include "model/rng.h"
+
+namespace trainer {
+
+int64_t ParamSpec::numel() const {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+int64_t GptConfig::num_params() const {
+  int64_t C = d_model, L = n_layer;
+  int64_t per_block = 2 * C + 3 * C * C + 3 * C + C * C + C + 2 * C + 4 * C * C + 4 * C + 4 * C * C + C;
+  return int64_t(padded_vocab) * C + int64_t(max_seq_len) * C + L * per_block + 2 * C;
+}
+
+int64_t GptConfig::num_params_no_wpe() const { return num_params() - int64_t(max_seq_len) * d_model; }
+
+int unit_count(const GptConfig& config) { return config.n_layer + 3; }
+
+std::string unit_name(const GptConfig& config, int unit) {
+  if (unit == 0) return "wte";
+  if (unit == 1) return "wpe";
+  if (unit == config.n_layer + 2) return "ln_f";
+  return "h." + std::to_string(unit - 2);
+}
+
+std::vector<ParamSpec> gpt2_param_table(const GptConfig& cfg) {
+  const int64_t C = cfg.d_model;
+  std::vector<ParamSpec> t;
+  auto add = [&](std::string name, std::vector<int64_t> shape, TpSplit split, int unit, WeightDecay decay,
+                 InitKind init) { t.push_back({std::move(name), std::move(shape), split, unit, decay, init}); };
+  add("wte.weight", {cfg.padded_vocab, C}, TpSplit::rows, 0, WeightDecay::on, InitKind::normal_vocab);
+  add("wpe.weight", {cfg.max_seq_len, C}, TpSplit::none, 1, WeightDecay::on, InitKind::normal);
+  for (int l = 0; l < cfg.n_layer; ++l) {
+    const std::string h = "h." + std::to_string(l) + ".";
+    const int u = block_unit(l);
+    add(h + "ln_1.weight", {C}, TpSplit::none, u, WeightDecay::off, InitKind::ones);
+    add(h + "ln_1.bias", {C}, TpSplit::none, u, WeightDecay::off, InitKind::zeros);
+    add(h + "attn.c_attn.weight", {3 * C, C}, TpSplit::qkv_rows, u, WeightDecay::on, InitKind::normal);
+    add(h + "attn.c_attn.bias", {3 * C}, TpSplit::qkv_rows, u, WeightDecay::off, InitKind::zeros);
+    add(h + "attn.c_proj.weight", {C, C}, TpSplit::cols, u, WeightDecay::on, InitKind::normal_residual);
+    add(h + "attn.c_proj.bias", {C}, TpSplit::none, u, WeightDecay::off, InitKind::zeros);
+    add(h + "ln_2.weight", {C}, TpSplit::none, u, WeightDecay::off, InitKind::ones);
+    add(h + "ln_2.bias", {C}, TpSplit::none, u, WeightDecay::off, InitKind::zeros);
+    add(h + "mlp.c_fc.weight", {4 * C, C}, TpSplit::rows, u, WeightDecay::on, InitKind::normal);
+    add(h + "mlp.c_fc.bias", {4 * C}, TpSplit::rows, u, WeightDecay::off, InitKind::zeros);
+    add(h + "mlp.c_proj.weight", {C, 4 * C}, TpSplit::cols, u, WeightDecay::on, InitKind::normal_residual);
+    add(h + "mlp.c_proj.bias", {C}, TpSplit::none, u, WeightDecay::off, InitKind::zeros);
+  }
+  const int uf = cfg.n_layer + 2;
+  add("ln_f.weight", {C}, TpSplit::none, uf, WeightDecay::off, InitKind::ones);
+  add("ln_f.bias", {C}, TpSplit::none, uf, WeightDecay::off, InitKind::zeros);
+  return t;
+}
+
+std::vector<Range> tp_runs(const ParamSpec& spec, int tp_rank, int tp) {
+  const int64_t n = spec.numel();
+  if (spec.split == TpSplit::none || tp == 1) return {{0, n}};
+  const int64_t rows = spec.shape[0];
+  const int64_t cols = spec.shape.size() > 1 ? spec.shape[1] : 1;
+  switch (spec.split) {
+    case TpSplit::rows: {
+      TRAINER_CHECK(rows % tp == 0, spec.name + ": rows not divisible by tensor degree");
+      int64_t per = rows / tp;
+      return {{tp_rank * per * cols, (tp_rank + 1) * per * cols}};
+    }
+    case TpSplit::cols: {
+      TRAINER_CHECK(cols % tp == 0 && spec.shape.size() == 2, spec.name + ": cols split");
+      int64_t per = cols / tp;
+      std::vector<Range> runs;
+      runs.reserve(rows);
+      for (int64_t r = 0; r < rows; ++r) runs.push_back({r * cols + tp_rank * per, r * cols + (tp_rank + 1) * per});
+      return runs;
+    }
+    case TpSplit::qkv_rows: {
+      TRAINER_CHECK(rows % (3 * tp) == 0, spec.name + ": qkv rows not divisible by 3 x tensor degree");
+      int64_t part = rows / 3, per = part / tp;
+      std::vector<Range> runs;
+      for (int p = 0; p < 3; ++p)
+        runs.push_back({(p * part + tp_rank * per) * cols, (p * part + (tp_rank + 1) * per) * cols});
+      return runs;
+    }
+    case TpSplit::none: break;
+  }
+  return {{0, n}};
+}
+
+std::vector<int64_t> tp_local_shape(const ParamSpec& spec, int tp) {
+  std::vector<int64_t> s = spec.shape;
+  if (spec.split == TpSplit::rows || spec.split == TpSplit::qkv_rows) s[0] /= tp;
+  if (spec.split == TpSplit::cols) s[1] /= tp;
+  return s;
+}
+
+float init_value(const GptConfig& cfg, const ParamSpec& spec, uint64_t seed, int64_t index) {
+  switch (spec.init) {
+    case InitKind::ones: return 1.0f;
+    case InitKind::zeros: return 0.0f;
+    case InitKind::normal_vocab:
+      if (index / spec.shape[1] >= cfg.vocab_size) return 0.0f;
+      [[fallthrough]];
+    case InitKind::normal:
+    case InitKind::normal_residual: {
+      double std = cfg.init_std;
+      if (spec.init == InitKind::normal_residual) std /= std::sqrt(2.0 * cfg.n_layer);
+      uint64_t key = seed ^ name_hash(spec.name);
+      return float(std * normal_at(key, uint64_t(RngPurpose::init), uint64_t(index)));
+    }
+  }
+  return 0.0f;
+}
+
+}  // namespace trainer

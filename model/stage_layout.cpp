@@ -1,0 +1,90 @@
+// StageLayout construction (see stage_layout.h).
+#include "model/stage_layout.h"
+
+#include <algorithm>
+
+#include "kernels/tensor.h"
+
+namespace trainer {
+
+std::vector<int> split_layers(int n_layer, int pp, const std::vector<int>& explicit_split) {
+  if (!explicit_split.empty()) return explicit_split;
+  std::vector<int> s(pp, n_layer / pp);
+  for (int i = 0; i < n_layer % pp; ++i) s[i] += 1;
+  return s;
+}
+
+StageLayout::StageLayout(const GptConfig& config, const LayoutOptions& options)
+    : config_(config), options_(options), table_(gpt2_param_table(config)) {
+  std::vector<int> layers = split_layers(config.n_layer, options.pp, options.stage_layers);
+  TRAINER_CHECK(int(layers.size()) == options.pp, "stage split size");
+  for (int s = 0; s < options.pp_rank; ++s) first_layer_ += layers[s];
+  n_layers_ = layers[options.pp_rank];
+
+  if (has_embedding()) {
+    unit_wte_ = int(units_.size());
+    add_unit(0, CopyKind::primary);
+    unit_wpe_ = int(units_.size());
+    add_unit(1, CopyKind::primary);
+  }
+  unit_first_block_ = int(units_.size());
+  for (int l = 0; l < n_layers_; ++l) add_unit(block_unit(first_layer_ + l), CopyKind::primary);
+  if (has_head()) {
+    unit_lnf_ = int(units_.size());
+    add_unit(config.n_layer + 2, CopyKind::primary);
+    if (has_embedding()) {
+      unit_head_wte_ = unit_wte_;
+    } else {
+      unit_head_wte_ = int(units_.size());
+      add_unit(0, CopyKind::tied_copy);
+    }
+  }
+}
+
+void StageLayout::add_unit(int global_unit, CopyKind copy) {
+  LocalUnit u;
+  u.global_unit = global_unit;
+  u.name = unit_name(config_, global_unit) + (copy == CopyKind::tied_copy ? " (tied copy)" : "");
+  u.offset = total_;
+  const int local_unit = int(units_.size());
+  for (int i = 0; i < int(table_.size()); ++i) {
+    const ParamSpec& spec = table_[i];
+    if (spec.unit != global_unit) continue;
+    LocalParam p;
+    p.spec = i;
+    p.shape = tp_local_shape(spec, options_.tp);
+    p.numel = 1;
+    for (int64_t s : p.shape) p.numel *= s;
+    p.unit = local_unit;
+    p.offset = u.offset + u.numel;
+    p.runs = tp_runs(spec, options_.tp_rank, options_.tp);
+    p.copy = copy;
+    bool tp_replica = spec.split == TpSplit::none && options_.tp_rank != 0;
+    p.counts_in_norm = copy == CopyKind::primary && !tp_replica;
+    u.numel += p.numel;
+    u.params.push_back(int(params_.size()));
+    params_.push_back(std::move(p));
+  }
+  u.padded = round_up(u.numel, options_.dp);
+  u.shard = shard_range(u.padded, options_.dp, options_.dp_rank);
+  u.shard_offset = shard_total_;
+  shard_total_ += u.shard.size();
+  total_ += u.padded;
+  units_.push_back(std::move(u));
+}
+
+int64_t StageLayout::max_unit_padded() const {
+  int64_t m = 0;
+  for (const auto& u : units_) m = std::max(m, u.padded);
+  return m;
+}
+
+const LocalParam& StageLayout::find(int unit, const std::string& name) const {
+  TRAINER_CHECK(unit >= 0 && unit < int(units_.size()), "unit index " + std::to_string(unit));
+  for (int i : units_[unit].params)
+    if (table_[params_[i].spec].name == name) return params_[i];
+  TRAINER_CHECK(false, "parameter " + name + " not in unit " + units_[unit].name);
+  return params_[0];
+}
+
+}  // namespace trainer

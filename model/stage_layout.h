@@ -1,0 +1,101 @@
+// StageLayout: which parameters this rank holds (its pipeline stage, its tensor-parallel
+// slice), where each lives in the rank's flat buffers, and how units are sharded over the
+// data group (ZeRO).
+//
+// Invariants:
+// - Units are laid out in forward order, each contiguous and padded with zeros to a multiple
+//   of the data degree, so every unit splits into `dp` equal shards; shard storage (optimizer
+//   state, and for ZeRO-2/3 gradients, for ZeRO-3 parameters) is the concatenation over units
+//   of this rank's shard.
+// - Stage 0 holds wte and wpe, the last stage ln_f; with pipeline > 1 the last stage also
+//   holds a tied copy of wte (its own unit, so both copies shard identically).
+// - A parameter counts in the global gradient norm on exactly one rank of every group that
+//   holds identical copies: tensor-replicated parameters on tp_rank 0, the tied wte on stage 0.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/param_table.h"
+
+namespace trainer {
+
+enum class CopyKind : uint8_t { primary, tied_copy };
+
+struct LocalParam {
+  int spec = 0;                  // index into the parameter table
+  std::vector<int64_t> shape;    // local (tensor-parallel slice)
+  int64_t numel = 0;
+  int unit = 0;                  // local unit index
+  int64_t offset = 0;            // absolute offset in the flat buffer
+  std::vector<Range> runs;       // global flat ranges held, in local element order
+  CopyKind copy = CopyKind::primary;
+  bool counts_in_norm = true;
+};
+
+struct LocalUnit {
+  int global_unit = 0;
+  std::string name;
+  int64_t offset = 0;   // in the flat buffer
+  int64_t numel = 0;    // parameters without padding
+  int64_t padded = 0;   // multiple of dp
+  std::vector<int> params;
+  Range shard;          // this rank's shard, relative to the unit start
+  int64_t shard_offset = 0;  // where that shard starts in shard storage
+};
+
+struct LayoutOptions {
+  int tp_rank = 0, tp = 1;
+  int pp_rank = 0, pp = 1;
+  int dp_rank = 0, dp = 1;
+  std::vector<int> stage_layers;  // layers per stage; empty = even split
+};
+
+// Layers per stage: the explicit split, or as even as possible (earlier stages take the
+// remainder).
+std::vector<int> split_layers(int n_layer, int pp, const std::vector<int>& explicit_split);
+
+class StageLayout {
+ public:
+  StageLayout(const GptConfig& config, const LayoutOptions& options);
+
+  const GptConfig& config() const { return config_; }
+  const LayoutOptions& options() const { return options_; }
+  const std::vector<ParamSpec>& table() const { return table_; }
+  const std::vector<LocalUnit>& units() const { return units_; }
+  const std::vector<LocalParam>& params() const { return params_; }
+  const ParamSpec& spec(const LocalParam& p) const { return table_[p.spec]; }
+
+  int first_layer() const { return first_layer_; }
+  int n_layers() const { return n_layers_; }
+  bool has_embedding() const { return options_.pp_rank == 0; }
+  bool has_head() const { return options_.pp_rank == options_.pp - 1; }
+  // Local unit indices; -1 when this stage does not hold it. head_wte is the unit whose wte
+  // the output head uses (the primary on a single stage, the tied copy otherwise).
+  int unit_wte() const { return unit_wte_; }
+  int unit_wpe() const { return unit_wpe_; }
+  int unit_block(int local_layer) const { return unit_first_block_ + local_layer; }
+  int unit_lnf() const { return unit_lnf_; }
+  int unit_head_wte() const { return unit_head_wte_; }
+
+  int64_t total() const { return total_; }
+  int64_t shard_total() const { return shard_total_; }
+  int64_t max_unit_padded() const;
+  // The local parameter with this global name in unit u (throws if absent).
+  const LocalParam& find(int unit, const std::string& name) const;
+
+ private:
+  void add_unit(int global_unit, CopyKind copy);
+
+  GptConfig config_;
+  LayoutOptions options_;
+  std::vector<ParamSpec> table_;
+  std::vector<LocalUnit> units_;
+  std::vector<LocalParam> params_;
+  int first_layer_ = 0, n_layers_ = 0;
+  int unit_wte_ = -1, unit_wpe_ = -1, unit_first_block_ = -1, unit_lnf_ = -1, unit_head_wte_ = -1;
+  int64_t total_ = 0, shard_total_ = 0;
+};
+
+}  // namespace trainer

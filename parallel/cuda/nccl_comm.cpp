@@ -1,0 +1,246 @@
+// NcclComm (see nccl_comm.h): NCCL collectives and p2p on a communication stream, ordered
+// against the compute stream with events. Every CUDA, NCCL and MPI call is checked.
+#include "parallel/cuda/nccl_comm.h"
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+#include "kernels/cuda/cuda_backend.h"
+
+namespace trainer {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what, const char* call, const char* file, int line) {
+  std::ostringstream s;
+  s << what << " at " << file << ":" << line << ": " << call;
+  throw std::runtime_error(s.str());
+}
+
+#define NCCL_COMM_CUDA_CHECK(call)                                                              \
+  do {                                                                                          \
+    const cudaError_t status_ = (call);                                                         \
+    if (status_ != cudaSuccess)                                                                 \
+      fail(std::string("CUDA error ") + cudaGetErrorName(status_), #call, __FILE__, __LINE__);  \
+  } while (0)
+
+#define NCCL_COMM_NCCL_CHECK(call)                                                              \
+  do {                                                                                          \
+    const ncclResult_t status_ = (call);                                                        \
+    if (status_ != ncclSuccess)                                                                 \
+      fail(std::string("NCCL error: ") + ncclGetErrorString(status_), #call, __FILE__, __LINE__); \
+  } while (0)
+
+#define NCCL_COMM_MPI_CHECK(call)                                                               \
+  do {                                                                                          \
+    const int status_ = (call);                                                                 \
+    if (status_ != MPI_SUCCESS) fail("MPI error " + std::to_string(status_), #call, __FILE__, __LINE__); \
+  } while (0)
+
+// Teardown paths cannot throw: a failure there is fatal.
+void check_or_abort(cudaError_t status, const char* what) {
+  if (status == cudaSuccess) return;
+  std::fprintf(stderr, "fatal: %s failed: %s\n", what, cudaGetErrorString(status));
+  std::abort();
+}
+
+struct Wire {
+  ncclDataType_t type;
+  size_t count;
+};
+
+// How a tensor travels: its own NCCL type, or raw bytes for types NCCL lacks (u16) when the
+// operation does not reduce.
+Wire wire(const Tensor& t, bool reduces, const char* what) {
+  if (!t.defined() || t.device != Device::cuda)
+    fail("NcclComm: tensor is not on the GPU", what, __FILE__, __LINE__);
+  const size_t n = static_cast<size_t>(t.numel());
+  switch (t.dtype) {
+    case DType::f32: return {ncclFloat32, n};
+    case DType::bf16: return {ncclBfloat16, n};
+    case DType::i32: return {ncclInt32, n};
+    case DType::u16:
+      if (reduces) fail("NcclComm: cannot reduce u16 tensors", what, __FILE__, __LINE__);
+      return {ncclUint8, n * 2};
+  }
+  fail("NcclComm: unknown dtype", what, __FILE__, __LINE__);
+}
+
+// Completes when the compute stream has waited for the operation's event.
+class NcclRequest final : public CommRequest {
+ public:
+  NcclRequest(cudaEvent_t done, cudaStream_t compute) : done_(done), compute_(compute) {}
+  ~NcclRequest() override {
+    if (!waited_) check_or_abort(cudaStreamWaitEvent(compute_, done_, 0), "cudaStreamWaitEvent");
+    check_or_abort(cudaEventDestroy(done_), "cudaEventDestroy");
+  }
+  void wait() override {
+    if (waited_) return;
+    NCCL_COMM_CUDA_CHECK(cudaStreamWaitEvent(compute_, done_, 0));
+    waited_ = true;
+  }
+
+ private:
+  cudaEvent_t done_;
+  cudaStream_t compute_;
+  bool waited_ = false;
+};
+
+class NcclComm final : public Comm {
+ public:
+  NcclComm(MPI_Comm mpi_comm, Backend& backend, std::string name)
+      : backend_(backend), compute_(cuda_backend_stream(backend)), name_(std::move(name)) {
+    NCCL_COMM_MPI_CHECK(MPI_Comm_dup(mpi_comm, &mpi_));
+    NCCL_COMM_MPI_CHECK(MPI_Comm_rank(mpi_, &rank_));
+    NCCL_COMM_MPI_CHECK(MPI_Comm_size(mpi_, &size_));
+    NCCL_COMM_CUDA_CHECK(cudaSetDevice(cuda_backend_device(backend)));
+    ncclUniqueId id;
+    if (rank_ == 0) NCCL_COMM_NCCL_CHECK(ncclGetUniqueId(&id));
+    NCCL_COMM_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi_));
+    NCCL_COMM_NCCL_CHECK(ncclCommInitRank(&comm_, size_, id, rank_));
+    int lowest = 0, highest = 0;
+    NCCL_COMM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lowest, &highest));
+    // Higher priority than compute so collectives overlapping a backward pass get the SMs
+    // they need as soon as blocks free up.
+    NCCL_COMM_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, highest));
+    NCCL_COMM_CUDA_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
+  }
+
+  ~NcclComm() override {
+    check_or_abort(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    if (ncclCommDestroy(comm_) != ncclSuccess) {
+      std::fprintf(stderr, "fatal: ncclCommDestroy failed\n");
+      std::abort();
+    }
+    check_or_abort(cudaEventDestroy(ready_), "cudaEventDestroy");
+    check_or_abort(cudaStreamDestroy(stream_), "cudaStreamDestroy");
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(&mpi_);
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string name() const override { return name_; }
+
+  void all_reduce(Tensor buf, ReduceOp op) override { all_reduce_async(buf, op)->wait(); }
+  void reduce_scatter(Tensor out, Tensor in) override { reduce_scatter_async(out, in)->wait(); }
+  void all_gather(Tensor out, Tensor in) override { all_gather_async(out, in)->wait(); }
+  void send(Tensor buf, int peer, int tag) override { send_async(buf, peer, tag)->wait(); }
+  void recv(Tensor buf, int peer, int tag) override { recv_async(buf, peer, tag)->wait(); }
+
+  void broadcast(Tensor buf, int root) override {
+    const Wire w = wire(buf, false, "broadcast");
+    check_rank(root, "broadcast root");
+    enqueue([&] { NCCL_COMM_NCCL_CHECK(ncclBroadcast(buf.data, buf.data, w.count, w.type, root, comm_, stream_)); })
+        ->wait();
+  }
+
+  void barrier() override {
+    NCCL_COMM_CUDA_CHECK(cudaStreamSynchronize(compute_));
+    NCCL_COMM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    NCCL_COMM_MPI_CHECK(MPI_Barrier(mpi_));
+  }
+
+  CommRequestPtr all_reduce_async(Tensor buf, ReduceOp op) override {
+    const Wire w = wire(buf, true, "all_reduce");
+    const ncclRedOp_t nccl_op = op == ReduceOp::sum ? ncclSum : ncclMax;
+    return enqueue([&] { NCCL_COMM_NCCL_CHECK(ncclAllReduce(buf.data, buf.data, w.count, w.type, nccl_op, comm_, stream_)); });
+  }
+
+  CommRequestPtr reduce_scatter_async(Tensor out, Tensor in) override {
+    const Wire wo = wire(out, true, "reduce_scatter out");
+    const Wire wi = wire(in, true, "reduce_scatter in");
+    if (in.dtype != out.dtype || wi.count != wo.count * size_t(size_))
+      fail("NcclComm: reduce_scatter needs in = size() x out of one dtype", "reduce_scatter", __FILE__, __LINE__);
+    return enqueue([&] { NCCL_COMM_NCCL_CHECK(ncclReduceScatter(in.data, out.data, wo.count, wo.type, ncclSum, comm_, stream_)); });
+  }
+
+  CommRequestPtr all_gather_async(Tensor out, Tensor in) override {
+    const Wire wo = wire(out, false, "all_gather out");
+    const Wire wi = wire(in, false, "all_gather in");
+    if (in.dtype != out.dtype || wo.count != wi.count * size_t(size_))
+      fail("NcclComm: all_gather needs out = size() x in of one dtype", "all_gather", __FILE__, __LINE__);
+    return enqueue([&] { NCCL_COMM_NCCL_CHECK(ncclAllGather(in.data, out.data, wi.count, wi.type, comm_, stream_)); });
+  }
+
+  CommRequestPtr send_async(Tensor buf, int peer, int tag) override {
+    const Wire w = wire(buf, false, "send");
+    check_rank(peer, "send peer");
+    check_tag(tag);
+    return enqueue([&] { NCCL_COMM_NCCL_CHECK(ncclSend(buf.data, w.count, w.type, peer, comm_, stream_)); });
+  }
+
+  CommRequestPtr recv_async(Tensor buf, int peer, int tag) override {
+    const Wire w = wire(buf, false, "recv");
+    check_rank(peer, "recv peer");
+    check_tag(tag);
+    return enqueue([&] { NCCL_COMM_NCCL_CHECK(ncclRecv(buf.data, w.count, w.type, peer, comm_, stream_)); });
+  }
+
+  std::unique_ptr<Comm> split(int color, int key) override {
+    MPI_Comm sub = MPI_COMM_NULL;
+    NCCL_COMM_MPI_CHECK(MPI_Comm_split(mpi_, color < 0 ? MPI_UNDEFINED : color, key, &sub));
+    if (sub == MPI_COMM_NULL) return nullptr;
+    std::unique_ptr<Comm> comm;
+    try {
+      comm = std::make_unique<NcclComm>(sub, backend_, name_ + "/" + std::to_string(color));
+    } catch (...) {
+      MPI_Comm_free(&sub);
+      throw;
+    }
+    NCCL_COMM_MPI_CHECK(MPI_Comm_free(&sub));
+    return comm;
+  }
+
+ private:
+  // Orders `issue` (which queues NCCL work on stream_) after the compute stream's queued work
+  // and returns a request for its completion.
+  template <class F>
+  CommRequestPtr enqueue(F&& issue) {
+    NCCL_COMM_CUDA_CHECK(cudaEventRecord(ready_, compute_));
+    NCCL_COMM_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready_, 0));
+    issue();
+    cudaEvent_t done = nullptr;
+    NCCL_COMM_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    const cudaError_t recorded = cudaEventRecord(done, stream_);
+    if (recorded != cudaSuccess) {
+      cudaEventDestroy(done);
+      NCCL_COMM_CUDA_CHECK(recorded);
+    }
+    return std::make_unique<NcclRequest>(done, compute_);
+  }
+
+  void check_rank(int r, const char* what) const {
+    if (r < 0 || r >= size_)
+      fail("NcclComm: rank " + std::to_string(r) + " out of range for group size " + std::to_string(size_), what,
+           __FILE__, __LINE__);
+  }
+  static void check_tag(int tag) {
+    if (tag < 0) fail("NcclComm: negative tag " + std::to_string(tag), "p2p", __FILE__, __LINE__);
+  }
+
+  Backend& backend_;
+  cudaStream_t compute_;
+  std::string name_;
+  MPI_Comm mpi_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  ncclComm_t comm_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t ready_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Comm> make_nccl_comm(MPI_Comm mpi_comm, Backend& backend, std::string name) {
+  return std::make_unique<NcclComm>(mpi_comm, backend, std::move(name));
+}
+
+}  // namespace trainer

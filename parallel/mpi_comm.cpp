@@ -1,0 +1,189 @@
+// MpiComm implementation (see mpi_comm.h).
+#include "parallel/mpi_comm.h"
+
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <thread>
+
+namespace trainer {
+
+void mpi_check(int code, const char* what, const char* file, int line) {
+  if (code == MPI_SUCCESS) return;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, msg, &len);
+  throw std::runtime_error(std::string("MPI call failed at ") + file + ":" + std::to_string(line) +
+                           ": " + what + ": " + std::string(msg, len));
+}
+
+namespace {
+
+MPI_Datatype mpi_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return MPI_FLOAT;
+    case DType::i32: return MPI_INT32_T;
+    case DType::bf16:
+    case DType::u16: return MPI_UINT16_T;
+  }
+  return MPI_BYTE;
+}
+
+MPI_Op mpi_op(ReduceOp op) { return op == ReduceOp::sum ? MPI_SUM : MPI_MAX; }
+
+void check_host(const Tensor& t, const char* what) {
+  TRAINER_CHECK(t.device == Device::cpu, std::string(what) + ": MpiComm needs host buffers");
+}
+
+void check_reducible(const Tensor& t, const char* what) {
+  check_host(t, what);
+  TRAINER_CHECK(t.dtype == DType::f32 || t.dtype == DType::i32,
+                std::string(what) + ": MpiComm reduces f32 or i32, got " + dtype_name(t.dtype));
+}
+
+// Waits for one request, polling so that a stalled peer is noticed. Spins briefly first (low
+// latency for small messages), then sleeps between polls so that ranks sharing cores yield.
+class MpiRequest : public CommRequest {
+ public:
+  MpiRequest(MPI_Request request, std::string what, double timeout_s)
+      : request_(request), what_(std::move(what)), timeout_s_(timeout_s) {}
+  ~MpiRequest() override {
+    if (request_ != MPI_REQUEST_NULL) wait();
+  }
+  void wait() override {
+    if (request_ == MPI_REQUEST_NULL) return;
+    auto start = std::chrono::steady_clock::now();
+    int done = 0;
+    for (long polls = 0;; ++polls) {
+      TRAINER_MPI_CHECK(MPI_Test(&request_, &done, MPI_STATUS_IGNORE));
+      if (done) break;
+      if (polls > 2000) std::this_thread::sleep_for(std::chrono::microseconds(polls > 20000 ? 500 : 20));
+      if ((polls & 255) == 0) {
+        double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (waited > timeout_s_) {
+          int rank = 0;
+          MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+          std::fprintf(stderr,
+                       "fatal (rank %d): %s did not complete within %.0f s (parallel.timeout_s); "
+                       "another rank has probably died or hung; aborting the job\n",
+                       rank, what_.c_str(), timeout_s_);
+          std::fflush(stderr);
+          MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+      }
+    }
+    request_ = MPI_REQUEST_NULL;
+  }
+
+ private:
+  MPI_Request request_;
+  std::string what_;
+  double timeout_s_;
+};
+
+}  // namespace
+
+MpiComm::MpiComm(MPI_Comm comm, std::string name, double timeout_s)
+    : comm_(comm), name_(std::move(name)), timeout_s_(timeout_s) {
+  TRAINER_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+  TRAINER_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+}
+
+MpiComm::~MpiComm() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm_ != MPI_COMM_WORLD && comm_ != MPI_COMM_SELF && comm_ != MPI_COMM_NULL)
+    MPI_Comm_free(&comm_);
+}
+
+CommRequestPtr MpiComm::make_request(MPI_Request request, const char* what) {
+  return std::make_unique<MpiRequest>(request, std::string(what) + " on group '" + name_ + "'",
+                                      timeout_s_);
+}
+
+CommRequestPtr MpiComm::all_reduce_async(Tensor buf, ReduceOp op) {
+  check_reducible(buf, "all_reduce");
+  MPI_Request r;
+  TRAINER_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buf.data, static_cast<int>(buf.numel()),
+                                   mpi_type(buf.dtype), mpi_op(op), comm_, &r));
+  return make_request(r, "all_reduce");
+}
+
+CommRequestPtr MpiComm::reduce_scatter_async(Tensor out, Tensor in) {
+  check_reducible(in, "reduce_scatter");
+  check_host(out, "reduce_scatter");
+  TRAINER_CHECK(in.numel() == out.numel() * size_ && in.dtype == out.dtype,
+                "reduce_scatter: in " + in.shape_str() + " vs out " + out.shape_str());
+  MPI_Request r;
+  TRAINER_MPI_CHECK(MPI_Ireduce_scatter_block(in.data, out.data, static_cast<int>(out.numel()),
+                                              mpi_type(in.dtype), MPI_SUM, comm_, &r));
+  return make_request(r, "reduce_scatter");
+}
+
+CommRequestPtr MpiComm::all_gather_async(Tensor out, Tensor in) {
+  check_host(out, "all_gather");
+  check_host(in, "all_gather");
+  TRAINER_CHECK(out.numel() == in.numel() * size_ && in.dtype == out.dtype,
+                "all_gather: in " + in.shape_str() + " vs out " + out.shape_str());
+  MPI_Request r;
+  // In place when `in` is this rank's block of `out`.
+  const void* src = in.data;
+  if (static_cast<char*>(out.data) + in.bytes() * static_cast<size_t>(rank_) == in.data) src = MPI_IN_PLACE;
+  TRAINER_MPI_CHECK(MPI_Iallgather(src, static_cast<int>(in.numel()), mpi_type(in.dtype), out.data,
+                                   static_cast<int>(in.numel()), mpi_type(in.dtype), comm_, &r));
+  return make_request(r, "all_gather");
+}
+
+CommRequestPtr MpiComm::send_async(Tensor buf, int peer, int tag) {
+  check_host(buf, "send");
+  MPI_Request r;
+  TRAINER_MPI_CHECK(MPI_Isend(buf.data, static_cast<int>(buf.numel()), mpi_type(buf.dtype), peer,
+                              tag, comm_, &r));
+  return make_request(r, "send");
+}
+
+CommRequestPtr MpiComm::recv_async(Tensor buf, int peer, int tag) {
+  check_host(buf, "recv");
+  MPI_Request r;
+  TRAINER_MPI_CHECK(MPI_Irecv(buf.data, static_cast<int>(buf.numel()), mpi_type(buf.dtype), peer,
+                              tag, comm_, &r));
+  return make_request(r, "recv");
+}
+
+void MpiComm::all_reduce(Tensor buf, ReduceOp op) {
+  if (size_ == 1) return;
+  all_reduce_async(buf, op)->wait();
+}
+
+void MpiComm::reduce_scatter(Tensor out, Tensor in) { reduce_scatter_async(out, in)->wait(); }
+
+void MpiComm::all_gather(Tensor out, Tensor in) { all_gather_async(out, in)->wait(); }
+
+void MpiComm::broadcast(Tensor buf, int root) {
+  check_host(buf, "broadcast");
+  if (size_ == 1) return;
+  MPI_Request r;
+  TRAINER_MPI_CHECK(MPI_Ibcast(buf.data, static_cast<int>(buf.numel()), mpi_type(buf.dtype), root,
+                               comm_, &r));
+  make_request(r, "broadcast")->wait();
+}
+
+void MpiComm::send(Tensor buf, int peer, int tag) { send_async(buf, peer, tag)->wait(); }
+
+void MpiComm::recv(Tensor buf, int peer, int tag) { recv_async(buf, peer, tag)->wait(); }
+
+void MpiComm::barrier() {
+  if (size_ == 1) return;
+  MPI_Request r;
+  TRAINER_MPI_CHECK(MPI_Ibarrier(comm_, &r));
+  make_request(r, "barrier")->wait();
+}
+
+std::unique_ptr<Comm> MpiComm::split(int color, int key) {
+  MPI_Comm sub;
+  TRAINER_MPI_CHECK(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &sub));
+  if (sub == MPI_COMM_NULL) return nullptr;
+  return std::make_unique<MpiComm>(sub, name_ + "/" + std::to_string(color), timeout_s_);
+}
+
+}  // namespace trainer

@@ -1,0 +1,59 @@
+// MpiComm: the Comm interface over an MPI communicator, on host buffers.
+// Blocking calls are the non-blocking ones followed by a watched wait: a wait longer than the
+// timeout prints which operation on which group stalled and aborts the whole job (a dead rank
+// must not leave the others hanging in a collective).
+// Supported element types: f32 and i32 for reductions; any dtype for gather/broadcast/p2p.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+
+#include "parallel/comm.h"
+
+namespace trainer {
+
+class MpiComm : public Comm {
+ public:
+  // Takes ownership of `comm` unless it is MPI_COMM_WORLD or MPI_COMM_SELF.
+  MpiComm(MPI_Comm comm, std::string name, double timeout_s);
+  ~MpiComm() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string name() const override { return name_; }
+
+  void all_reduce(Tensor buf, ReduceOp op) override;
+  void reduce_scatter(Tensor out, Tensor in) override;
+  void all_gather(Tensor out, Tensor in) override;
+  void broadcast(Tensor buf, int root) override;
+  void send(Tensor buf, int peer, int tag) override;
+  void recv(Tensor buf, int peer, int tag) override;
+  void barrier() override;
+
+  CommRequestPtr all_reduce_async(Tensor buf, ReduceOp op) override;
+  CommRequestPtr reduce_scatter_async(Tensor out, Tensor in) override;
+  CommRequestPtr all_gather_async(Tensor out, Tensor in) override;
+  CommRequestPtr send_async(Tensor buf, int peer, int tag) override;
+  CommRequestPtr recv_async(Tensor buf, int peer, int tag) override;
+
+  std::unique_ptr<Comm> split(int color, int key) override;
+
+  MPI_Comm handle() const { return comm_; }
+
+ private:
+  CommRequestPtr make_request(MPI_Request request, const char* what);
+
+  MPI_Comm comm_;
+  std::string name_;
+  double timeout_s_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// Checks an MPI return code; a failure is fatal with the call site.
+void mpi_check(int code, const char* what, const char* file, int line);
+#define TRAINER_MPI_CHECK(call) ::trainer::mpi_check((call), #call, __FILE__, __LINE__)
+
+}  // namespace trainer

@@ -1,0 +1,39 @@
+// PipelineExecutor: runs a schedule (pipeline_schedule.h) for one stage. Compute is done by
+// callbacks; the executor posts receives and sends on the pipeline group and waits for them
+// exactly when a buffer is needed or about to be reused:
+// - a forward/backward waits for its micro-batch's receive;
+// - forward(i) waits for send_act(i - act_send_slots) (its output buffer is reused);
+// - backward(i) waits for send_grad(i - 2) (gradient send buffers alternate);
+// - at the end every send is waited for.
+// Messages carry tags (2 * micro for activations, 2 * micro + 1 for gradients).
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "parallel/comm.h"
+#include "parallel/pipeline_schedule.h"
+
+namespace trainer {
+
+struct PipelineHooks {
+  std::function<void(int micro)> forward;
+  std::function<void(int micro)> backward;
+  std::function<Tensor(int micro)> recv_act_buffer;
+  std::function<Tensor(int micro)> send_act_buffer;
+  std::function<Tensor(int micro)> recv_grad_buffer;
+  std::function<Tensor(int micro)> send_grad_buffer;
+};
+
+// Comm time is the wall time spent waiting on messages (reported by bench).
+struct PipelineTimes {
+  double wait_s = 0;
+};
+
+PipelineTimes run_pipeline(const std::vector<Action>& schedule, Comm* pp, int stage, int act_send_slots,
+                           const PipelineHooks& hooks);
+
+// Forward only (evaluation, sampling): recv, forward, send per micro-batch.
+std::vector<Action> make_forward_schedule(int stage, int n_stages, int n_micro);
+
+}  // namespace trainer

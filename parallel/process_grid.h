@@ -1,0 +1,57 @@
+// ProcessGrid: world = data x tensor x pipeline, with one communicator per group.
+// Rank order: tensor fastest, then data, then pipeline:
+//   rank = (pp_rank * data + dp_rank) * tensor + tp_rank.
+// Groups: tp (same data and pipeline coordinates), dp (same tensor and pipeline), pp (same
+// data and tensor; its ranks are the stages in order), and embed (the first and the last
+// stage of one pp group, which both hold the tied token embedding; null when pipeline == 1
+// or on middle stages).
+#pragma once
+
+#include <memory>
+
+#include "parallel/comm.h"
+
+namespace trainer {
+
+struct GridDims {
+  int data = 1;
+  int tensor = 1;
+  int pipeline = 1;
+  int world() const { return data * tensor * pipeline; }
+};
+
+struct GridCoords {
+  int dp = 0;
+  int tp = 0;
+  int pp = 0;
+};
+
+int grid_rank(const GridDims& dims, const GridCoords& c);
+GridCoords grid_coords(const GridDims& dims, int rank);
+
+class ProcessGrid {
+ public:
+  // Collective over world. world.size() must equal dims.world() (checked by the caller with a
+  // user-facing message; here it is an internal check).
+  ProcessGrid(Comm& world, const GridDims& dims);
+
+  const GridDims& dims() const { return dims_; }
+  const GridCoords& coords() const { return coords_; }
+  int rank() const { return world_.rank(); }
+  bool first_stage() const { return coords_.pp == 0; }
+  bool last_stage() const { return coords_.pp == dims_.pipeline - 1; }
+
+  Comm& world() { return world_; }
+  Comm& tp() { return *tp_; }
+  Comm& dp() { return *dp_; }
+  Comm& pp() { return *pp_; }
+  Comm* embed() { return embed_.get(); }
+
+ private:
+  Comm& world_;
+  GridDims dims_;
+  GridCoords coords_;
+  std::unique_ptr<Comm> tp_, dp_, pp_, embed_;
+};
+
+}  // namespace trainer

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# setup.sh: install the Debian packages trainer needs (apt-get update at most once), then
+# configure and build Release into build/. Idempotent: with everything installed and built it
+# only re-runs the (no-op) build.
+#   TRAINER_CUDA=AUTO|ON|OFF   CUDA backend (default AUTO: on when nvcc is found)
+#   TRAINER_WERROR=1           warnings as errors (CI)
+#   BUILD_DIR=build            build directory
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev doctest-dev
+          libopenmpi-dev openmpi-bin libopenblas-openmp-dev libxxhash-dev
+          python3 python3-torch python3-numpy)
+command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+BUILD_DIR=${BUILD_DIR:-build}
+CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release "-DTRAINER_CUDA=${TRAINER_CUDA:-AUTO}")
+[[ "${TRAINER_WERROR:-0}" == 1 ]] && CMAKE_ARGS+=(-DTRAINER_WERROR=ON)
+cmake -S . -B "$BUILD_DIR" "${CMAKE_ARGS[@]}" >/dev/null
+cmake --build "$BUILD_DIR" -j"$(nproc)"
+echo "setup: built $BUILD_DIR/trainer"

@@ -1,0 +1,147 @@
+// Equivalence-test harness (see train_harness.h).
+#include "tests/support/train_harness.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <stdexcept>
+
+#include "app/trainer.h"
+#include "model/param_table.h"
+
+namespace trainer::testing {
+
+void write_token_shard(const std::string& path, const std::vector<int>& tokens) {
+  std::vector<int32_t> header(256, 0);
+  header[0] = 20240520;
+  header[1] = 1;
+  header[2] = int32_t(tokens.size());
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) throw std::runtime_error("cannot write " + path);
+  std::fwrite(header.data(), 4, header.size(), f);
+  for (int t : tokens) {
+    uint16_t v = uint16_t(t);
+    std::fwrite(&v, 2, 1, f);
+  }
+  std::fclose(f);
+}
+
+std::string make_synthetic_shards(Comm& world, const std::string& dir, int vocab_size, int n_tokens) {
+  if (world.rank() == 0) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    for (int shard = 0; shard < 2; ++shard) {
+      std::vector<int> tokens(n_tokens);
+      uint64_t x = 12345 + uint64_t(shard);
+      for (int i = 0; i < n_tokens; ++i) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        // Mostly a counting pattern (learnable), sometimes noise.
+        tokens[i] = (x >> 60) < 3 ? int((x >> 33) % uint64_t(vocab_size)) : (i * 7 + shard) % vocab_size;
+      }
+      write_token_shard(dir + "/train_" + std::to_string(shard) + ".bin", tokens);
+    }
+  }
+  world.barrier();
+  return dir + "/train_*.bin";
+}
+
+Recipe tiny_recipe(const std::string& train_glob, const TinyLayout& l, int accum) {
+  Recipe r;
+  r.path = "<test>";
+  r.model.n_layer = 4;
+  r.model.n_head = 4;
+  r.model.d_model = 32;
+  r.model.vocab_size = 97;
+  r.model.seq_len = 16;
+  r.parallel.data = l.data;
+  r.parallel.tensor = l.tensor;
+  r.parallel.pipeline = l.pipeline;
+  r.parallel.zero = l.zero;
+  r.parallel.schedule = l.schedule;
+  r.parallel.bucket_mb = 0.01;
+  r.parallel.timeout_s = 120;
+  r.train.device = DeviceChoice::cpu;
+  r.train.precision = PrecisionChoice::fp32;
+  r.train.micro_batch = 2;
+  r.train.seq_len = 16;
+  r.train.global_batch = 2 * accum * l.data;
+  r.train.steps = 10;
+  r.train.seed = 7;
+  r.train.optimizer.lr = 1e-3;
+  // The key bias has an exactly zero gradient (softmax ignores a per-row shift), so its
+  // computed gradient is pure rounding noise, which AdamW with eps 1e-8 turns into full-size
+  // steps that differ with the summation order. eps 1e-6 keeps such noise-driven updates small
+  // so the comparison measures the parallel computation, not Adam's noise amplification.
+  r.train.optimizer.eps = 1e-6;
+  r.train.lr_schedule.kind = LrKind::cosine;
+  r.train.lr_schedule.warmup_steps = 2;
+  r.data.train = train_glob;
+  r.data.tokenizer = TokenizerKind::byte;
+  r.eval.every = 0;
+  r.log.every = 1;
+  return r;
+}
+
+RunOutput run_recipe(const Recipe& recipe, Comm& world, int steps) {
+  RunOutput out;
+  Trainer t(recipe, world, 0);
+  for (int i = 0; i < steps; ++i) {
+    StepResult r = t.train_step();
+    out.losses.push_back(r.loss);
+    out.grad_norms.push_back(r.grad_norm);
+  }
+  const StageLayout& layout = t.layout();
+  const auto& table = layout.table();
+  std::map<std::string, std::vector<float>> lo, hi;
+  for (const ParamSpec& spec : table) {
+    lo[spec.name].assign(spec.numel(), std::numeric_limits<float>::infinity());
+    hi[spec.name].assign(spec.numel(), -std::numeric_limits<float>::infinity());
+  }
+  for (const LocalParam& p : layout.params()) {
+    std::vector<float> values = t.store().local_values(p);
+    const std::string& name = table[p.spec].name;
+    int64_t pos = 0;
+    for (const Range& r : p.runs)
+      for (int64_t g = r.begin; g < r.end; ++g, ++pos) {
+        lo[name][g] = std::min(lo[name][g], values[pos]);
+        hi[name][g] = std::max(hi[name][g], values[pos]);
+      }
+  }
+  // Element-wise min and max over every rank's copy: equal when all replicas agree.
+  for (const ParamSpec& spec : table) {
+    auto& l = lo[spec.name];
+    auto& h = hi[spec.name];
+    for (auto& v : l) v = -v;
+    world.all_reduce(make_tensor(l.data(), DType::f32, Device::cpu, {int64_t(l.size())}), ReduceOp::max);
+    for (auto& v : l) v = -v;
+    world.all_reduce(make_tensor(h.data(), DType::f32, Device::cpu, {int64_t(h.size())}), ReduceOp::max);
+    for (size_t i = 0; i < h.size(); ++i)
+      if (!(l[i] == h[i]) || !std::isfinite(h[i])) out.replicas_identical = false;
+    out.weights[spec.name] = h;
+  }
+  return out;
+}
+
+double max_weight_diff(const std::map<std::string, std::vector<float>>& a,
+                       const std::map<std::string, std::vector<float>>& b, double floor, std::string* where) {
+  double worst = 0;
+  for (const auto& [name, va] : a) {
+    auto it = b.find(name);
+    if (it == b.end() || it->second.size() != va.size()) {
+      if (where) *where = name + " (missing or wrong size)";
+      return INFINITY;
+    }
+    for (size_t i = 0; i < va.size(); ++i) {
+      double d = std::fabs(double(va[i]) - double(it->second[i])) / std::max(std::fabs(double(it->second[i])), floor);
+      if (!(d <= worst)) {
+        worst = d;
+        if (where) *where = name + "[" + std::to_string(i) + "]";
+      }
+    }
+  }
+  return worst;
+}
+
+}  // namespace trainer::testing

@@ -1,0 +1,44 @@
+// Harness for equivalence tests: tiny recipes, synthetic token shards, running a layout for a
+// few steps in-process and gathering the global weights, so a parallel run can be compared
+// with one process on the same global batch.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "app/recipe.h"
+#include "parallel/comm.h"
+
+namespace trainer::testing {
+
+// Writes llm.c-format shards of a deterministic synthetic corpus (repeating, learnable
+// patterns) into dir, on rank 0 of world, and waits for it. Returns the glob.
+std::string make_synthetic_shards(Comm& world, const std::string& dir, int vocab_size, int n_tokens);
+// Raw llm.c shard writer (256 x int32 header, uint16 tokens).
+void write_token_shard(const std::string& path, const std::vector<int>& tokens);
+
+struct TinyLayout {
+  int data = 1, tensor = 1, pipeline = 1, zero = 0;
+  Schedule schedule = Schedule::one_f_one_b;
+};
+
+// A 4-layer, 4-head, d_model 32 model with a vocabulary of 97 (padded to 128), seq_len 16,
+// micro_batch 2, with `accum` micro-batches per data rank per step.
+Recipe tiny_recipe(const std::string& train_glob, const TinyLayout& layout, int accum);
+
+struct RunOutput {
+  std::vector<double> losses;
+  std::vector<double> grad_norms;
+  std::map<std::string, std::vector<float>> weights;  // global tensors, on every rank
+  bool replicas_identical = true;  // every copy of every element held the same value
+};
+
+// Trains `steps` steps of `recipe` on `world` (collective) and gathers the final weights.
+RunOutput run_recipe(const Recipe& recipe, Comm& world, int steps);
+
+// Largest |a - b| / max(|b|, floor) over all tensors; also reports the tensor.
+double max_weight_diff(const std::map<std::string, std::vector<float>>& a,
+                       const std::map<std::string, std::vector<float>>& b, double floor, std::string* where);
+
+}  // namespace trainer::testing
