@@ -125,7 +125,7 @@ RunOutput run_recipe(const Recipe& recipe, Comm& world, int steps) {
 }
 
 double max_weight_diff(const std::map<std::string, std::vector<float>>& a,
-                       const std::map<std::string, std::vector<float>>& b, double floor, std::string* where) {
+                       const std::map<std::string, std::vector<float>>& b, std::string* where) {
   double worst = 0;
   for (const auto& [name, va] : a) {
     auto it = b.find(name);
@@ -133,12 +133,16 @@ double max_weight_diff(const std::map<std::string, std::vector<float>>& a,
       if (where) *where = name + " (missing or wrong size)";
       return INFINITY;
     }
+    double diff2 = 0, ref2 = 0;
     for (size_t i = 0; i < va.size(); ++i) {
-      double d = std::fabs(double(va[i]) - double(it->second[i])) / std::max(std::fabs(double(it->second[i])), floor);
-      if (!(d <= worst)) {
-        worst = d;
-        if (where) *where = name + "[" + std::to_string(i) + "]";
-      }
+      double d = double(va[i]) - double(it->second[i]);
+      diff2 += d * d;
+      ref2 += double(it->second[i]) * double(it->second[i]);
+    }
+    double rel = std::sqrt(diff2) / std::max(std::sqrt(ref2), 1e-12);
+    if (!(rel <= worst)) {
+      worst = rel;
+      if (where) *where = name;
     }
   }
   return worst;

@@ -1,0 +1,25 @@
+// Helpers for the recipe tests: write a recipe into a scratch directory and load it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "app/recipe.h"
+#include "tests/support/test_util.h"
+
+namespace trainer::testing {
+
+// Writes `text` to <scratch>/<name> and returns the path.
+inline std::string write_recipe(const std::string& dir_name, const std::string& name,
+                                const std::string& text) {
+  std::string path = scratch_dir(dir_name) + "/" + name;
+  write_text_file(path, text);
+  return path;
+}
+
+inline Recipe load_recipe_text(const std::string& text,
+                               const std::vector<std::string>& overrides = {}) {
+  return load_recipe(write_recipe("recipe_text", "r.yaml", text), overrides);
+}
+
+}  // namespace trainer::testing

@@ -1,0 +1,60 @@
+// Helpers for the data tests: the GPT-2 tokenizer from datasets/tokenizer (which
+// scripts/test.sh fetches before ctest; a missing directory fails the test with the fix), hex
+// decoding, and writing shards byte by byte.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/tokenizer.h"
+#include "tests/support/test_util.h"
+
+namespace trainer::testing {
+
+inline std::string tokenizer_dir() { return source_dir() + "/datasets/tokenizer"; }
+
+inline std::unique_ptr<Tokenizer> load_gpt2() {
+  const std::string dir = tokenizer_dir();
+  if (!std::filesystem::exists(dir + "/encoder.json") || !std::filesystem::exists(dir + "/vocab.bpe"))
+    FAIL("GPT-2 tokenizer files missing in " << dir << ": run scripts/fetch_data.sh first");
+  return make_tokenizer(TokenizerKind::gpt2, dir);
+}
+
+inline std::string from_hex(const std::string& hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
+// A shard file built field by field, as llm.c's data_common.write_datafile does with numpy:
+// np.zeros(256, int32) header with [0] magic, [1] version, [2] count, then the tokens'
+// little-endian bytes. Any header field can be overridden to build a broken file.
+struct RawShard {
+  int32_t magic = 20240520;
+  int32_t version = 1;
+  int64_t count = -1;  // -1: the number of tokens
+  int width = 2;       // bytes per token
+  std::vector<uint32_t> tokens;
+  size_t truncate = 0;  // bytes cut from the end
+
+  std::string bytes() const {
+    std::string out(1024, '\0');
+    const int32_t header[3] = {magic, version,
+                               static_cast<int32_t>(count < 0 ? static_cast<int64_t>(tokens.size()) : count)};
+    std::memcpy(&out[0], header, sizeof header);
+    for (uint32_t t : tokens)
+      for (int b = 0; b < width; ++b) out.push_back(static_cast<char>((t >> (8 * b)) & 0xFF));
+    out.resize(out.size() - truncate);
+    return out;
+  }
+  void write(const std::string& path) const { write_text_file(path, bytes()); }
+};
+
+}  // namespace trainer::testing

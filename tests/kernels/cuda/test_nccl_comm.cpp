@@ -1,0 +1,96 @@
+// NcclComm on one process (one rank: the lent GPU machines have one GPU, and NCCL refuses two
+// ranks on one device). Checks each collective's result, in-place semantics, the ordering of
+// the communication stream after queued compute work, async requests, split, and that
+// reductions reject u16. Multi-rank sums are checked where a multi-GPU machine runs the
+// trainer's data-parallel equivalence tests.
+#include <mpi.h>
+
+#include "parallel/cuda/nccl_comm.h"
+#include "tests/kernels/cuda/cuda_test_util.h"
+
+namespace trainer::testing {
+namespace {
+
+// MPI for this test only; ctest runs each case in its own process.
+class MpiSession {
+ public:
+  MpiSession() {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+      int provided = 0;
+      REQUIRE(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS);
+      owns_ = true;
+    }
+  }
+  ~MpiSession() {
+    if (owns_) MPI_Finalize();
+  }
+
+ private:
+  bool owns_ = false;
+};
+
+TEST_CASE("nccl comm collectives on one rank") {
+  MpiSession mpi;
+  Rig rig = make_rig(Precision::bf16);
+  Backend& be = *rig.gpu;
+  std::unique_ptr<Comm> comm = make_nccl_comm(MPI_COMM_WORLD, be, "world");
+  REQUIRE(comm->size() == 1);
+  CHECK(comm->rank() == 0);
+  CHECK(comm->name() == "world");
+  Tensors gpu(be);
+  const int64_t n = 1000;
+  const auto x = random_floats(n, 141);
+
+  // The collective must see the fill queued on the compute stream before it, and later
+  // compute (scale) must see the collective's result.
+  Tensor buf = gpu.upload(x, DType::f32, {n});
+  be.fill(buf, 3.0f);
+  comm->all_reduce(buf, ReduceOp::sum);
+  be.scale(buf, 2.0f);
+  check_equal(gpu.read(buf), std::vector<float>(n, 6.0f), "all_reduce sum after fill, before scale");
+
+  Tensor mx = gpu.upload(x, DType::f32, {n});
+  comm->all_reduce(mx, ReduceOp::max);
+  check_equal(gpu.read(mx), x, "all_reduce max");
+
+  const auto xb = rounded(x, DType::bf16);
+  Tensor b16 = gpu.upload(xb, DType::bf16, {n});
+  comm->all_reduce(b16, ReduceOp::sum);
+  check_equal(gpu.read(b16), xb, "all_reduce bf16");
+
+  Tensor in = gpu.upload(x, DType::f32, {n});
+  Tensor out = gpu.poisoned(DType::f32, {n});
+  comm->reduce_scatter(out, in);
+  check_equal(gpu.read(out), x, "reduce_scatter");
+  Tensor gathered = gpu.poisoned(DType::f32, {n});
+  comm->all_gather(gathered, in);
+  check_equal(gpu.read(gathered), x, "all_gather");
+  comm->broadcast(in, 0);
+  check_equal(gpu.read(in), x, "broadcast");
+
+  Tensor async_buf = gpu.upload(x, DType::f32, {n});
+  CommRequestPtr request = comm->all_reduce_async(async_buf, ReduceOp::sum);
+  request->wait();
+  request->wait();  // waiting twice is harmless
+  be.scale(async_buf, 0.5f);
+  std::vector<float> half(x);
+  for (float& v : half) v *= 0.5f;
+  check_equal(gpu.read(async_buf), half, "all_reduce_async then scale");
+
+  std::unique_ptr<Comm> sub = comm->split(0, 0);
+  REQUIRE(sub != nullptr);
+  CHECK(sub->size() == 1);
+  Tensor sub_buf = gpu.upload(x, DType::f32, {n});
+  sub->all_reduce(sub_buf, ReduceOp::sum);
+  check_equal(gpu.read(sub_buf), x, "split group all_reduce");
+  CHECK(comm->split(-1, 0) == nullptr);
+
+  Tensor u16 = gpu.alloc(DType::u16, {8});
+  CHECK_THROWS(comm->all_reduce(u16, ReduceOp::sum));
+  comm->barrier();
+}
+
+}  // namespace
+}  // namespace trainer::testing

@@ -1,0 +1,101 @@
+// Helpers for the CPU kernel tests: host vectors viewed as tensors (the CPU backend works on
+// host memory directly), float/double conversion, element-wise comparison with a report of
+// the worst element, and central finite differences.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/tensor.h"
+#include "tests/support/test_util.h"
+
+namespace trainer::testing {
+
+inline Tensor view(std::vector<float>& v, std::initializer_list<int64_t> shape) {
+  return make_tensor(v.data(), DType::f32, Device::cpu, shape);
+}
+
+inline Tensor view(std::vector<int32_t>& v, std::initializer_list<int64_t> shape) {
+  return make_tensor(v.data(), DType::i32, Device::cpu, shape);
+}
+
+inline std::vector<double> to_double(const std::vector<float>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+inline std::vector<int32_t> random_ints(size_t n, int32_t lo, int32_t hi, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_int_distribution<int32_t> dist(lo, hi - 1);
+  std::vector<int32_t> v(n);
+  for (auto& x : v) x = dist(gen);
+  return v;
+}
+
+// Checks |got - want| <= atol + rtol * |want| element-wise; on failure names the worst element.
+template <class A, class B>
+void check_close(const std::vector<A>& got, const std::vector<B>& want, double rtol, double atol,
+                 const std::string& what) {
+  REQUIRE_MESSAGE(got.size() == want.size(), what << ": sizes differ");
+  size_t worst = 0;
+  double worst_excess = -1;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double g = double(got[i]), w = double(want[i]);
+    const double excess = std::fabs(g - w) - (atol + rtol * std::fabs(w));
+    if (!(excess <= worst_excess)) {  // NaN counts as the worst
+      worst_excess = excess;
+      worst = i;
+    }
+  }
+  INFO(what << ": worst element " << worst << " got " << double(got[worst]) << " want "
+            << double(want[worst]));
+  CHECK((got.empty() || worst_excess <= 0));
+}
+
+// Bitwise equality of two float vectors (the determinism tests).
+inline bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return false;
+  return std::equal(a.begin(), a.end(), b.begin(), [](float x, float y) {
+    uint32_t bx, by;
+    std::memcpy(&bx, &x, 4);
+    std::memcpy(&by, &y, 4);
+    return bx == by;
+  });
+}
+
+// d loss / d x[i] by central differences in double, restoring x[i].
+inline double central_difference(std::vector<double>& x, size_t i,
+                                 const std::function<double()>& loss, double h = 1e-6) {
+  const double old = x[i];
+  x[i] = old + h;
+  const double plus = loss();
+  x[i] = old - h;
+  const double minus = loss();
+  x[i] = old;
+  return (plus - minus) / (2 * h);
+}
+
+// Finite-difference gradient of loss with respect to every element of x.
+inline std::vector<double> numeric_gradient(std::vector<double>& x,
+                                            const std::function<double()>& loss) {
+  std::vector<double> g(x.size());
+  for (size_t i = 0; i < x.size(); ++i) g[i] = central_difference(x, i, loss);
+  return g;
+}
+
+// sum_i w[i] * y[i]: the scalar loss whose gradient with respect to y is w.
+inline double dot(const std::vector<double>& w, const std::vector<double>& y) {
+  double s = 0;
+  for (size_t i = 0; i < w.size(); ++i) s += w[i] * y[i];
+  return s;
+}
+
+}  // namespace trainer::testing

@@ -1,0 +1,104 @@
+// CPU causal attention: closed forms (T = 1, zero queries), fast path against the reference
+// on odd shapes (T = 1, T past one query block and not a multiple of it), and the reference
+// backward against finite differences.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/reference_ops.h"
+#include "tests/kernels/kernel_test_util.h"
+
+using namespace trainer;
+using namespace trainer::testing;
+
+TEST_CASE("cpu attention_forward: closed forms") {
+  auto be = make_cpu_backend();
+  SUBCASE("T = 1: out is v, lse is q.k / sqrt(D)") {
+    const int64_t B = 2, H = 3, D = 4, C = H * D;
+    auto qkv = random_floats(B * 3 * C, 1);
+    std::vector<float> out(B * C), lse(B * H);
+    be->attention_forward(view(out, {B, 1, C}), view(lse, {B, H, 1}), view(qkv, {B, 1, 3 * C}),
+                          int(H));
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t h = 0; h < H; ++h) {
+        double qk = 0;
+        for (int64_t d = 0; d < D; ++d) {
+          qk += double(qkv[b * 3 * C + h * D + d]) * qkv[b * 3 * C + C + h * D + d];
+          CHECK(out[b * C + h * D + d] == doctest::Approx(qkv[b * 3 * C + 2 * C + h * D + d]));
+        }
+        CHECK(lse[b * H + h] == doctest::Approx(qk / 2.0).epsilon(1e-5));
+      }
+    }
+  }
+  SUBCASE("zero queries: out_i is the mean of v_0..v_i, lse_i = log(i + 1)") {
+    const int64_t T = 70, H = 2, D = 3, C = H * D;
+    auto qkv = random_floats(T * 3 * C, 2);
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t c = 0; c < C; ++c) qkv[t * 3 * C + c] = 0;
+    std::vector<float> out(T * C), lse(H * T);
+    be->attention_forward(view(out, {1, T, C}), view(lse, {1, H, T}), view(qkv, {1, T, 3 * C}),
+                          int(H));
+    for (int64_t t = 0; t < T; ++t) {
+      for (int64_t c = 0; c < C; ++c) {
+        double mean = 0;
+        for (int64_t j = 0; j <= t; ++j) mean += qkv[j * 3 * C + 2 * C + c];
+        CHECK(out[t * C + c] == doctest::Approx(mean / double(t + 1)).epsilon(1e-5));
+      }
+      for (int64_t h = 0; h < H; ++h)
+        CHECK(lse[h * T + t] == doctest::Approx(std::log(double(t + 1))).epsilon(1e-6));
+    }
+  }
+}
+
+TEST_CASE("cpu attention: fast path matches the reference on odd shapes") {
+  auto be = make_cpu_backend();
+  struct Shape {
+    int64_t B, T, H, D;
+  };
+  uint64_t seed = 10;
+  for (Shape s : {Shape{2, 1, 3, 5}, Shape{1, 70, 2, 8}, Shape{2, 130, 1, 3}, Shape{3, 64, 4, 16}}) {
+    const int64_t C = s.H * s.D, rows = s.B * s.T;
+    auto qkv = random_floats(rows * 3 * C, ++seed, -2, 2);
+    auto dout = random_floats(rows * C, ++seed);
+    std::vector<float> out(rows * C), lse(s.B * s.H * s.T), rout(out.size()), rlse(lse.size());
+    be->attention_forward(view(out, {s.B, s.T, C}), view(lse, {s.B, s.H, s.T}),
+                          view(qkv, {s.B, s.T, 3 * C}), int(s.H));
+    ref::attention_forward<float>(rout.data(), rlse.data(), qkv.data(), s.B, s.T, s.H, s.D);
+    const std::string what = "B=" + std::to_string(s.B) + " T=" + std::to_string(s.T) +
+                             " H=" + std::to_string(s.H) + " D=" + std::to_string(s.D);
+    check_close(out, rout, 1e-4, 1e-5, what + " out");
+    check_close(lse, rlse, 1e-5, 1e-5, what + " lse");
+    auto dqkv = random_floats(qkv.size(), ++seed);  // overwritten, not accumulated
+    std::vector<float> rdqkv(qkv.size());
+    be->attention_backward(view(dqkv, {s.B, s.T, 3 * C}), view(dout, {s.B, s.T, C}),
+                           view(qkv, {s.B, s.T, 3 * C}), view(out, {s.B, s.T, C}),
+                           view(lse, {s.B, s.H, s.T}), int(s.H));
+    ref::attention_backward<float>(rdqkv.data(), dout.data(), qkv.data(), rlse.data(), s.B, s.T,
+                                   s.H, s.D);
+    check_close(dqkv, rdqkv, 1e-4, 2e-5, what + " dqkv");
+  }
+}
+
+TEST_CASE("cpu attention_backward: reference against finite differences") {
+  const int64_t B = 2, T = 5, H = 2, D = 3, C = H * D;
+  auto qkv = to_double(random_floats(B * T * 3 * C, 40, -1.5, 1.5));
+  auto dout = to_double(random_floats(B * T * C, 41));
+  auto loss = [&] {
+    std::vector<double> out(B * T * C), lse(B * H * T);
+    ref::attention_forward<double>(out.data(), lse.data(), qkv.data(), B, T, H, D);
+    return dot(dout, out);
+  };
+  std::vector<double> out(B * T * C), lse(B * H * T), dqkv(qkv.size());
+  ref::attention_forward<double>(out.data(), lse.data(), qkv.data(), B, T, H, D);
+  ref::attention_backward<double>(dqkv.data(), dout.data(), qkv.data(), lse.data(), B, T, H, D);
+  check_close(dqkv, numeric_gradient(qkv, loss), 1e-6, 1e-8, "dqkv");
+}
+
+TEST_CASE("cpu attention: n_head must divide the channels") {
+  auto be = make_cpu_backend();
+  std::vector<float> qkv(2 * 3 * 6), out(2 * 6), lse(2 * 4);
+  CHECK_THROWS_AS(be->attention_forward(view(out, {1, 2, 6}), view(lse, {1, 4, 2}),
+                                        view(qkv, {1, 2, 18}), 4),
+                  std::logic_error);
+}
