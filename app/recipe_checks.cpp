@@ -124,6 +124,13 @@ void check_outputs(const Recipe& r, const KeyOrigins& o) {
          fmt::format("{} needs validation shards but data.val is empty; valid: set data.val, or "
                      "eval.every 0",
                      r.eval.every));
+  // Every data rank evaluates the same number of batches, so the evaluated set (and the
+  // validation loss) is the same in every layout.
+  if (r.eval.every > 0 && r.eval.batches % r.parallel.data != 0)
+    fail(o, "eval.batches",
+         fmt::format("{} is not a multiple of parallel.data {} (each data rank evaluates an equal "
+                     "share); valid: {}",
+                     r.eval.batches, r.parallel.data, multiples_near(r.eval.batches, r.parallel.data)));
   if (r.checkpoint.every > 0 && r.checkpoint.dir.empty())
     fail(o, "checkpoint.every",
          fmt::format("{} needs a directory but checkpoint.dir is empty; valid: set "

@@ -8,8 +8,11 @@
 #include <cmath>
 #include <memory>
 
+#include "app/checkpoint_resume.h"
+#include "app/checkpoint_writer.h"
 #include "app/flops.h"
 #include "app/metrics.h"
+#include "app/preemption.h"
 #include "app/run_report.h"
 #include "app/trainer.h"
 #include "data/tokenizer.h"
@@ -56,7 +59,17 @@ int run_training(const Recipe& recipe) {
   MpiRuntime mpi(recipe.parallel.timeout_s);
   const bool rank0 = mpi.world().rank() == 0;
   Trainer t(recipe, mpi.world(), mpi.local_rank());
+  PreemptionGuard preemption;
   print_run_report(t, rank0);
+  resume_from_checkpoint(t, rank0);
+  const bool checkpoints_on = !recipe.checkpoint.dir.empty();
+  auto save = [&]() {
+    std::string dir = save_checkpoint(t, t.train_loader()->state());
+    if (rank0) {
+      fmt::print("checkpoint: saved {}\n", dir);
+      std::fflush(stdout);
+    }
+  };
 
   MetricsLog metrics(recipe.log.metrics, rank0);
   Sampler sampler(recipe);
@@ -107,6 +120,18 @@ int run_training(const Recipe& recipe) {
     }
     if (eval_on && (s % recipe.eval.every == 0 || s == steps)) last_val = run_eval();
     if (recipe.log.sample_every > 0 && (s % recipe.log.sample_every == 0 || s == steps)) sampler.sample(t, rank0);
+    int32_t signal = preemption.requested();
+    mpi.world().all_reduce(make_tensor(&signal, DType::i32, Device::cpu, {1}), ReduceOp::max);
+    const bool periodic = recipe.checkpoint.every > 0 && s % recipe.checkpoint.every == 0;
+    if (checkpoints_on && (periodic || s == steps || signal != 0)) save();
+    if (signal != 0) {
+      if (rank0) {
+        fmt::print("stopping after step {} on signal {} ({}); resume with the same command\n", s, signal,
+                   checkpoints_on ? "checkpoint saved" : "no checkpoint.dir, nothing saved");
+        std::fflush(stdout);
+      }
+      return 0;
+    }
   }
 
   const double total = now_s() - t_begin;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "kernels/errors.h"
+#include "model/llmc_file.h"
 #include "model/rng.h"
 #include "parallel/pipeline_executor.h"
 
@@ -68,7 +69,10 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   lo.stage_layers = par.stages;
   layout_ = std::make_unique<StageLayout>(config_, lo);
   store_ = std::make_unique<ParamStore>(*layout_, *backend_, grid_->dp(), grid_->embed(), par.zero, par.bucket_mb);
-  store_->init_random(tr.seed);
+  if (recipe_.model.init_from.empty())
+    store_->init_random(tr.seed);
+  else
+    load_llmc_into(*store_, recipe_.model.init_from, recipe_.path);
 
   const int m = recipe_.grad_accum();
   n_slots_ = par.pipeline == 1 ? 1 : max_in_flight(par.schedule, c.pp, par.pipeline, m);

@@ -14,6 +14,12 @@
 // - state() taken between steps and restore()d later, with any dp_size, continues at the same
 //   global position. An epoch ends when fewer than global_batch samples remain; the next one
 //   starts with a new order.
+// - Shuffling uses SplitMix64 with hand-written Fisher-Yates and bounded draws (shuffle.h),
+//   so the order is the same on every platform and standard library.
+// - Opening checks every shard (shard.h: magic, version, size, every token < vocab_size) and
+//   fails with an InputError naming the file for those, for a missing file or empty glob, for a
+//   shard with fewer than T+1 tokens (no sample) and for data with fewer samples than one
+//   global batch. Shards stay memory-mapped; nothing is copied whole.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +63,7 @@ class DataLoader {
   void restore(const LoaderState& state);
   // Back to the start of epoch 0 (evaluation reads the validation data from its start).
   void reset();
+  // All samples of the shards (an epoch uses the largest multiple of global_batch of them).
   int64_t samples_per_epoch() const;
   int64_t total_tokens() const;
   const std::vector<std::string>& files() const;

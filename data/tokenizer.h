@@ -25,6 +25,15 @@ class Tokenizer {
   virtual int32_t vocab_size() const = 0;
 };
 
+// Names used in recipes and on the command line: "gpt2", "byte".
+const char* tokenizer_kind_name(TokenizerKind kind);
+// Unknown names are a ConfigError that starts with `where` (e.g. "recipe.yaml:12:14:
+// data.tokenizer") and lists the valid names.
+TokenizerKind parse_tokenizer_kind(const std::string& name, const std::string& where);
+
+// Where scripts/fetch_data.sh puts encoder.json and vocab.bpe (relative to the repository).
+constexpr const char* kDefaultTokenizerDir = "datasets/tokenizer";
+
 // dir holds encoder.json and vocab.bpe for gpt2; unused for byte. Missing or bad files are an
 // InputError naming the file.
 std::unique_ptr<Tokenizer> make_tokenizer(TokenizerKind kind, const std::string& dir);

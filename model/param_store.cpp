@@ -392,17 +392,10 @@ void ParamStore::optimizer_step(const OptimizerHyper& h) {
   }
 }
 
-Range ParamStore::owned_range(const LocalParam& p) const {
-  const LocalUnit& u = layout_.units()[p.unit];
-  Range pr{p.offset - u.offset, p.offset - u.offset + p.numel};
-  Range piece = intersect(pr, u.shard);
-  return {piece.begin - pr.begin, piece.end - pr.begin};
-}
-
 std::vector<float> ParamStore::read_state(const LocalParam& p, StateKind kind) {
   Impl& s = *impl_;
   const LocalUnit& u = layout_.units()[p.unit];
-  Range own = owned_range(p);
+  Range own = layout_.owned_slice(p);
   Range piece{p.offset - u.offset + own.begin, p.offset - u.offset + own.end};
   std::vector<float> out(piece.size());
   if (piece.empty()) return out;
@@ -412,14 +405,21 @@ std::vector<float> ParamStore::read_state(const LocalParam& p, StateKind kind) {
   return out;
 }
 
+Range ParamStore::needed_range(const LocalParam& p, StateKind kind) const {
+  const Impl& s = *impl_;
+  const LocalUnit& u = layout_.units()[p.unit];
+  Range pr{p.offset - u.offset, p.offset - u.offset + p.numel};
+  Range piece = (kind == StateKind::master && s.master_full) ? pr : intersect(pr, s.opt_range(u));
+  return {piece.begin - pr.begin, piece.end - pr.begin};
+}
+
 void ParamStore::write_state(const LocalParam& p, StateKind kind, const std::vector<float>& values) {
   Impl& s = *impl_;
   const LocalUnit& u = layout_.units()[p.unit];
-  Range pr{p.offset - u.offset, p.offset - u.offset + p.numel};
-  Range piece = intersect(pr, s.opt_range(u));
-  if (kind == StateKind::master && s.master_full) piece = pr;
-  TRAINER_CHECK(int64_t(values.size()) == piece.size(), "write_state size for " + layout_.spec(p).name);
-  if (piece.empty()) return;
+  Range need = needed_range(p, kind);
+  TRAINER_CHECK(int64_t(values.size()) == need.size(), "write_state size for " + layout_.spec(p).name);
+  if (need.empty()) return;
+  Range piece{p.offset - u.offset + need.begin, p.offset - u.offset + need.end};
   Tensor dst = kind == StateKind::master ? s.master_at(u, piece)
                                          : s.state_at(kind == StateKind::m ? s.m : s.v, u, piece);
   s.upload(dst, values.data());

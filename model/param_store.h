@@ -86,10 +86,11 @@ class ParamStore {
 
   // ---- optimizer state access (checkpoints) ----
   enum class StateKind : uint8_t { master, m, v };
-  // This rank's owned piece of a parameter (zero 0: all of it; otherwise the shard's
-  // intersection) as a range of the local slice, and its values.
-  Range owned_range(const LocalParam& param) const;
+  // read_state: the values of this rank's owned slice (StageLayout::owned_slice), so the data
+  // group together reads every element once. write_state: values for needed_range(), the
+  // part of the local slice this rank keeps of that state (all of it for a full copy).
   std::vector<float> read_state(const LocalParam& param, StateKind kind);
+  Range needed_range(const LocalParam& param, StateKind kind) const;
   void write_state(const LocalParam& param, StateKind kind, const std::vector<float>& values);
   // After write_state of the master, refresh the compute copy and make parameters whole.
   void sync_compute_from_master();

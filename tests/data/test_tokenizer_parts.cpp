@@ -212,7 +212,7 @@ TEST_CASE("gpt2 vocab: missing or malformed files are InputErrors naming the fil
   load_gpt2();  // fails clearly when the real files are absent
   const std::string missing = scratch_dir("tok_missing");
   CHECK_THROWS_WITH_AS(make_tokenizer(TokenizerKind::gpt2, missing),
-                       doctest::Contains(missing + "/encoder.json"), InputError);
+                       doctest::Contains((missing + "/encoder.json").c_str()), InputError);
   std::string merges = read_text_file(tokenizer_dir() + "/vocab.bpe");
   std::string dir = broken_tokenizer_dir("tok_bad_merge", "vocab.bpe",
                                          merges.substr(0, merges.find('\n', 20) + 1) + "zzqq ww\n");

@@ -17,7 +17,7 @@ const Shape kShapes[] = {{2, 37, 3, 64}, {1, 130, 2, 128}, {2, 17, 2, 40}, {1, 1
 // bf16 rounds P and dS to bf16 inside the products as well as the outputs.
 double attention_tol(Precision p) { return p == Precision::bf16 ? 3e-2 : 5e-5; }
 
-TEST_CASE("cuda attention forward and backward match the CPU") {
+TEST_CASE("attention forward and backward match the CPU") {
   for (Precision p : all_precisions()) {
     Rig rig = make_rig(p);
     for (const Shape& s : kShapes) {
@@ -64,7 +64,7 @@ TEST_CASE("cuda attention forward and backward match the CPU") {
   }
 }
 
-TEST_CASE("cuda attention with an unaligned qkv takes the scalar path and still matches") {
+TEST_CASE("attention with an unaligned qkv takes the scalar path and still matches") {
   Rig rig = make_rig(Precision::bf16);
   const Shape s{1, 50, 2, 64};
   const int64_t C = s.H * s.D;
@@ -80,7 +80,7 @@ TEST_CASE("cuda attention with an unaligned qkv takes the scalar path and still 
   check_close(gpu.read(glse), cpu.read(clse), 1e-3, "unaligned attention lse");
 }
 
-TEST_CASE("cuda attention: cudnn is a configuration error, never a silent fallback") {
+TEST_CASE("attention cudnn is a configuration error and never a silent fallback") {
   BackendOptions options;
   options.device = DeviceChoice::cuda;
   options.attention = AttentionImpl::cudnn;

@@ -10,7 +10,7 @@ namespace {
 
 const int64_t kSizes[] = {1, 7, 64, 1000, 4099};
 
-TEST_CASE("cuda gelu forward and backward match the CPU") {
+TEST_CASE("gelu forward and backward match the CPU") {
   for (Precision p : all_precisions()) {
     Rig rig = make_rig(p);
     for (int64_t n : kSizes)
@@ -35,7 +35,7 @@ TEST_CASE("cuda gelu forward and backward match the CPU") {
   }
 }
 
-TEST_CASE("cuda add, scale, fill and cast match exact host arithmetic") {
+TEST_CASE("add scale fill and cast match exact host arithmetic") {
   for (Precision p : all_precisions()) {
     Rig rig = make_rig(p);
     for (int64_t n : kSizes)
@@ -78,7 +78,7 @@ TEST_CASE("cuda add, scale, fill and cast match exact host arithmetic") {
   }
 }
 
-TEST_CASE("cuda sum_squares is exact to double rounding and deterministic") {
+TEST_CASE("sum_squares is exact to double rounding and deterministic") {
   for (Precision p : all_precisions()) {
     Rig rig = make_rig(p);
     for (int64_t n : {int64_t(1), int64_t(1000), int64_t(123457)})
@@ -99,7 +99,7 @@ TEST_CASE("cuda sum_squares is exact to double rounding and deterministic") {
   }
 }
 
-TEST_CASE("cuda bias_backward matches the CPU and is deterministic") {
+TEST_CASE("bias_backward matches the CPU and is deterministic") {
   struct Shape {
     int64_t M, N;
   };

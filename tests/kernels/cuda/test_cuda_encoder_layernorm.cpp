@@ -5,7 +5,7 @@
 namespace trainer::testing {
 namespace {
 
-TEST_CASE("cuda encoder forward and backward match the CPU") {
+TEST_CASE("encoder forward and backward match the CPU") {
   struct Shape {
     int64_t B, T, C, Vl, vocab_start, vocab_total;
     bool wpe;
@@ -58,7 +58,7 @@ TEST_CASE("cuda encoder forward and backward match the CPU") {
   }
 }
 
-TEST_CASE("cuda layernorm forward and backward match the CPU") {
+TEST_CASE("layernorm forward and backward match the CPU") {
   struct Shape {
     int64_t N, C;
   };
@@ -118,7 +118,7 @@ TEST_CASE("cuda layernorm forward and backward match the CPU") {
   }
 }
 
-TEST_CASE("cuda layernorm backward allows dinp to alias dout") {
+TEST_CASE("layernorm backward allows dinp to alias dout") {
   for (Precision p : all_precisions()) {
     Rig rig = make_rig(p);
     CAPTURE(rig.label);

@@ -28,7 +28,7 @@ const Case kCases[] = {
     {256, 768, 128, kN, kN, false, false, kOver, false}, {128, 64, 256, kT, kN, false, false, kAdd, true},
 };
 
-TEST_CASE("cuda matmul matches the CPU") {
+TEST_CASE("matmul matches the CPU") {
   for (Precision p : all_precisions()) {
     Rig rig = make_rig(p);
     for (const Case& c : kCases) {
@@ -69,7 +69,7 @@ TEST_CASE("cuda matmul matches the CPU") {
   }
 }
 
-TEST_CASE("cuda matmul accepts unaligned views") {
+TEST_CASE("matmul accepts unaligned views") {
   for (Precision p : all_precisions()) {
     Rig rig = make_rig(p);
     CAPTURE(rig.label);

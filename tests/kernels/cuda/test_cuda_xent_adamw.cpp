@@ -8,7 +8,7 @@
 namespace trainer::testing {
 namespace {
 
-TEST_CASE("cuda cross-entropy passes match the CPU") {
+TEST_CASE("cross-entropy passes match the CPU") {
   struct Shape {
     int64_t N, Vl, valid, vocab_start, vocab_total;
   };
@@ -70,7 +70,7 @@ AdamWStep test_step() {
   return h;
 }
 
-TEST_CASE("cuda adamw matches the CPU; the compute copy rounds to nearest") {
+TEST_CASE("adamw matches the CPU and its compute copy rounds to nearest") {
   for (Precision p : all_precisions()) {
     Rig rig = make_rig(p, false);
     for (int64_t n : {int64_t(1), int64_t(13), int64_t(4099)})
@@ -99,7 +99,7 @@ TEST_CASE("cuda adamw matches the CPU; the compute copy rounds to nearest") {
   }
 }
 
-TEST_CASE("cuda adamw stochastic rounding: a neighbour, unbiased, reproducible") {
+TEST_CASE("adamw stochastic rounding picks a neighbour without bias and reproducibly") {
   Rig rig = make_rig(Precision::bf16, true);
   const int64_t n = 100000;
   // Between two bf16 values: 1 + ulp/3 with ulp = 2^-7.

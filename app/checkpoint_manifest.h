@@ -1,0 +1,75 @@
+// Checkpoint format. A checkpoint is a directory step_NNNNNNNN/ holding manifest.yaml and one
+// binary file per rank (rank_NNNNN.bin, raw little-endian f32). The manifest records the step,
+// the data loader position, the seed (all random numbers are counter-based, keyed by seed and
+// step, so that is the whole RNG state), the layout, the model shape, the resolved recipe, the
+// program version, every file with its size and XXH64 checksum, and every stored piece: which
+// tensor (global name, global shape), which state (fp32 master weights, AdamW m or v), which
+// tensor-parallel slice (split, tp rank, tp degree) and which range of that slice, in which
+// file at which byte offset. Each global element of each state is stored exactly once, so a
+// checkpoint can be read into any layout.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/loader.h"
+#include "model/gpt_config.h"
+#include "model/param_table.h"
+#include "model/stage_layout.h"
+
+namespace trainer {
+
+constexpr int kCheckpointFormat = 1;
+
+enum class CkptState : uint8_t { master, m, v };
+const char* ckpt_state_name(CkptState state);
+
+struct CkptFile {
+  std::string name;  // relative to the checkpoint directory
+  int rank = 0;
+  int64_t bytes = 0;
+  uint64_t xxh64 = 0;
+};
+
+struct CkptPiece {
+  std::string name;  // global tensor name
+  CkptState state = CkptState::master;
+  int file = 0;        // index into files
+  int64_t offset = 0;  // bytes into the file
+  TpSplit split = TpSplit::none;
+  int tp_rank = 0, tp = 1;
+  int64_t begin = 0, end = 0;  // range of the tensor-parallel local slice
+  int local = -1;              // index into the writing rank's layout params (not stored)
+};
+
+struct CkptManifest {
+  int format = kCheckpointFormat;
+  std::string program_version;
+  int64_t step = 0;
+  uint64_t seed = 0;
+  LoaderState loader;
+  int data = 1, tensor = 1, pipeline = 1, zero = 0;
+  std::vector<int> stage_layers;
+  GptConfig model;
+  std::string recipe_yaml;
+  std::vector<CkptFile> files;
+  std::vector<CkptPiece> pieces;
+};
+
+std::string manifest_to_yaml(const CkptManifest& manifest);
+// Parses manifest.yaml in dir; an unreadable or malformed manifest is an InputError naming it.
+CkptManifest read_manifest(const std::string& dir);
+
+// The pieces rank `file_index`'s file holds for a rank with layout `options`, in file order:
+// for each primary parameter (tied copies and tensor-replicated copies on tp_rank > 0 are
+// skipped) and each state, the rank's owned slice. Offsets are filled in sequence.
+std::vector<CkptPiece> rank_pieces(const StageLayout& layout, int file_index);
+
+// The global flat ranges covered by local-slice range [begin, end) of a tensor split with
+// `runs` (tp_runs()), in local order.
+std::vector<Range> slice_to_global(const std::vector<Range>& runs, int64_t begin, int64_t end);
+
+std::string step_dir_name(int64_t step);
+
+}  // namespace trainer

@@ -1,0 +1,134 @@
+// Resuming from checkpoints (see checkpoint_resume.h).
+#include "app/checkpoint_resume.h"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <memory>
+
+#include "kernels/errors.h"
+
+namespace trainer {
+
+namespace {
+
+ParamStore::StateKind store_kind(CkptState s) {
+  return s == CkptState::master ? ParamStore::StateKind::master
+         : s == CkptState::m    ? ParamStore::StateKind::m
+                                : ParamStore::StateKind::v;
+}
+
+constexpr CkptState kStates[] = {CkptState::master, CkptState::m, CkptState::v};
+
+// Checks the files this rank will read; returns "" or the problem.
+std::string validate_for_rank(CheckpointReader& reader, Trainer& t) {
+  try {
+    std::set<int> files;
+    for (const LocalParam& p : t.layout().params()) {
+      const std::string& name = t.layout().spec(p).name;
+      for (CkptState s : kStates) {
+        Range need = t.store().needed_range(p, store_kind(s));
+        for (int f : reader.files_for(name, s, slice_to_global(p.runs, need.begin, need.end))) files.insert(f);
+      }
+    }
+    reader.verify_files(files);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool agree(Comm& world, bool ok) {
+  int32_t bad = ok ? 0 : 1;
+  world.all_reduce(make_tensor(&bad, DType::i32, Device::cpu, {1}), ReduceOp::max);
+  return bad == 0;
+}
+
+}  // namespace
+
+void check_model_matches(const CheckpointReader& reader, const GptConfig& config) {
+  const GptConfig& saved = reader.manifest().model;
+  auto mine = gpt2_param_table(config);
+  auto theirs = gpt2_param_table(saved);
+  for (size_t i = 0; i < std::max(mine.size(), theirs.size()); ++i) {
+    if (i >= theirs.size())
+      throw ConfigError("checkpoint " + reader.dir() + " has no tensor " + mine[i].name +
+                        " that the recipe's model needs (the checkpoint has " + std::to_string(saved.n_layer) +
+                        " layers, the recipe " + std::to_string(config.n_layer) + ")");
+    if (i >= mine.size())
+      throw ConfigError("checkpoint " + reader.dir() + " has tensor " + theirs[i].name +
+                        " that the recipe's model lacks (the checkpoint has " + std::to_string(saved.n_layer) +
+                        " layers, the recipe " + std::to_string(config.n_layer) + ")");
+    if (mine[i].name != theirs[i].name || mine[i].shape != theirs[i].shape)
+      throw ConfigError(fmt::format("checkpoint {}: tensor {} has shape [{}] but the recipe's model needs {} [{}]",
+                                    reader.dir(), theirs[i].name, fmt::join(theirs[i].shape, ", "), mine[i].name,
+                                    fmt::join(mine[i].shape, ", ")));
+  }
+  if (saved.vocab_size != config.vocab_size)
+    throw ConfigError(fmt::format("checkpoint {}: model.vocab_size {} but the recipe has {}", reader.dir(),
+                                  saved.vocab_size, config.vocab_size));
+}
+
+void load_checkpoint(Trainer& t, CheckpointReader& reader) {
+  for (const LocalParam& p : t.layout().params()) {
+    const std::string& name = t.layout().spec(p).name;
+    for (CkptState s : kStates) {
+      Range need = t.store().needed_range(p, store_kind(s));
+      std::vector<float> values(size_t(need.size()));
+      reader.read(name, s, slice_to_global(p.runs, need.begin, need.end), values.data());
+      t.store().write_state(p, store_kind(s), values);
+    }
+  }
+  t.store().sync_compute_from_master();
+  t.set_step(reader.manifest().step);
+  if (t.train_loader()) t.train_loader()->restore(reader.manifest().loader);
+}
+
+std::string resume_from_checkpoint(Trainer& t, bool print) {
+  const CheckpointConfig& c = t.recipe().checkpoint;
+  Comm& world = t.host_world();
+  if (c.resume == "never") {
+    if (print) fmt::print("checkpoint: resume never: starting fresh\n");
+    return "";
+  }
+  const bool explicit_path = c.resume != "auto";
+  std::vector<std::string> candidates;
+  if (explicit_path) candidates.push_back(c.resume);
+  else if (!c.dir.empty()) candidates = list_checkpoints(c.dir);
+  for (const std::string& dir : candidates) {
+    std::unique_ptr<CheckpointReader> reader;
+    std::string problem;
+    try {
+      reader = std::make_unique<CheckpointReader>(dir);
+    } catch (const InputError& e) {
+      problem = e.what();
+    }
+    if (reader) check_model_matches(*reader, t.config());
+    if (reader) problem = validate_for_rank(*reader, t);
+    if (!agree(world, problem.empty())) {
+      if (explicit_path)
+        throw InputError("checkpoint.resume: " + dir + " cannot be loaded: " +
+                         (problem.empty() ? std::string("a file another rank needs is missing or corrupt") : problem));
+      if (print)
+        fmt::print("checkpoint: skipping {}: {}; trying the previous one\n", dir,
+                   problem.empty() ? "a file another rank needs is missing or corrupt" : problem);
+      continue;
+    }
+    load_checkpoint(t, *reader);
+    if (print) {
+      fmt::print("checkpoint: resuming from {} (step {}, saved with data {} x tensor {} x pipeline {}, zero {})\n",
+                 dir, reader->manifest().step, reader->manifest().data, reader->manifest().tensor,
+                 reader->manifest().pipeline, reader->manifest().zero);
+      if (reader->manifest().seed != t.recipe().train.seed)
+        fmt::print("checkpoint: note: saved with seed {}, the recipe now says {} (data order follows the recipe)\n",
+                   reader->manifest().seed, t.recipe().train.seed);
+    }
+    return dir;
+  }
+  if (explicit_path) throw InputError("checkpoint.resume: no checkpoint given");
+  if (print)
+    fmt::print("checkpoint: no complete checkpoint in '{}': starting fresh\n", c.dir.empty() ? "(no checkpoint.dir)" : c.dir);
+  return "";
+}
+
+}  // namespace trainer

@@ -1,0 +1,32 @@
+// Byte-level tokenizer (see byte_tokenizer.h).
+#include "data/byte_tokenizer.h"
+
+#include <fmt/core.h>
+
+#include "kernels/errors.h"
+
+namespace trainer {
+
+std::vector<int32_t> ByteTokenizer::encode(std::string_view text) const {
+  std::vector<int32_t> ids(text.size());
+  for (size_t i = 0; i < text.size(); ++i) ids[i] = static_cast<unsigned char>(text[i]);
+  return ids;
+}
+
+std::string ByteTokenizer::decode(const std::vector<int32_t>& ids) const {
+  std::string out;
+  out.reserve(ids.size());
+  for (int32_t id : ids) {
+    if (id == kEot) {
+      out += "<|endoftext|>";
+    } else if (id >= 0 && id < 256) {
+      out.push_back(static_cast<char>(id));
+    } else {
+      throw InputError(fmt::format("token id {} is outside the byte vocabulary [0, {})", id,
+                                   vocab_size()));
+    }
+  }
+  return out;
+}
+
+}  // namespace trainer

@@ -1,0 +1,221 @@
+// `trainer data prepare` (see prepare.h): split, choose validation documents, tokenize,
+// write shards into a staging directory, then move them into place.
+#include "data/prepare.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "data/documents.h"
+#include "data/file_glob.h"
+#include "data/file_io.h"
+#include "data/shard.h"
+#include "data/shuffle.h"
+#include "kernels/errors.h"
+
+namespace trainer {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr uint64_t kValSplitStream = 3;
+
+void check_options(const PrepareOptions& o) {
+  if (o.inputs.empty()) throw ConfigError("data prepare: no --input given");
+  if (o.out_dir.empty()) throw ConfigError("data prepare: no --out directory given");
+  if (!(o.val_fraction >= 0.0 && o.val_fraction < 1.0))
+    throw ConfigError(fmt::format("data prepare: --val-fraction {} is outside [0, 1)",
+                                  o.val_fraction));
+  if (o.shard_tokens < 1 || o.shard_tokens > 0x7FFFFFFF)
+    throw ConfigError(fmt::format("data prepare: --shard-tokens {} is outside [1, 2147483647]",
+                                  o.shard_tokens));
+  if (o.doc_blank_lines < 0)
+    throw ConfigError(fmt::format("data prepare: --doc-blank-lines {} is negative",
+                                  o.doc_blank_lines));
+}
+
+// Buffers one split's token stream and cuts it into shards (see prepare.h for the sizes).
+class ShardSink {
+ public:
+  ShardSink(std::string dir, std::string prefix, int64_t shard_tokens, TokenWidth width)
+      : dir_(std::move(dir)), prefix_(std::move(prefix)), shard_tokens_(shard_tokens),
+        width_(width) {}
+
+  void add(int32_t eot, const std::vector<int32_t>& tokens) {
+    buf_.push_back(eot);
+    buf_.insert(buf_.end(), tokens.begin(), tokens.end());
+    total_ += 1 + static_cast<int64_t>(tokens.size());
+    const size_t s = static_cast<size_t>(shard_tokens_);
+    size_t used = 0;
+    while (buf_.size() - used >= s + s / 2) {
+      write(buf_.data() + used, s);
+      used += s;
+    }
+    buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(used));
+  }
+
+  void finish() {
+    const size_t r = buf_.size();
+    if (r > static_cast<size_t>(shard_tokens_)) {
+      const size_t first = r - r / 2;
+      write(buf_.data(), first);
+      write(buf_.data() + first, r - first);
+    } else if (r > 0) {
+      write(buf_.data(), r);
+    }
+    buf_.clear();
+  }
+
+  int64_t total() const { return total_; }
+  const std::vector<std::string>& names() const { return names_; }
+
+ private:
+  void write(const int32_t* tokens, size_t n) {
+    std::string name = fmt::format("{}_{:06d}.bin", prefix_, names_.size());
+    write_shard((fs::path(dir_) / name).string(), tokens, n, width_);
+    names_.push_back(std::move(name));
+  }
+
+  std::string dir_, prefix_;
+  int64_t shard_tokens_;
+  TokenWidth width_;
+  std::vector<int32_t> buf_;
+  std::vector<std::string> names_;
+  int64_t total_ = 0;
+};
+
+struct InputFile {
+  std::string path;
+  int64_t bytes = 0;
+  std::vector<DocumentSpan> docs;
+};
+
+std::vector<bool> choose_validation(int64_t n_docs, double fraction, uint64_t seed,
+                                    const std::string& inputs_desc) {
+  std::vector<bool> is_val(static_cast<size_t>(n_docs), false);
+  if (fraction <= 0.0) return is_val;
+  if (n_docs < 2)
+    throw InputError(fmt::format(
+        "data prepare: found {} document in {}; a validation split needs at least 2 (lower "
+        "--doc-blank-lines so that the text splits into more documents, or use "
+        "--val-fraction 0)", n_docs, inputs_desc));
+  int64_t n_val = std::llround(fraction * static_cast<double>(n_docs));
+  n_val = std::clamp<int64_t>(n_val, 1, n_docs - 1);
+  std::vector<int64_t> order(static_cast<size_t>(n_docs));
+  for (int64_t i = 0; i < n_docs; ++i) order[static_cast<size_t>(i)] = i;
+  SplitMix64 rng(stream_seed(seed, kValSplitStream));
+  fisher_yates(&order, &rng);
+  for (int64_t i = 0; i < n_val; ++i) is_val[static_cast<size_t>(order[static_cast<size_t>(i)])] = true;
+  return is_val;
+}
+
+// train_NNNNNN.bin or val_NNNNNN.bin: the names this tool writes (and so may replace).
+bool is_shard_name(const std::string& name) {
+  std::string_view rest(name);
+  if (rest.rfind("train_", 0) == 0) rest.remove_prefix(6);
+  else if (rest.rfind("val_", 0) == 0) rest.remove_prefix(4);
+  else return false;
+  if (rest.size() != 10 || rest.substr(6) != ".bin") return false;
+  for (size_t i = 0; i < 6; ++i)
+    if (rest[i] < '0' || rest[i] > '9') return false;
+  return true;
+}
+
+// Replaces the shards of an earlier run with the staged ones; returns how many old shards
+// had no new namesake.
+int64_t publish(const fs::path& out, const fs::path& staging, const std::vector<std::string>& names) {
+  std::vector<fs::path> stale;
+  for (const auto& entry : fs::directory_iterator(out)) {
+    const std::string name = entry.path().filename().string();
+    if (is_shard_name(name) && std::find(names.begin(), names.end(), name) == names.end())
+      stale.push_back(entry.path());
+  }
+  std::error_code ec;
+  for (const fs::path& p : stale)
+    if (!fs::remove(p, ec) || ec)
+      throw InputError(fmt::format("cannot remove the old shard '{}': {}", p.string(),
+                                   ec.message()));
+  for (const std::string& name : names) {  // rename replaces a namesake atomically
+    fs::rename(staging / name, out / name, ec);
+    if (ec)
+      throw InputError(fmt::format("cannot move '{}' into '{}': {}", (staging / name).string(),
+                                   out.string(), ec.message()));
+  }
+  fs::remove_all(staging, ec);
+  return static_cast<int64_t>(stale.size());
+}
+
+}  // namespace
+
+PrepareSummary prepare_shards(const PrepareOptions& o, const PrepareProgress& progress) {
+  check_options(o);
+  const auto tokenizer = make_tokenizer(o.tokenizer, o.tokenizer_dir);
+  PrepareSummary sum;
+  sum.vocab_size = tokenizer->vocab_size();
+
+  std::vector<InputFile> inputs;
+  for (const std::string& pattern : o.inputs)
+    for (std::string& path : expand_glob(pattern)) {
+      const MappedFile f(path);
+      inputs.push_back({std::move(path), static_cast<int64_t>(f.size()),
+                        split_documents(f.view(), o.doc_blank_lines)});
+    }
+  int64_t n_docs = 0;
+  for (const InputFile& f : inputs) {
+    n_docs += static_cast<int64_t>(f.docs.size());
+    sum.input_bytes += f.bytes;
+  }
+  sum.files = static_cast<int64_t>(inputs.size());
+  const std::string desc = inputs.size() == 1 ? fmt::format("'{}'", inputs[0].path)
+                                              : fmt::format("{} input files", inputs.size());
+  if (n_docs == 0) throw InputError(fmt::format("data prepare: found no text in {}", desc));
+  const std::vector<bool> is_val = choose_validation(n_docs, o.val_fraction, o.seed, desc);
+
+  const fs::path out(o.out_dir), staging = fs::path(o.out_dir) / ".staging";
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec || !fs::is_directory(out))
+    throw InputError(fmt::format("cannot create the output directory '{}': {}", o.out_dir,
+                                 ec ? ec.message() : "a file of that name exists"));
+  fs::remove_all(staging, ec);
+  fs::create_directories(staging, ec);
+  if (ec)
+    throw InputError(fmt::format("cannot create '{}': {}", staging.string(), ec.message()));
+
+  const TokenWidth width = token_width_for_vocab(tokenizer->vocab_size());
+  ShardSink train(staging.string(), "train", o.shard_tokens, width);
+  ShardSink val(staging.string(), "val", o.shard_tokens, width);
+  int64_t doc_index = 0, done_bytes = 0;
+  for (const InputFile& in : inputs) {
+    const MappedFile f(in.path);
+    if (static_cast<int64_t>(f.size()) != in.bytes)
+      throw InputError(fmt::format("input '{}' changed size while being prepared", in.path));
+    size_t last_end = 0;
+    for (const DocumentSpan& d : in.docs) {
+      const std::vector<int32_t> ids = tokenizer->encode(f.view().substr(d.offset, d.length));
+      const bool v = is_val[static_cast<size_t>(doc_index++)];
+      (v ? val : train).add(tokenizer->eot(), ids);
+      (v ? sum.val_documents : sum.train_documents) += 1;
+      done_bytes += static_cast<int64_t>(d.offset + d.length - last_end);
+      last_end = d.offset + d.length;
+      if (progress) progress(done_bytes, sum.input_bytes);
+    }
+    done_bytes += static_cast<int64_t>(f.size() - last_end);
+  }
+  if (progress) progress(sum.input_bytes, sum.input_bytes);
+  train.finish();
+  val.finish();
+  sum.train_tokens = train.total();
+  sum.val_tokens = val.total();
+
+  std::vector<std::string> names = train.names();
+  names.insert(names.end(), val.names().begin(), val.names().end());
+  sum.stale_shards_removed = publish(out, staging, names);
+  for (const std::string& n : train.names()) sum.train_shards.push_back((out / n).string());
+  for (const std::string& n : val.names()) sum.val_shards.push_back((out / n).string());
+  return sum;
+}
+
+}  // namespace trainer

@@ -1,0 +1,138 @@
+// Causal self-attention (fast CPU path), flash-style: forward saves only the log-sum-exp of
+// each softmax row, backward recomputes the probabilities from q, k and lse, so no (T, T)
+// matrix lives between the two. Within a call, queries are processed in blocks of kQueryBlock
+// rows against the keys they can see (causal: keys [0, end of block)), the block products
+// going through single-threaded sgemm on strided views of qkv (row stride 3*H*D).
+// Scratch per thread: two (kQueryBlock, T) tiles.
+// Parallelism: forward over (batch, head, query block), backward over (batch, head) because
+// dK and dV sum over query blocks; each output element has one owner and a fixed summation
+// order, so results do not depend on the thread count. The parallel regions have no `if`
+// clause: outside an active region OpenBLAS would thread (and round) by itself.
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/cpu_math.h"
+#include "kernels/cpu/cpu_ops.h"
+
+namespace trainer::cpu {
+
+namespace {
+
+constexpr int64_t kQueryBlock = 64;
+
+// c (m,n) = alpha * op(a) (m,k) x op(b) (k,n) + beta * c, row-major with leading dimensions.
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
+              static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
+              static_cast<blasint>(ldc));
+}
+
+// Turns the scaled scores s (rows i0.., nk columns) into probabilities exp(s - lse) with the
+// causal mask applied (0 above the diagonal). When lse_out is set, computes lse first.
+void softmax_rows(float* s, float* lse_out, const float* lse_in, int64_t i0, int64_t nq,
+                  int64_t nk) {
+  for (int64_t r = 0; r < nq; ++r) {
+    float* row = s + r * nk;
+    const int64_t visible = i0 + r + 1;
+    float l;
+    if (lse_out) {
+      const float mx = max_of(row, visible);
+      float sum = 0;
+#pragma omp simd reduction(+ : sum)
+      for (int64_t j = 0; j < visible; ++j) sum += exp_fast(row[j] - mx);
+      l = mx + std::log(sum);
+      lse_out[r] = l;
+    } else {
+      l = lse_in[r];
+    }
+#pragma omp simd
+    for (int64_t j = 0; j < visible; ++j) row[j] = exp_fast(row[j] - l);
+    std::fill(row + visible, row + nk, 0.0f);
+  }
+}
+
+}  // namespace
+
+void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t H,
+                       int64_t D) {
+  const int64_t C = H * D;
+  const float scale = 1.0f / std::sqrt(float(D));
+  const int64_t qblocks = (T + kQueryBlock - 1) / kQueryBlock;
+  const int64_t tasks = B * H * qblocks;
+#pragma omp parallel
+  {
+    std::vector<float> s(static_cast<size_t>(std::min(kQueryBlock, T) * T));
+#pragma omp for schedule(static)
+    for (int64_t task = 0; task < tasks; ++task) {
+      const int64_t b = task / (H * qblocks);
+      const int64_t h = (task / qblocks) % H;
+      const int64_t i0 = (task % qblocks) * kQueryBlock;
+      const int64_t nq = std::min(kQueryBlock, T - i0);
+      const int64_t nk = i0 + nq;
+      const float* q = qkv + (b * T + i0) * 3 * C + h * D;
+      const float* k = qkv + b * T * 3 * C + C + h * D;
+      const float* v = qkv + b * T * 3 * C + 2 * C + h * D;
+      gemm(false, true, nq, nk, D, scale, q, 3 * C, k, 3 * C, 0.0f, s.data(), nk);
+      softmax_rows(s.data(), lse + (b * H + h) * T + i0, nullptr, i0, nq, nk);
+      gemm(false, false, nq, D, nk, 1.0f, s.data(), nk, v, 3 * C, 0.0f,
+           out + (b * T + i0) * C + h * D, C);
+    }
+  }
+}
+
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out,
+                        const float* lse, int64_t B, int64_t T, int64_t H, int64_t D) {
+  const int64_t C = H * D;
+  const float scale = 1.0f / std::sqrt(float(D));
+  const int64_t tasks = B * H;
+#pragma omp parallel
+  {
+    const size_t tile = static_cast<size_t>(std::min(kQueryBlock, T) * T);
+    std::vector<float> p(tile);
+    std::vector<float> dp(tile);
+#pragma omp for schedule(static)
+    for (int64_t task = 0; task < tasks; ++task) {
+      const int64_t b = task / H;
+      const int64_t h = task % H;
+      const float* k = qkv + b * T * 3 * C + C + h * D;
+      const float* v = qkv + b * T * 3 * C + 2 * C + h * D;
+      float* dk = dqkv + b * T * 3 * C + C + h * D;
+      float* dv = dqkv + b * T * 3 * C + 2 * C + h * D;
+      for (int64_t t = 0; t < T; ++t) {
+        std::fill(dk + t * 3 * C, dk + t * 3 * C + D, 0.0f);
+        std::fill(dv + t * 3 * C, dv + t * 3 * C + D, 0.0f);
+      }
+      for (int64_t i0 = 0; i0 < T; i0 += kQueryBlock) {
+        const int64_t nq = std::min(kQueryBlock, T - i0);
+        const int64_t nk = i0 + nq;
+        const float* q = qkv + (b * T + i0) * 3 * C + h * D;
+        const float* dO = dout + (b * T + i0) * C + h * D;
+        const float* O = out + (b * T + i0) * C + h * D;
+        float* dq = dqkv + (b * T + i0) * 3 * C + h * D;
+        gemm(false, true, nq, nk, D, scale, q, 3 * C, k, 3 * C, 0.0f, p.data(), nk);
+        softmax_rows(p.data(), nullptr, lse + (b * H + h) * T + i0, i0, nq, nk);
+        gemm(false, true, nq, nk, D, 1.0f, dO, C, v, 3 * C, 0.0f, dp.data(), nk);
+        // dS = P * (dP - rowsum(dO * O)) * scale; masked entries have P = 0.
+        for (int64_t r = 0; r < nq; ++r) {
+          float di = 0;
+#pragma omp simd reduction(+ : di)
+          for (int64_t d = 0; d < D; ++d) di += dO[r * C + d] * O[r * C + d];
+          float* ds = dp.data() + r * nk;
+          const float* pr = p.data() + r * nk;
+#pragma omp simd
+          for (int64_t j = 0; j < nk; ++j) ds[j] = pr[j] * (ds[j] - di) * scale;
+        }
+        gemm(false, false, nq, D, nk, 1.0f, dp.data(), nk, k, 3 * C, 0.0f, dq, 3 * C);
+        gemm(true, false, nk, D, nq, 1.0f, dp.data(), nk, q, 3 * C, 1.0f, dk, 3 * C);
+        gemm(true, false, nk, D, nq, 1.0f, p.data(), nk, dO, C, 1.0f, dv, 3 * C);
+      }
+    }
+  }
+}
+
+}  // namespace trainer::cpu

@@ -1,0 +1,65 @@
+// Element-wise ops and sum of squares (fast CPU path). Element-wise loops are `omp parallel
+// for simd` over the flat range, so in-place use (dinp == dout, out == a) is safe.
+// sum_squares adds fixed chunks of kSumChunk elements in double and combines the chunk sums
+// in chunk order: the same bits for every thread count.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/cpu_math.h"
+#include "kernels/cpu/cpu_ops.h"
+
+namespace trainer::cpu {
+
+namespace {
+constexpr int64_t kParallelMin = 1 << 15;  // below this, a parallel region costs more than it saves
+constexpr int64_t kSumChunk = 1 << 16;
+}  // namespace
+
+void gelu_forward(float* out, const float* inp, int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
+  for (int64_t i = 0; i < n; ++i) out[i] = gelu_fast(inp[i]);
+}
+
+void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
+  for (int64_t i = 0; i < n; ++i) dinp[i] = gelu_grad_fast(inp[i]) * dout[i];
+}
+
+void add(float* out, const float* a, const float* b, int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
+  for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+}
+
+void scale(float* x, float alpha, int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
+  for (int64_t i = 0; i < n; ++i) x[i] *= alpha;
+}
+
+void fill(float* x, float value, int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
+  for (int64_t i = 0; i < n; ++i) x[i] = value;
+}
+
+void copy(void* dst, const void* src, size_t bytes) {
+  if (bytes) std::memmove(dst, src, bytes);
+}
+
+double sum_squares(const float* x, int64_t n) {
+  const int64_t chunks = (n + kSumChunk - 1) / kSumChunk;
+  std::vector<double> partial(static_cast<size_t>(chunks));
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const float* p = x + c * kSumChunk;
+    const int64_t len = std::min(kSumChunk, n - c * kSumChunk);
+    double s = 0;
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < len; ++i) s += double(p[i]) * double(p[i]);
+    partial[static_cast<size_t>(c)] = s;
+  }
+  double total = 0;
+  for (double s : partial) total += s;
+  return total;
+}
+
+}  // namespace trainer::cpu

@@ -1,0 +1,64 @@
+// Fast fp32 CPU kernels behind CpuBackend (internal to kernels/cpu): raw pointers and sizes,
+// shapes already checked by the backend. Semantics are those of kernels/backend.h; the
+// reference loops in reference_ops.h define the same ops.
+//
+// Determinism: every kernel gives bit-identical results for any OpenMP thread count. Work
+// is split so that each output element is produced by exactly one thread in a fixed order:
+// row-wise ops parallelise over rows, reductions over rows (layernorm dweight/dbias,
+// bias_backward, encoder_backward) over blocks of output columns, sum_squares adds
+// fixed-size chunks whose partial sums are combined in chunk order, matmul runs one
+// single-threaded sgemm per fixed output panel, attention one task per (batch, head [, query
+// block]). No float atomics.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/backend.h"
+
+namespace trainer::cpu {
+
+// Columns per task in the column-parallel reductions: 64 floats = four cache lines.
+constexpr int64_t kColumnBlock = 64;
+
+void encoder_forward(float* out, const int32_t* tokens, const float* wte, const float* wpe,
+                     int64_t B, int64_t T, int64_t C, int64_t V, int64_t vocab_start);
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens,
+                      int64_t B, int64_t T, int64_t C, int64_t V, int64_t vocab_start);
+
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
+                       const float* weight, const float* bias, int64_t N, int64_t C);
+void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                        const float* inp, const float* weight, const float* mean,
+                        const float* rstd, int64_t N, int64_t C, Accumulate dinp_mode);
+
+void matmul(float* out, const float* a, const float* b, const float* bias, int64_t M, int64_t N,
+            int64_t K, Transpose ta, Transpose tb, Accumulate mode, float* gelu_out);
+void bias_backward(float* dbias, const float* dout, int64_t M, int64_t N);
+
+void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t H,
+                       int64_t D);
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out,
+                        const float* lse, int64_t B, int64_t T, int64_t H, int64_t D);
+
+void gelu_forward(float* out, const float* inp, int64_t n);
+void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n);
+void add(float* out, const float* a, const float* b, int64_t n);
+void scale(float* x, float alpha, int64_t n);
+void fill(float* x, float value, int64_t n);
+void copy(void* dst, const void* src, size_t bytes);
+double sum_squares(const float* x, int64_t n);
+
+void xent_max(float* maxes, const float* logits, int64_t N, int64_t Vl, int64_t valid_cols);
+void xent_sumexp(float* sumexp, float* target_logit, const float* logits, const float* maxes,
+                 const int32_t* targets, int64_t N, int64_t Vl, int64_t vocab_start,
+                 int64_t valid_cols);
+void xent_loss(float* losses, const float* maxes, const float* sumexp, const float* target_logit,
+               int64_t N);
+void xent_backward(float* dlogits, const float* logits, const float* maxes, const float* sumexp,
+                   const int32_t* targets, int64_t N, int64_t Vl, int64_t vocab_start,
+                   int64_t valid_cols, float dloss);
+
+void adamw(float* param, const float* grad, float* m, float* v, float* param_copy, int64_t n,
+           const AdamWStep& h);
+
+}  // namespace trainer::cpu

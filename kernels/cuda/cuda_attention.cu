@@ -1,0 +1,408 @@
+// Causal self-attention: argument checks, dispatch between the tensor-core kernels
+// (cuda_attention_mma.cu) and the scalar kernels here, and the D = rowsum(dO * O) pass.
+// Scalar kernels (any float dtype, head_dim up to 256, fp32 math): a block owns 32 rows of one
+// (batch, head), 8 warps x 4 rows; the other side streams through shared memory in tiles of 32
+// rows, one lane per row of the tile. Forward keeps (max, sum, output) per row in registers
+// (online softmax). Backward: one kernel owns query rows and accumulates dQ, another owns key
+// rows and accumulates dK and dV, each recomputing P = exp(s - lse).
+// Shared-memory rows read lane-by-row are padded to D + 1 floats (no bank conflicts).
+#include <cmath>
+#include <string>
+#include <type_traits>
+
+#include "kernels/cuda/cuda_attention.h"
+#include "kernels/cuda/cuda_common.cuh"
+#include "kernels/errors.h"
+
+namespace trainer::cuda {
+
+namespace {
+
+constexpr int kRows = 32;  // rows per block and per tile
+constexpr int kThreads = 256;
+constexpr int kRowsPerWarp = 4;
+constexpr unsigned kFull = 0xffffffffu;
+
+struct Strides {
+  int64_t s3;  // row stride of qkv (3 H D)
+  int64_t hd;  // row stride of out / dout (H D)
+};
+
+template <class T, int DPL>
+__global__ void __launch_bounds__(kThreads) attention_forward_scalar(T* out, float* lse, const T* qkv,
+                                                                     int T_len, int H, int D, float scale) {
+  extern __shared__ float smem[];
+  constexpr int DP = 32 * DPL;
+  const int Dk = D + 1;
+  float* Qs = smem;               // [kRows][D]
+  float* Ks = Qs + kRows * D;     // [kRows][D + 1]
+  float* Vs = Ks + kRows * Dk;    // [kRows][DP], zero past D
+  const int b = blockIdx.y / H, h = blockIdx.y % H;
+  const int q0 = (gridDim.x - 1 - blockIdx.x) * kRows;  // longest rows first
+  const Strides st{3LL * H * D, int64_t(H) * D};
+  const T* base = qkv + int64_t(b) * T_len * st.s3 + int64_t(h) * D;
+  for (int i = threadIdx.x; i < kRows * D; i += blockDim.x) {
+    const int t = q0 + i / D;
+    Qs[i] = t < T_len ? to_f32(base[t * st.s3 + i % D]) : 0.0f;
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  float m[kRowsPerWarp], l[kRowsPerWarp], o[kRowsPerWarp][DPL];
+#pragma unroll
+  for (int r = 0; r < kRowsPerWarp; ++r) {
+    m[r] = -INFINITY;
+    l[r] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < DPL; ++i) o[r][i] = 0.0f;
+  }
+  const int last_key = min(q0 + kRows, T_len) - 1;
+  for (int k0 = 0; k0 <= last_key; k0 += kRows) {
+    __syncthreads();
+    for (int i = threadIdx.x; i < kRows * DP; i += blockDim.x) {
+      const int j = i / DP, d = i % DP, t = k0 + j;
+      const bool ok = t < T_len && d < D;
+      if (d < D) Ks[j * Dk + d] = ok ? to_f32(base[t * st.s3 + st.hd + d]) : 0.0f;
+      Vs[i] = ok ? to_f32(base[t * st.s3 + 2 * st.hd + d]) : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int rr = 0; rr < kRowsPerWarp; ++rr) {
+      const int r = warp * kRowsPerWarp + rr, t = q0 + r;
+      if (t >= T_len || k0 > t) continue;  // warp-uniform
+      const int key = k0 + lane;
+      float s = -INFINITY;
+      if (key <= t) {
+        float acc = 0.0f;
+        for (int d = 0; d < D; ++d) acc += Qs[r * D + d] * Ks[lane * Dk + d];
+        s = acc * scale;
+      }
+      const float m_new = fmaxf(m[rr], warp_reduce(s, MaxOp{}));  // finite: key k0 <= t
+      const float p = key <= t ? expf(s - m_new) : 0.0f;
+      const float corr = expf(m[rr] - m_new);
+      l[rr] = l[rr] * corr + warp_reduce(p, SumOp{});
+      m[rr] = m_new;
+#pragma unroll
+      for (int i = 0; i < DPL; ++i) o[rr][i] *= corr;
+      for (int j = 0; j < kRows; ++j) {
+        const float pj = __shfl_sync(kFull, p, j);
+#pragma unroll
+        for (int i = 0; i < DPL; ++i) o[rr][i] += pj * Vs[j * DP + lane + 32 * i];
+      }
+    }
+  }
+#pragma unroll
+  for (int rr = 0; rr < kRowsPerWarp; ++rr) {
+    const int t = q0 + warp * kRowsPerWarp + rr;
+    if (t >= T_len) continue;
+    const float inv = 1.0f / l[rr];
+#pragma unroll
+    for (int i = 0; i < DPL; ++i) {
+      const int d = lane + 32 * i;
+      if (d < D) out[(int64_t(b) * T_len + t) * st.hd + int64_t(h) * D + d] = from_f32<T>(o[rr][i] * inv);
+    }
+    if (lane == 0) lse[(int64_t(b) * H + h) * T_len + t] = m[rr] + logf(l[rr]);
+  }
+}
+
+// dvec[(b,h,t)] = sum_d dout * out; one warp per (b, t, h).
+template <class T>
+__global__ void attention_dvec_kernel(float* dvec, const T* dout, const T* out, int64_t rows, int T_len,
+                                      int H, int D) {
+  const int64_t row = blockIdx.x * int64_t(blockDim.x / 32) + threadIdx.x / 32;
+  if (row >= rows) return;
+  const int lane = threadIdx.x % 32;
+  const T* d_row = dout + row * D;
+  const T* o_row = out + row * D;
+  float acc = 0.0f;
+  for (int d = lane; d < D; d += 32) acc += to_f32(d_row[d]) * to_f32(o_row[d]);
+  acc = warp_reduce(acc, SumOp{});
+  const int64_t bt = row / H;
+  const int h = static_cast<int>(row % H);
+  const int64_t b = bt / T_len, t = bt % T_len;
+  if (lane == 0) dvec[(b * H + h) * T_len + t] = acc;
+}
+
+template <class T, int DPL>
+__global__ void __launch_bounds__(kThreads) attention_dq_scalar(T* dqkv, const T* dout, const T* qkv, const float* lse,
+                                                                const float* dvec, int T_len, int H, int D,
+                                                                float scale) {
+  extern __shared__ float smem[];
+  const int Dk = D + 1;
+  float* Qs = smem;              // [kRows][D]
+  float* dOs = Qs + kRows * D;   // [kRows][D]
+  float* Ks = dOs + kRows * D;   // [kRows][D + 1]
+  float* Vs = Ks + kRows * Dk;   // [kRows][D + 1]
+  const int b = blockIdx.y / H, h = blockIdx.y % H;
+  const int q0 = (gridDim.x - 1 - blockIdx.x) * kRows;
+  const Strides st{3LL * H * D, int64_t(H) * D};
+  const T* base = qkv + int64_t(b) * T_len * st.s3 + int64_t(h) * D;
+  const T* dbase = dout + int64_t(b) * T_len * st.hd + int64_t(h) * D;
+  for (int i = threadIdx.x; i < kRows * D; i += blockDim.x) {
+    const int t = q0 + i / D, d = i % D;
+    Qs[i] = t < T_len ? to_f32(base[t * st.s3 + d]) : 0.0f;
+    dOs[i] = t < T_len ? to_f32(dbase[t * st.hd + d]) : 0.0f;
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const float* lse_bh = lse + (int64_t(b) * H + h) * T_len;
+  const float* dvec_bh = dvec + (int64_t(b) * H + h) * T_len;
+  float row_lse[kRowsPerWarp], row_d[kRowsPerWarp], dq[kRowsPerWarp][DPL];
+#pragma unroll
+  for (int rr = 0; rr < kRowsPerWarp; ++rr) {
+    const int t = q0 + warp * kRowsPerWarp + rr;
+    row_lse[rr] = t < T_len ? lse_bh[t] : 0.0f;
+    row_d[rr] = t < T_len ? dvec_bh[t] : 0.0f;
+#pragma unroll
+    for (int i = 0; i < DPL; ++i) dq[rr][i] = 0.0f;
+  }
+  const int last_key = min(q0 + kRows, T_len) - 1;
+  for (int k0 = 0; k0 <= last_key; k0 += kRows) {
+    __syncthreads();
+    for (int i = threadIdx.x; i < kRows * D; i += blockDim.x) {
+      const int j = i / D, d = i % D, t = k0 + j;
+      Ks[j * Dk + d] = t < T_len ? to_f32(base[t * st.s3 + st.hd + d]) : 0.0f;
+      Vs[j * Dk + d] = t < T_len ? to_f32(base[t * st.s3 + 2 * st.hd + d]) : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int rr = 0; rr < kRowsPerWarp; ++rr) {
+      const int r = warp * kRowsPerWarp + rr, t = q0 + r;
+      if (t >= T_len || k0 > t) continue;
+      const int key = k0 + lane;
+      float ds = 0.0f;
+      if (key <= t) {
+        float s = 0.0f, dp = 0.0f;
+        for (int d = 0; d < D; ++d) {
+          s += Qs[r * D + d] * Ks[lane * Dk + d];
+          dp += dOs[r * D + d] * Vs[lane * Dk + d];
+        }
+        const float p = expf(s * scale - row_lse[rr]);
+        ds = p * (dp - row_d[rr]);
+      }
+      for (int j = 0; j < kRows; ++j) {
+        const float dsj = __shfl_sync(kFull, ds, j);
+#pragma unroll
+        for (int i = 0; i < DPL; ++i) {
+          const int d = lane + 32 * i;
+          if (d < D) dq[rr][i] += dsj * Ks[j * Dk + d];
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int rr = 0; rr < kRowsPerWarp; ++rr) {
+    const int t = q0 + warp * kRowsPerWarp + rr;
+    if (t >= T_len) continue;
+#pragma unroll
+    for (int i = 0; i < DPL; ++i) {
+      const int d = lane + 32 * i;
+      if (d < D) dqkv[(int64_t(b) * T_len + t) * st.s3 + int64_t(h) * D + d] = from_f32<T>(dq[rr][i] * scale);
+    }
+  }
+}
+
+template <class T, int DPL>
+__global__ void __launch_bounds__(kThreads) attention_dkv_scalar(T* dqkv, const T* dout, const T* qkv, const float* lse,
+                                                                 const float* dvec, int T_len, int H, int D,
+                                                                 float scale) {
+  extern __shared__ float smem[];
+  const int Dq = D + 1;
+  float* Kr = smem;               // [kRows][D]   this block's key rows
+  float* Vr = Kr + kRows * D;     // [kRows][D]
+  float* Qs = Vr + kRows * D;     // [kRows][D + 1] query tile
+  float* dOs = Qs + kRows * Dq;   // [kRows][D + 1]
+  float* lse_s = dOs + kRows * Dq;
+  float* dvec_s = lse_s + kRows;
+  const int b = blockIdx.y / H, h = blockIdx.y % H;
+  const int k0 = blockIdx.x * kRows;  // smallest keys (most queries) first
+  const Strides st{3LL * H * D, int64_t(H) * D};
+  const T* base = qkv + int64_t(b) * T_len * st.s3 + int64_t(h) * D;
+  const T* dbase = dout + int64_t(b) * T_len * st.hd + int64_t(h) * D;
+  const float* lse_bh = lse + (int64_t(b) * H + h) * T_len;
+  const float* dvec_bh = dvec + (int64_t(b) * H + h) * T_len;
+  for (int i = threadIdx.x; i < kRows * D; i += blockDim.x) {
+    const int t = k0 + i / D, d = i % D;
+    Kr[i] = t < T_len ? to_f32(base[t * st.s3 + st.hd + d]) : 0.0f;
+    Vr[i] = t < T_len ? to_f32(base[t * st.s3 + 2 * st.hd + d]) : 0.0f;
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  float dk[kRowsPerWarp][DPL], dv[kRowsPerWarp][DPL];
+#pragma unroll
+  for (int rr = 0; rr < kRowsPerWarp; ++rr)
+#pragma unroll
+    for (int i = 0; i < DPL; ++i) dk[rr][i] = dv[rr][i] = 0.0f;
+  for (int q0 = k0; q0 < T_len; q0 += kRows) {
+    __syncthreads();
+    for (int i = threadIdx.x; i < kRows * D; i += blockDim.x) {
+      const int j = i / D, d = i % D, t = q0 + j;
+      Qs[j * Dq + d] = t < T_len ? to_f32(base[t * st.s3 + d]) : 0.0f;
+      dOs[j * Dq + d] = t < T_len ? to_f32(dbase[t * st.hd + d]) : 0.0f;
+    }
+    if (threadIdx.x < kRows) {
+      const int t = q0 + threadIdx.x;
+      lse_s[threadIdx.x] = t < T_len ? lse_bh[t] : 0.0f;
+      dvec_s[threadIdx.x] = t < T_len ? dvec_bh[t] : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int rr = 0; rr < kRowsPerWarp; ++rr) {
+      const int r = warp * kRowsPerWarp + rr, key = k0 + r;
+      if (key >= T_len || q0 + kRows - 1 < key) continue;
+      const int q = q0 + lane;
+      float p = 0.0f, ds = 0.0f;
+      if (q >= key && q < T_len) {
+        float s = 0.0f, dp = 0.0f;
+        for (int d = 0; d < D; ++d) {
+          s += Qs[lane * Dq + d] * Kr[r * D + d];
+          dp += dOs[lane * Dq + d] * Vr[r * D + d];
+        }
+        p = expf(s * scale - lse_s[lane]);
+        ds = p * (dp - dvec_s[lane]);
+      }
+      for (int j = 0; j < kRows; ++j) {
+        const float pj = __shfl_sync(kFull, p, j);
+        const float dsj = __shfl_sync(kFull, ds, j);
+#pragma unroll
+        for (int i = 0; i < DPL; ++i) {
+          const int d = lane + 32 * i;
+          if (d < D) {
+            dv[rr][i] += pj * dOs[j * Dq + d];
+            dk[rr][i] += dsj * Qs[j * Dq + d];
+          }
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int rr = 0; rr < kRowsPerWarp; ++rr) {
+    const int key = k0 + warp * kRowsPerWarp + rr;
+    if (key >= T_len) continue;
+    T* row = dqkv + (int64_t(b) * T_len + key) * st.s3 + int64_t(h) * D;
+#pragma unroll
+    for (int i = 0; i < DPL; ++i) {
+      const int d = lane + 32 * i;
+      if (d < D) {
+        row[st.hd + d] = from_f32<T>(dk[rr][i] * scale);
+        row[2 * st.hd + d] = from_f32<T>(dv[rr][i]);
+      }
+    }
+  }
+}
+
+// Calls f(std::integral_constant<int, DPL>) for the smallest DPL in {1, 2, 4, 8} with
+// 32 * DPL >= D.
+template <class F>
+void dispatch_dpl(int64_t D, F&& f) {
+  if (D <= 32) f(std::integral_constant<int, 1>{});
+  else if (D <= 64) f(std::integral_constant<int, 2>{});
+  else if (D <= 128) f(std::integral_constant<int, 4>{});
+  else f(std::integral_constant<int, 8>{});
+}
+
+// Dynamic shared memory above 48 KiB needs an opt-in per kernel (head sizes above 96).
+template <class K>
+void allow_smem(K kernel, size_t bytes) {
+  TRAINER_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+}
+
+AttentionShape attention_shape(const Tensor& qkv, int n_head, const char* what) {
+  TRAINER_CHECK(qkv.ndim == 3 && n_head > 0 && qkv.shape[2] % (3 * int64_t(n_head)) == 0,
+                std::string(what) + ": qkv " + qkv.shape_str() + " with n_head " + std::to_string(n_head));
+  AttentionShape s;
+  s.B = qkv.shape[0];
+  s.T = qkv.shape[1];
+  s.H = n_head;
+  s.D = qkv.shape[2] / (3 * n_head);
+  if (s.D > 256 || s.D < 1)
+    throw ConfigError("attention: head size " + std::to_string(s.D) +
+                      " (d_model / n_head) is not supported by the CUDA kernels; valid: 1 to 256");
+  TRAINER_CHECK(s.T < (int64_t(1) << 31) && s.B * s.H <= 65535, std::string(what) + ": too large");
+  return s;
+}
+
+void expect_shape(const Tensor& t, std::initializer_list<int64_t> dims, const char* what) {
+  bool ok = t.ndim == static_cast<int>(dims.size());
+  int i = 0;
+  for (int64_t d : dims) ok = ok && t.shape[i++] == d;
+  TRAINER_CHECK(ok, std::string(what) + " has shape " + t.shape_str());
+}
+
+}  // namespace
+
+void attention_forward(const Context& ctx, Tensor out, Tensor lse, Tensor qkv, int n_head) {
+  expect_float(qkv, "attention_forward qkv");
+  expect_dtype(out, qkv.dtype, "attention_forward out");
+  expect_dtype(lse, DType::f32, "attention_forward lse");
+  const AttentionShape s = attention_shape(qkv, n_head, "attention_forward");
+  expect_shape(out, {s.B, s.T, s.H * s.D}, "attention_forward out");
+  expect_shape(lse, {s.B, s.H, s.T}, "attention_forward lse");
+  if (s.B * s.T * s.H == 0) return;
+  if (attention_mma_supported(s, qkv.dtype) && aligned16(qkv.data) && aligned16(out.data)) {
+    attention_forward_mma(ctx, s, out, lse, qkv);
+    return;
+  }
+  const float scale = 1.0f / std::sqrt(float(s.D));
+  const dim3 grid(static_cast<unsigned>(ceil_div(s.T, kRows)), static_cast<unsigned>(s.B * s.H));
+  dispatch_float(qkv.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    dispatch_dpl(s.D, [&](auto dpl) {
+      constexpr int DPL = decltype(dpl)::value;
+      const size_t smem = sizeof(float) * kRows * (s.D + (s.D + 1) + 32 * DPL);
+      auto kernel = attention_forward_scalar<T, DPL>;
+      allow_smem(kernel, smem);
+      kernel<<<grid, kThreads, smem, ctx.stream>>>(out.ptr<T>(), lse.ptr<float>(), qkv.ptr<const T>(),
+                                                  int(s.T), int(s.H), int(s.D), scale);
+      TRAINER_LAUNCH_CHECK();
+    });
+  });
+}
+
+void attention_backward(const Context& ctx, Tensor dqkv, Tensor dout, Tensor qkv, Tensor out,
+                        Tensor lse, int n_head) {
+  expect_float(qkv, "attention_backward qkv");
+  expect_dtype(dqkv, qkv.dtype, "attention_backward dqkv");
+  expect_dtype(dout, qkv.dtype, "attention_backward dout");
+  expect_dtype(out, qkv.dtype, "attention_backward out");
+  expect_dtype(lse, DType::f32, "attention_backward lse");
+  const AttentionShape s = attention_shape(qkv, n_head, "attention_backward");
+  expect_shape(dqkv, {s.B, s.T, 3 * s.H * s.D}, "attention_backward dqkv");
+  expect_shape(dout, {s.B, s.T, s.H * s.D}, "attention_backward dout");
+  expect_shape(out, {s.B, s.T, s.H * s.D}, "attention_backward out");
+  expect_shape(lse, {s.B, s.H, s.T}, "attention_backward lse");
+  if (s.B * s.T * s.H == 0) return;
+  float* dvec = static_cast<float*>(ctx.workspace->get(sizeof(float) * s.B * s.H * s.T));
+  const int64_t rows = s.B * s.T * s.H;
+  dispatch_float(qkv.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    attention_dvec_kernel<T><<<static_cast<unsigned>(ceil_div(rows, kThreads / 32)), kThreads, 0, ctx.stream>>>(
+        dvec, dout.ptr<const T>(), out.ptr<const T>(), rows, int(s.T), int(s.H), int(s.D));
+    TRAINER_LAUNCH_CHECK();
+  });
+  if (attention_mma_supported(s, qkv.dtype) && aligned16(qkv.data) && aligned16(dqkv.data) &&
+      aligned16(dout.data)) {
+    attention_backward_mma(ctx, s, dqkv, dout, qkv, lse, dvec);
+    return;
+  }
+  const float scale = 1.0f / std::sqrt(float(s.D));
+  const dim3 grid(static_cast<unsigned>(ceil_div(s.T, kRows)), static_cast<unsigned>(s.B * s.H));
+  dispatch_float(qkv.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    dispatch_dpl(s.D, [&](auto dpl) {
+      constexpr int DPL = decltype(dpl)::value;
+      const size_t smem_dq = sizeof(float) * kRows * (2 * s.D + 2 * (s.D + 1));
+      auto dq_kernel = attention_dq_scalar<T, DPL>;
+      allow_smem(dq_kernel, smem_dq);
+      dq_kernel<<<grid, kThreads, smem_dq, ctx.stream>>>(dqkv.ptr<T>(), dout.ptr<const T>(), qkv.ptr<const T>(),
+                                                        lse.ptr<const float>(), dvec, int(s.T), int(s.H),
+                                                        int(s.D), scale);
+      TRAINER_LAUNCH_CHECK();
+      const size_t smem_dkv = sizeof(float) * kRows * (2 * s.D + 2 * (s.D + 1) + 2);
+      auto dkv_kernel = attention_dkv_scalar<T, DPL>;
+      allow_smem(dkv_kernel, smem_dkv);
+      dkv_kernel<<<grid, kThreads, smem_dkv, ctx.stream>>>(dqkv.ptr<T>(), dout.ptr<const T>(), qkv.ptr<const T>(),
+                                                          lse.ptr<const float>(), dvec, int(s.T), int(s.H),
+                                                          int(s.D), scale);
+      TRAINER_LAUNCH_CHECK();
+    });
+  });
+}
+
+}  // namespace trainer::cuda

@@ -1,0 +1,392 @@
+// Tensor-core flash attention for bf16, head_dim 64 or 128 (sm_80+: mma.sync m16n8k16 bf16
+// with f32 accumulators). A block of 4 warps owns 64 rows of one (batch, head); each warp owns
+// 16 of them. Tiles move global -> shared memory with 16-byte loads, rows padded by 8 elements
+// (16 bytes) so the fragment loads below are free of bank conflicts.
+// Fragment layout (PTX ISA, mma.m16n8k16, g = lane / 4, t = lane % 4):
+//   A (16x16, row-major): a0a1 = (g, 2t..2t+1), a2a3 = (g+8, 2t..), a4a5 = (g, 2t+8..),
+//                         a6a7 = (g+8, 2t+8..)
+//   B (16x8, k x n):      b0b1 = (k = 2t..2t+1, n = g), b2b3 = (k = 2t+8.., n = g)
+//   C (16x8, f32):        c0c1 = (g, 2t..2t+1), c2c3 = (g+8, 2t..2t+1)
+// so the accumulators of two adjacent n-tiles are, packed to bf16, the A fragment of the next
+// product (P V, dS K, ...): probabilities never leave registers.
+// Forward: online softmax in the log2 domain (scores pre-multiplied by log2(e) / sqrt(D)).
+// Backward: dQ kernel over query tiles, dK/dV kernel over key tiles (no atomics).
+#include <cmath>
+#include <string>
+
+#include "kernels/cuda/cuda_attention.h"
+#include "kernels/cuda/cuda_common.cuh"
+
+namespace trainer::cuda {
+
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kTile = 64;  // rows owned per block (16 per warp), and key tile of the forward
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+__device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t ld32(const bf16* p) { return *reinterpret_cast<const uint32_t*>(p); }
+
+__device__ __forceinline__ uint32_t pack_rows(const bf16* lo, const bf16* hi) {
+  return uint32_t(__bfloat16_as_ushort(*lo)) | (uint32_t(__bfloat16_as_ushort(*hi)) << 16);
+}
+
+__device__ __forceinline__ uint32_t pack_f32(float lo, float hi) { return bf16_bits(lo) | (bf16_bits(hi) << 16); }
+
+// A fragment of rows r0.. / columns k0.. of a row-major shared tile with row stride ld.
+__device__ __forceinline__ void load_a(uint32_t (&a)[4], const bf16* X, int ld, int r0, int k0, int g, int t) {
+  a[0] = ld32(X + (r0 + g) * ld + k0 + 2 * t);
+  a[1] = ld32(X + (r0 + g + 8) * ld + k0 + 2 * t);
+  a[2] = ld32(X + (r0 + g) * ld + k0 + 8 + 2 * t);
+  a[3] = ld32(X + (r0 + g + 8) * ld + k0 + 8 + 2 * t);
+}
+
+// B fragment with B[k][n] = Y[n][k] (Y row-major, k contiguous): e.g. K in Q K^T.
+__device__ __forceinline__ void load_b_kmajor(uint32_t& b0, uint32_t& b1, const bf16* Y, int ld, int n0, int k0,
+                                              int g, int t) {
+  b0 = ld32(Y + (n0 + g) * ld + k0 + 2 * t);
+  b1 = ld32(Y + (n0 + g) * ld + k0 + 8 + 2 * t);
+}
+
+// B fragment with B[k][n] = Z[k][n] (Z row-major, n contiguous): e.g. V in P V.
+__device__ __forceinline__ void load_b_nmajor(uint32_t& b0, uint32_t& b1, const bf16* Z, int ld, int k0, int n0,
+                                              int g, int t) {
+  const bf16* p = Z + (k0 + 2 * t) * ld + n0 + g;
+  b0 = pack_rows(p, p + ld);
+  b1 = pack_rows(p + 8 * ld, p + 9 * ld);
+}
+
+// A fragment (16 rows x 16 of k) from accumulators acc[2 kc] and acc[2 kc + 1].
+__device__ __forceinline__ void acc_to_a(uint32_t (&a)[4], const float (&lo)[4], const float (&hi)[4]) {
+  a[0] = pack_f32(lo[0], lo[1]);
+  a[1] = pack_f32(lo[2], lo[3]);
+  a[2] = pack_f32(hi[0], hi[1]);
+  a[3] = pack_f32(hi[2], hi[3]);
+}
+
+// rows x D tile from global rows row0.. (row stride `stride` elements) into shared memory
+// (row stride ld); rows at or past T_len are zero.
+template <int D>
+__device__ __forceinline__ void load_tile(bf16* dst, int ld, const bf16* src, int64_t stride, int rows, int row0,
+                                          int T_len) {
+  constexpr int kPerRow = D / 8;
+  for (int i = threadIdx.x; i < rows * kPerRow; i += blockDim.x) {
+    const int r = i / kPerRow, c = (i % kPerRow) * 8;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (row0 + r < T_len) v = *reinterpret_cast<const uint4*>(src + int64_t(row0 + r) * stride + c);
+    *reinterpret_cast<uint4*>(dst + r * ld + c) = v;
+  }
+}
+
+// S (16 x kN) += X rows [r0, r0 + 16) (k = D) times Y^T, Y rows [0, kN): the Q K^T pattern.
+template <int D, int kN>
+__device__ __forceinline__ void gemm_xyt(float (&s)[kN / 8][4], const bf16* X, const bf16* Y, int ld, int r0,
+                                         int g, int t) {
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    uint32_t a[4];
+    load_a(a, X, ld, r0, kk * 16, g, t);
+#pragma unroll
+    for (int nt = 0; nt < kN / 8; ++nt) {
+      uint32_t b0, b1;
+      load_b_kmajor(b0, b1, Y, ld, nt * 8, kk * 16, g, t);
+      mma_bf16(s[nt], a, b0, b1);
+    }
+  }
+}
+
+// O (16 x D) += P (16 x kK, in accumulators) times Z rows [0, kK) (row-major, D columns).
+template <int D, int kK>
+__device__ __forceinline__ void gemm_pz(float (&o)[D / 8][4], const float (&p)[kK / 8][4], const bf16* Z, int ld,
+                                        int g, int t) {
+#pragma unroll
+  for (int kc = 0; kc < kK / 16; ++kc) {
+    uint32_t a[4];
+    acc_to_a(a, p[2 * kc], p[2 * kc + 1]);
+#pragma unroll
+    for (int dn = 0; dn < D / 8; ++dn) {
+      uint32_t b0, b1;
+      load_b_nmajor(b0, b1, Z, ld, kc * 16, dn * 8, g, t);
+      mma_bf16(o[dn], a, b0, b1);
+    }
+  }
+}
+
+template <int D>
+__global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* out, float* lse, const bf16* qkv,
+                                                                         int T_len, int H, float scale_log2) {
+  constexpr int LD = D + 8;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
+  bf16* Ks = Qs + kTile * LD;
+  bf16* Vs = Ks + kTile * LD;
+  const int qt = gridDim.x - 1 - blockIdx.x;  // longest rows first
+  const int b = blockIdx.y / H, h = blockIdx.y % H;
+  const int64_t s3 = 3LL * H * D, hd = int64_t(H) * D;
+  const bf16* qbase = qkv + int64_t(b) * T_len * s3 + int64_t(h) * D;
+  const int q0 = qt * kTile;
+  load_tile<D>(Qs, LD, qbase, s3, kTile, q0, T_len);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int wr = warp * 16;
+  const int rows[2] = {q0 + wr + g, q0 + wr + g + 8};
+  float o[D / 8][4] = {};
+  float m[2] = {-INFINITY, -INFINITY};
+  float l[2] = {0.0f, 0.0f};
+  for (int kt = 0; kt <= qt; ++kt) {
+    const int k0 = kt * kTile;
+    __syncthreads();
+    load_tile<D>(Ks, LD, qbase + hd, s3, kTile, k0, T_len);
+    load_tile<D>(Vs, LD, qbase + 2 * hd, s3, kTile, k0, T_len);
+    __syncthreads();
+    float s[kTile / 8][4] = {};
+    gemm_xyt<D, kTile>(s, Qs, Ks, LD, wr, g, t);
+    float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int nt = 0; nt < kTile / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int key = k0 + nt * 8 + 2 * t + (e & 1);
+        const float v = (key > rows[e / 2] || key >= T_len) ? -INFINITY : s[nt][e] * scale_log2;
+        s[nt][e] = v;
+        mx[e / 2] = fmaxf(mx[e / 2], v);
+      }
+    float corr[2], base[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+      const float m_new = fmaxf(m[r], mx[r]);
+      base[r] = m_new == -INFINITY ? 0.0f : m_new;  // a fully masked row stays all zero
+      corr[r] = exp2f(m[r] - base[r]);
+      m[r] = m_new;
+      l[r] *= corr[r];
+    }
+#pragma unroll
+    for (int nt = 0; nt < kTile / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        s[nt][e] = exp2f(s[nt][e] - base[e / 2]);
+        l[e / 2] += s[nt][e];
+      }
+#pragma unroll
+    for (int dn = 0; dn < D / 8; ++dn) {
+      o[dn][0] *= corr[0];
+      o[dn][1] *= corr[0];
+      o[dn][2] *= corr[1];
+      o[dn][3] *= corr[1];
+    }
+    gemm_pz<D, kTile>(o, s, Vs, LD, g, t);
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float sum = l[r];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    if (rows[r] >= T_len) continue;
+    const float inv = 1.0f / sum;
+    bf16* dst = out + (int64_t(b) * T_len + rows[r]) * hd + int64_t(h) * D + 2 * t;
+#pragma unroll
+    for (int dn = 0; dn < D / 8; ++dn)
+      *reinterpret_cast<uint32_t*>(dst + dn * 8) = pack_f32(o[dn][2 * r] * inv, o[dn][2 * r + 1] * inv);
+    if (t == 0) lse[(int64_t(b) * H + h) * T_len + rows[r]] = (m[r] + log2f(sum)) * kLn2;
+  }
+}
+
+template <int D>
+__global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, const bf16* dout, const bf16* qkv,
+                                                                    const float* lse, const float* dvec, int T_len,
+                                                                    int H, float scale, float scale_log2) {
+  constexpr int LD = D + 8;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
+  bf16* dOs = Qs + kTile * LD;
+  bf16* Ks = dOs + kTile * LD;
+  bf16* Vs = Ks + kTile * LD;
+  const int qt = gridDim.x - 1 - blockIdx.x;
+  const int b = blockIdx.y / H, h = blockIdx.y % H;
+  const int64_t s3 = 3LL * H * D, hd = int64_t(H) * D;
+  const bf16* qbase = qkv + int64_t(b) * T_len * s3 + int64_t(h) * D;
+  const int q0 = qt * kTile;
+  load_tile<D>(Qs, LD, qbase, s3, kTile, q0, T_len);
+  load_tile<D>(dOs, LD, dout + int64_t(b) * T_len * hd + int64_t(h) * D, hd, kTile, q0, T_len);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int wr = warp * 16;
+  const int rows[2] = {q0 + wr + g, q0 + wr + g + 8};
+  float row_lse[2], row_d[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const bool ok = rows[r] < T_len;
+    row_lse[r] = ok ? lse[(int64_t(b) * H + h) * T_len + rows[r]] * kLog2e : 0.0f;
+    row_d[r] = ok ? dvec[(int64_t(b) * H + h) * T_len + rows[r]] : 0.0f;
+  }
+  float dq[D / 8][4] = {};
+  for (int kt = 0; kt <= qt; ++kt) {
+    const int k0 = kt * kTile;
+    __syncthreads();
+    load_tile<D>(Ks, LD, qbase + hd, s3, kTile, k0, T_len);
+    load_tile<D>(Vs, LD, qbase + 2 * hd, s3, kTile, k0, T_len);
+    __syncthreads();
+    float s[kTile / 8][4] = {};
+    float dp[kTile / 8][4] = {};
+    gemm_xyt<D, kTile>(s, Qs, Ks, LD, wr, g, t);
+    gemm_xyt<D, kTile>(dp, dOs, Vs, LD, wr, g, t);
+#pragma unroll
+    for (int nt = 0; nt < kTile / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int key = k0 + nt * 8 + 2 * t + (e & 1);
+        const int r = e / 2;
+        const bool ok = key <= rows[r] && key < T_len && rows[r] < T_len;
+        const float p = ok ? exp2f(s[nt][e] * scale_log2 - row_lse[r]) : 0.0f;
+        s[nt][e] = p * (dp[nt][e] - row_d[r]);  // dS
+      }
+    gemm_pz<D, kTile>(dq, s, Ks, LD, g, t);
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    if (rows[r] >= T_len) continue;
+    bf16* dst = dqkv + (int64_t(b) * T_len + rows[r]) * s3 + int64_t(h) * D + 2 * t;
+#pragma unroll
+    for (int dn = 0; dn < D / 8; ++dn)
+      *reinterpret_cast<uint32_t*>(dst + dn * 8) = pack_f32(dq[dn][2 * r] * scale, dq[dn][2 * r + 1] * scale);
+  }
+}
+
+// kBq: queries per streamed tile (32 for D = 128 keeps dK, dV, S and dP within registers).
+template <int D, int kBq>
+__global__ void __launch_bounds__(kThreads) attention_dkv_mma_kernel(bf16* dqkv, const bf16* dout, const bf16* qkv,
+                                                                     const float* lse, const float* dvec, int T_len,
+                                                                     int H, float scale, float scale_log2) {
+  constexpr int LD = D + 8;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  bf16* Ks = reinterpret_cast<bf16*>(smem_raw);
+  bf16* Vs = Ks + kTile * LD;
+  bf16* Qs = Vs + kTile * LD;
+  bf16* dOs = Qs + kBq * LD;
+  float* lse_s = reinterpret_cast<float*>(dOs + kBq * LD);
+  float* dvec_s = lse_s + kBq;
+  const int b = blockIdx.y / H, h = blockIdx.y % H;
+  const int k0 = blockIdx.x * kTile;  // smallest keys (most queries) first
+  const int64_t s3 = 3LL * H * D, hd = int64_t(H) * D;
+  const bf16* qbase = qkv + int64_t(b) * T_len * s3 + int64_t(h) * D;
+  const bf16* dobase = dout + int64_t(b) * T_len * hd + int64_t(h) * D;
+  const float* lse_bh = lse + (int64_t(b) * H + h) * T_len;
+  const float* dvec_bh = dvec + (int64_t(b) * H + h) * T_len;
+  load_tile<D>(Ks, LD, qbase + hd, s3, kTile, k0, T_len);
+  load_tile<D>(Vs, LD, qbase + 2 * hd, s3, kTile, k0, T_len);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int wr = warp * 16;
+  const int keys[2] = {k0 + wr + g, k0 + wr + g + 8};
+  float dk[D / 8][4] = {};
+  float dv[D / 8][4] = {};
+  for (int q0 = k0; q0 < T_len; q0 += kBq) {
+    __syncthreads();
+    load_tile<D>(Qs, LD, qbase, s3, kBq, q0, T_len);
+    load_tile<D>(dOs, LD, dobase, hd, kBq, q0, T_len);
+    for (int i = threadIdx.x; i < kBq; i += blockDim.x) {
+      const bool ok = q0 + i < T_len;
+      lse_s[i] = ok ? lse_bh[q0 + i] * kLog2e : 0.0f;
+      dvec_s[i] = ok ? dvec_bh[q0 + i] : 0.0f;
+    }
+    __syncthreads();
+    float pt[kBq / 8][4] = {};   // S^T, then P^T (keys x queries)
+    float dst[kBq / 8][4] = {};  // dP^T, then dS^T
+    gemm_xyt<D, kBq>(pt, Ks, Qs, LD, wr, g, t);
+    gemm_xyt<D, kBq>(dst, Vs, dOs, LD, wr, g, t);
+#pragma unroll
+    for (int nt = 0; nt < kBq / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int ql = nt * 8 + 2 * t + (e & 1);
+        const int q = q0 + ql;
+        const int key = keys[e / 2];
+        const bool ok = q >= key && q < T_len && key < T_len;
+        const float p = ok ? exp2f(pt[nt][e] * scale_log2 - lse_s[ql]) : 0.0f;
+        pt[nt][e] = p;
+        dst[nt][e] = p * (dst[nt][e] - dvec_s[ql]);
+      }
+    gemm_pz<D, kBq>(dv, pt, dOs, LD, g, t);
+    gemm_pz<D, kBq>(dk, dst, Qs, LD, g, t);
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    if (keys[r] >= T_len) continue;
+    bf16* row = dqkv + (int64_t(b) * T_len + keys[r]) * s3 + int64_t(h) * D + 2 * t;
+#pragma unroll
+    for (int dn = 0; dn < D / 8; ++dn) {
+      *reinterpret_cast<uint32_t*>(row + hd + dn * 8) = pack_f32(dk[dn][2 * r] * scale, dk[dn][2 * r + 1] * scale);
+      *reinterpret_cast<uint32_t*>(row + 2 * hd + dn * 8) = pack_f32(dv[dn][2 * r], dv[dn][2 * r + 1]);
+    }
+  }
+}
+
+template <class K>
+void allow_smem(K kernel, size_t bytes) {
+  TRAINER_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+}
+
+template <int D>
+void forward_d(const Context& ctx, const AttentionShape& s, Tensor out, Tensor lse, Tensor qkv) {
+  const size_t smem = sizeof(bf16) * 3 * kTile * (D + 8);
+  const dim3 grid(static_cast<unsigned>(ceil_div(s.T, kTile)), static_cast<unsigned>(s.B * s.H));
+  auto kernel = attention_forward_mma_kernel<D>;
+  allow_smem(kernel, smem);
+  kernel<<<grid, kThreads, smem, ctx.stream>>>(out.ptr<bf16>(), lse.ptr<float>(), qkv.ptr<const bf16>(), int(s.T),
+                                               int(s.H), kLog2e / std::sqrt(float(D)));
+  TRAINER_LAUNCH_CHECK();
+}
+
+template <int D>
+void backward_d(const Context& ctx, const AttentionShape& s, Tensor dqkv, Tensor dout, Tensor qkv, Tensor lse,
+                const float* dvec) {
+  constexpr int kBq = D == 128 ? 32 : 64;
+  const float scale = 1.0f / std::sqrt(float(D));
+  const dim3 grid(static_cast<unsigned>(ceil_div(s.T, kTile)), static_cast<unsigned>(s.B * s.H));
+  const size_t smem_dq = sizeof(bf16) * 4 * kTile * (D + 8);
+  auto dq_kernel = attention_dq_mma_kernel<D>;
+  allow_smem(dq_kernel, smem_dq);
+  dq_kernel<<<grid, kThreads, smem_dq, ctx.stream>>>(dqkv.ptr<bf16>(), dout.ptr<const bf16>(), qkv.ptr<const bf16>(),
+                                                     lse.ptr<const float>(), dvec, int(s.T), int(s.H), scale,
+                                                     scale * kLog2e);
+  TRAINER_LAUNCH_CHECK();
+  const size_t smem_dkv = sizeof(bf16) * (2 * kTile + 2 * kBq) * (D + 8) + sizeof(float) * 2 * kBq;
+  auto dkv_kernel = attention_dkv_mma_kernel<D, kBq>;
+  allow_smem(dkv_kernel, smem_dkv);
+  dkv_kernel<<<grid, kThreads, smem_dkv, ctx.stream>>>(dqkv.ptr<bf16>(), dout.ptr<const bf16>(),
+                                                       qkv.ptr<const bf16>(), lse.ptr<const float>(), dvec,
+                                                       int(s.T), int(s.H), scale, scale * kLog2e);
+  TRAINER_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+bool attention_mma_supported(const AttentionShape& s, DType dtype) {
+  return dtype == DType::bf16 && (s.D == 64 || s.D == 128);
+}
+
+void attention_forward_mma(const Context& ctx, const AttentionShape& s, Tensor out, Tensor lse, Tensor qkv) {
+  if (s.D == 64)
+    forward_d<64>(ctx, s, out, lse, qkv);
+  else
+    forward_d<128>(ctx, s, out, lse, qkv);
+}
+
+void attention_backward_mma(const Context& ctx, const AttentionShape& s, Tensor dqkv, Tensor dout, Tensor qkv,
+                            Tensor lse, const float* dvec) {
+  if (s.D == 64)
+    backward_d<64>(ctx, s, dqkv, dout, qkv, lse, dvec);
+  else
+    backward_d<128>(ctx, s, dqkv, dout, qkv, lse, dvec);
+}
+
+}  // namespace trainer::cuda

@@ -1,0 +1,157 @@
+// CudaBackend: the Backend interface on one GPU. One compute stream (non-blocking) carries
+// every op, copy and memset in issue order; device memory comes from cudaMalloc only (counted
+// for allocated_bytes / peak); a scratch workspace grows to its largest request and is reused;
+// the cuBLASLt workspace is allocated once. The ops themselves live in the .cu files
+// (cuda_ops.h) and cuda_matmul.cpp.
+#include <memory>
+#include <string>
+
+#include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_matmul.h"
+#include "kernels/cuda/cuda_ops.h"
+#include "kernels/errors.h"
+
+namespace trainer {
+
+namespace {
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(const BackendOptions& options, int device)
+      : device_(device),
+        act_(options.precision == Precision::bf16 ? DType::bf16 : DType::f32),
+        rounding_(options.stochastic_rounding ? cuda::Rounding::stochastic : cuda::Rounding::nearest) {
+    TRAINER_CUDA_CHECK(cudaSetDevice(device_));
+    TRAINER_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    workspace_ = std::make_unique<cuda::Workspace>(memory_, stream_);
+    matmul_ = std::make_unique<cuda::Matmul>(memory_);
+    ctx_.stream = stream_;
+    ctx_.workspace = workspace_.get();
+  }
+
+  ~CudaBackend() override {
+    TRAINER_CUDA_REPORT(cudaStreamSynchronize(stream_));
+    matmul_.reset();
+    workspace_.reset();
+    TRAINER_CUDA_REPORT(cudaStreamDestroy(stream_));
+  }
+
+  Device device() const override { return Device::cuda; }
+  std::string name() const override {
+    return std::string("cuda:") + std::to_string(device_) + " (" + dtype_name(act_) + ")";
+  }
+  DType act_dtype() const override { return act_; }
+
+  void* raw_alloc(size_t bytes) override { return memory_.alloc(bytes); }
+  void raw_free(void* ptr) override {
+    // The stream may still use the memory: cudaFree waits for the device, but be explicit.
+    TRAINER_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    memory_.free(ptr);
+  }
+  void copy_from_host(void* dst, const void* src, size_t bytes) override {
+    // From pageable memory (all our host buffers) the runtime stages the data before it
+    // returns, so the caller may reuse its buffer at once while the GPU keeps working.
+    if (bytes) TRAINER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
+  }
+  void copy_to_host(void* dst, const void* src, size_t bytes) override {
+    if (bytes) TRAINER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
+    TRAINER_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void copy(void* dst, const void* src, size_t bytes) override {
+    if (bytes) TRAINER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+  }
+  void memset_zero(void* dst, size_t bytes) override {
+    if (bytes) TRAINER_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, stream_));
+  }
+  void synchronize() override { TRAINER_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  size_t allocated_bytes() const override { return memory_.live_bytes(); }
+  size_t peak_allocated_bytes() const override { return memory_.peak_bytes(); }
+
+  void encoder_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe, int64_t vocab_start) override {
+    cuda::encoder_forward(ctx_, out, tokens, wte, wpe, vocab_start);
+  }
+  void encoder_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens, int64_t vocab_start) override {
+    cuda::encoder_backward(ctx_, dwte, dwpe, dout, tokens, vocab_start);
+  }
+  void layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight, Tensor bias) override {
+    cuda::layernorm_forward(ctx_, out, mean, rstd, inp, weight, bias);
+  }
+  void layernorm_backward(Tensor dinp, Tensor dweight, Tensor dbias, Tensor dout, Tensor inp, Tensor weight,
+                          Tensor mean, Tensor rstd, Accumulate dinp_mode) override {
+    cuda::layernorm_backward(ctx_, dinp, dweight, dbias, dout, inp, weight, mean, rstd, dinp_mode);
+  }
+  void matmul(Tensor out, Tensor a, Tensor b, Transpose ta, Transpose tb, Tensor bias, Accumulate mode,
+              Tensor gelu_out) override {
+    matmul_->run(ctx_, out, a, b, ta, tb, bias, mode, gelu_out);
+  }
+  void bias_backward(Tensor dbias, Tensor dout) override { cuda::bias_backward(ctx_, dbias, dout); }
+  void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head) override {
+    cuda::attention_forward(ctx_, out, lse, qkv, n_head);
+  }
+  void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse, int n_head) override {
+    cuda::attention_backward(ctx_, dqkv, dout, qkv, out, lse, n_head);
+  }
+  void gelu_forward(Tensor out, Tensor inp) override { cuda::gelu_forward(ctx_, out, inp); }
+  void gelu_backward(Tensor dinp, Tensor inp, Tensor dout) override { cuda::gelu_backward(ctx_, dinp, inp, dout); }
+  void add(Tensor out, Tensor a, Tensor b) override { cuda::add(ctx_, out, a, b); }
+  void scale(Tensor x, float alpha) override { cuda::scale(ctx_, x, alpha); }
+  void fill(Tensor x, float value) override { cuda::fill(ctx_, x, value); }
+  void cast(Tensor dst, Tensor src) override { cuda::cast(ctx_, dst, src); }
+  double sum_squares(Tensor x) override { return cuda::sum_squares(ctx_, x); }
+  void xent_max(Tensor maxes, Tensor logits, int64_t valid_cols) override {
+    cuda::xent_max(ctx_, maxes, logits, valid_cols);
+  }
+  void xent_sumexp(Tensor sumexp, Tensor target_logit, Tensor logits, Tensor maxes, Tensor targets,
+                   int64_t vocab_start, int64_t valid_cols) override {
+    cuda::xent_sumexp(ctx_, sumexp, target_logit, logits, maxes, targets, vocab_start, valid_cols);
+  }
+  void xent_loss(Tensor losses, Tensor maxes, Tensor sumexp, Tensor target_logit) override {
+    cuda::xent_loss(ctx_, losses, maxes, sumexp, target_logit);
+  }
+  void xent_backward(Tensor dlogits, Tensor logits, Tensor maxes, Tensor sumexp, Tensor targets,
+                     int64_t vocab_start, int64_t valid_cols, float dloss) override {
+    cuda::xent_backward(ctx_, dlogits, logits, maxes, sumexp, targets, vocab_start, valid_cols, dloss);
+  }
+  void adamw(Tensor param, Tensor grad, Tensor m, Tensor v, Tensor param_copy, const AdamWStep& h) override {
+    cuda::adamw(ctx_, param, grad, m, v, param_copy, h, rounding_);
+  }
+
+  cudaStream_t stream() const { return stream_; }
+  int device_index() const { return device_; }
+
+ private:
+  int device_;
+  DType act_;
+  cuda::Rounding rounding_;
+  cudaStream_t stream_ = nullptr;
+  cuda::DeviceMemory memory_;
+  std::unique_ptr<cuda::Workspace> workspace_;
+  std::unique_ptr<cuda::Matmul> matmul_;
+  cuda::Context ctx_;
+};
+
+CudaBackend& as_cuda(Backend& backend) {
+  auto* cuda_backend = dynamic_cast<CudaBackend*>(&backend);
+  TRAINER_CHECK(cuda_backend != nullptr, "expected the CUDA backend, got " + backend.name());
+  return *cuda_backend;
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options) {
+  if (options.attention == AttentionImpl::cudnn)
+    throw ConfigError("attention: cudnn is not available in this build; valid: flash, auto");
+  const int count = cuda_device_count();
+  if (count == 0)
+    throw ConfigError("train.device: cuda was requested but no CUDA GPU is available on this machine; "
+                      "valid here: cpu, auto");
+  TRAINER_CHECK(options.local_rank >= 0, "local_rank " + std::to_string(options.local_rank));
+  return std::make_unique<CudaBackend>(options, options.local_rank % count);
+}
+
+CUstream_st* cuda_backend_stream(Backend& backend) { return as_cuda(backend).stream(); }
+
+int cuda_backend_device(Backend& backend) { return as_cuda(backend).device_index(); }
+
+}  // namespace trainer

@@ -1,0 +1,226 @@
+// Token + position embedding, forward and backward.
+// Backward is deterministic without floating-point atomics: the positions of the batch are
+// bucketed by vocabulary row with a stable counting sort (integer counts only), then one
+// block owns each (row, 256-channel slice) of dwte and sums its bucket's rows of dout in
+// position order. dwpe sums over the batch per (t, c) in batch order.
+#include <string>
+
+#include "kernels/cuda/cuda_common.cuh"
+#include "kernels/cuda/cuda_ops.h"
+
+namespace trainer::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kSortChunk = 512;  // positions per block in the counting sort
+
+// out (B*T, C): one thread per 8-channel chunk of a row.
+template <class T>
+__global__ void encoder_forward_kernel(T* out, const int32_t* tokens, const T* wte, const T* wpe,
+                                       int64_t rows, int64_t T_len, int64_t C, int64_t Vl,
+                                       int64_t vocab_start, bool vec) {
+  const int64_t chunks_per_row = (C + kChunk - 1) / kChunk;
+  const int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (idx >= rows * chunks_per_row) return;
+  const int64_t row = idx / chunks_per_row;
+  const int64_t c0 = (idx % chunks_per_row) * kChunk;
+  const int count = static_cast<int>(min(int64_t(kChunk), C - c0));
+  const int64_t v = int64_t(tokens[row]) - vocab_start;
+  float x[kChunk];
+  if (v >= 0 && v < Vl) {
+    load_chunk(x, wte + v * C + c0, count, vec);
+  } else {
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) x[i] = 0.0f;
+  }
+  if (wpe) {
+    float p[kChunk];
+    load_chunk(p, wpe + (row % T_len) * C + c0, count, vec);
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) x[i] += p[i];
+  }
+  store_chunk(out + row * C + c0, x, count, vec);
+}
+
+// dwpe[t, c] += sum over b of dout[b, t, c].
+template <class T>
+__global__ void encoder_dwpe_kernel(float* dwpe, const T* dout, int64_t B, int64_t T_len, int64_t C) {
+  const int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (idx >= T_len * C) return;
+  float acc = 0;
+  for (int64_t b = 0; b < B; ++b) acc += to_f32(dout[b * T_len * C + idx]);
+  dwpe[idx] += acc;
+}
+
+// Local vocabulary row of a position, or -1 when its token is outside this slice.
+__device__ __forceinline__ int64_t local_row(const int32_t* tokens, int64_t p, int64_t vocab_start,
+                                             int64_t Vl) {
+  const int64_t v = int64_t(tokens[p]) - vocab_start;
+  return (v >= 0 && v < Vl) ? v : -1;
+}
+
+// hist (chunks, Vl): occurrences of each row within each chunk of kSortChunk positions.
+__global__ void sort_count_kernel(int32_t* hist, const int32_t* tokens, int64_t N, int64_t vocab_start,
+                                  int64_t Vl) {
+  const int64_t p = blockIdx.x * int64_t(kSortChunk) + threadIdx.x;
+  if (p >= N) return;
+  const int64_t v = local_row(tokens, p, vocab_start, Vl);
+  if (v >= 0) atomicAdd(&hist[blockIdx.x * Vl + v], 1);
+}
+
+// Per row: hist[g, v] becomes the exclusive prefix over chunks; count[v] the total.
+__global__ void sort_chunk_prefix_kernel(int32_t* hist, int32_t* count, int64_t chunks, int64_t Vl) {
+  const int64_t v = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (v >= Vl) return;
+  int32_t running = 0;
+  for (int64_t g = 0; g < chunks; ++g) {
+    const int32_t h = hist[g * Vl + v];
+    hist[g * Vl + v] = running;
+    running += h;
+  }
+  count[v] = running;
+}
+
+// start[v] = exclusive prefix sum of count over rows; one block of 1024 threads, each owning a
+// contiguous segment, segment totals scanned in shared memory (Hillis-Steele).
+constexpr int kScanThreads = 1024;
+__global__ void sort_row_starts_kernel(int32_t* start, const int32_t* count, int64_t Vl) {
+  __shared__ int32_t sums[kScanThreads];
+  const int64_t per = (Vl + kScanThreads - 1) / kScanThreads;
+  const int64_t begin = threadIdx.x * per;
+  const int64_t end = min(Vl, begin + per);
+  int32_t local = 0;
+  for (int64_t v = begin; v < end; ++v) local += count[v];
+  sums[threadIdx.x] = local;
+  __syncthreads();
+  for (int offset = 1; offset < kScanThreads; offset <<= 1) {
+    const int32_t add = threadIdx.x >= offset ? sums[threadIdx.x - offset] : 0;
+    __syncthreads();
+    sums[threadIdx.x] += add;
+    __syncthreads();
+  }
+  int32_t running = sums[threadIdx.x] - local;  // exclusive
+  for (int64_t v = begin; v < end; ++v) {
+    start[v] = running;
+    running += count[v];
+  }
+}
+
+// sorted[start[v] + hist[g, v] + rank within the chunk] = p, stable in p.
+__global__ void sort_scatter_kernel(int32_t* sorted, const int32_t* tokens, const int32_t* hist,
+                                    const int32_t* start, int64_t N, int64_t vocab_start, int64_t Vl) {
+  __shared__ int64_t rows[kSortChunk];
+  const int64_t p = blockIdx.x * int64_t(kSortChunk) + threadIdx.x;
+  rows[threadIdx.x] = p < N ? local_row(tokens, p, vocab_start, Vl) : -1;
+  __syncthreads();
+  const int64_t v = rows[threadIdx.x];
+  if (v < 0) return;
+  int32_t rank = 0;
+  for (int q = 0; q < static_cast<int>(threadIdx.x); ++q) rank += rows[q] == v;
+  sorted[start[v] + hist[blockIdx.x * Vl + v] + rank] = static_cast<int32_t>(p);
+}
+
+// Block (v, slice): dwte[v, c] += sum over the bucket of v (positions ascending) of dout[p, c].
+template <class T>
+__global__ void encoder_dwte_kernel(float* dwte, const T* dout, const int32_t* sorted,
+                                    const int32_t* start, const int32_t* count, int64_t C) {
+  const int64_t v = blockIdx.x;
+  const int32_t n = count[v];
+  const int64_t c = blockIdx.y * int64_t(blockDim.x) + threadIdx.x;
+  if (n == 0 || c >= C) return;
+  const int32_t* bucket = sorted + start[v];
+  float acc = 0;
+  for (int32_t k = 0; k < n; ++k) acc += to_f32(dout[int64_t(bucket[k]) * C + c]);
+  dwte[v * C + c] += acc;
+}
+
+}  // namespace
+
+void encoder_forward(const Context& ctx, Tensor out, Tensor tokens, Tensor wte, Tensor wpe,
+                     int64_t vocab_start) {
+  expect_float(out, "encoder_forward out");
+  expect_dtype(tokens, DType::i32, "encoder_forward tokens");
+  expect_dtype(wte, out.dtype, "encoder_forward wte");
+  TRAINER_CHECK(out.ndim == 3 && tokens.ndim == 2, "encoder_forward: out " + out.shape_str() +
+                                                       ", tokens " + tokens.shape_str());
+  const int64_t B = out.shape[0], T_len = out.shape[1], C = out.shape[2];
+  TRAINER_CHECK(tokens.shape[0] == B && tokens.shape[1] == T_len && wte.size(-1) == C,
+                "encoder_forward: tokens " + tokens.shape_str() + ", wte " + wte.shape_str());
+  const int64_t Vl = wte.numel() / C;
+  if (wpe.defined()) {
+    expect_dtype(wpe, out.dtype, "encoder_forward wpe");
+    TRAINER_CHECK(wpe.size(-1) == C && wpe.numel() / C >= T_len,
+                  "encoder_forward: wpe " + wpe.shape_str());
+  }
+  const int64_t rows = B * T_len;
+  if (rows * C == 0) return;
+  const bool vec = C % kChunk == 0 && aligned16(out.data) && aligned16(wte.data) &&
+                   (!wpe.defined() || aligned16(wpe.data));
+  const int64_t threads = rows * ceil_div(C, kChunk);
+  dispatch_float(out.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    encoder_forward_kernel<T><<<static_cast<unsigned>(ceil_div(threads, kThreads)), kThreads, 0, ctx.stream>>>(
+        out.ptr<T>(), tokens.ptr<const int32_t>(), wte.ptr<const T>(),
+        wpe.defined() ? wpe.ptr<const T>() : nullptr, rows, T_len, C, Vl, vocab_start, vec);
+    TRAINER_LAUNCH_CHECK();
+  });
+}
+
+void encoder_backward(const Context& ctx, Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens,
+                      int64_t vocab_start) {
+  expect_dtype(dwte, DType::f32, "encoder_backward dwte");
+  expect_float(dout, "encoder_backward dout");
+  expect_dtype(tokens, DType::i32, "encoder_backward tokens");
+  TRAINER_CHECK(dout.ndim == 3 && tokens.ndim == 2, "encoder_backward: dout " + dout.shape_str() +
+                                                        ", tokens " + tokens.shape_str());
+  const int64_t B = dout.shape[0], T_len = dout.shape[1], C = dout.shape[2];
+  TRAINER_CHECK(tokens.shape[0] == B && tokens.shape[1] == T_len && dwte.size(-1) == C,
+                "encoder_backward: tokens " + tokens.shape_str() + ", dwte " + dwte.shape_str());
+  const int64_t Vl = dwte.numel() / C;
+  const int64_t N = B * T_len;
+  if (N * C == 0) return;
+  dispatch_float(dout.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (dwpe.defined()) {
+      expect_dtype(dwpe, DType::f32, "encoder_backward dwpe");
+      TRAINER_CHECK(dwpe.size(-1) == C && dwpe.numel() / C >= T_len,
+                    "encoder_backward: dwpe " + dwpe.shape_str());
+      encoder_dwpe_kernel<T><<<static_cast<unsigned>(ceil_div(T_len * C, kThreads)), kThreads, 0, ctx.stream>>>(
+          dwpe.ptr<float>(), dout.ptr<const T>(), B, T_len, C);
+      TRAINER_LAUNCH_CHECK();
+    }
+    if (Vl == 0) return;
+    TRAINER_CHECK(N < (int64_t(1) << 31) && Vl <= 0x7fffffff && ceil_div(C, kThreads) <= 65535,
+                  "encoder_backward: sizes out of range");
+    const int64_t chunks = ceil_div(N, kSortChunk);
+    ScratchCarver plan(nullptr);
+    plan.take<int32_t>(chunks * Vl);
+    plan.take<int32_t>(Vl);
+    plan.take<int32_t>(Vl);
+    plan.take<int32_t>(N);
+    ScratchCarver carve(ctx.workspace->get(plan.bytes()));
+    int32_t* hist = carve.take<int32_t>(chunks * Vl);
+    int32_t* count = carve.take<int32_t>(Vl);
+    int32_t* start = carve.take<int32_t>(Vl);
+    int32_t* sorted = carve.take<int32_t>(N);
+    const int32_t* tok = tokens.ptr<const int32_t>();
+    TRAINER_CUDA_CHECK(cudaMemsetAsync(hist, 0, sizeof(int32_t) * chunks * Vl, ctx.stream));
+    sort_count_kernel<<<static_cast<unsigned>(chunks), kSortChunk, 0, ctx.stream>>>(hist, tok, N, vocab_start, Vl);
+    TRAINER_LAUNCH_CHECK();
+    sort_chunk_prefix_kernel<<<static_cast<unsigned>(ceil_div(Vl, kThreads)), kThreads, 0, ctx.stream>>>(
+        hist, count, chunks, Vl);
+    TRAINER_LAUNCH_CHECK();
+    sort_row_starts_kernel<<<1, kScanThreads, 0, ctx.stream>>>(start, count, Vl);
+    TRAINER_LAUNCH_CHECK();
+    sort_scatter_kernel<<<static_cast<unsigned>(chunks), kSortChunk, 0, ctx.stream>>>(
+        sorted, tok, hist, start, N, vocab_start, Vl);
+    TRAINER_LAUNCH_CHECK();
+    const dim3 grid(static_cast<unsigned>(Vl), static_cast<unsigned>(ceil_div(C, kThreads)));
+    encoder_dwte_kernel<T><<<grid, kThreads, 0, ctx.stream>>>(dwte.ptr<float>(), dout.ptr<const T>(),
+                                                              sorted, start, count, C);
+    TRAINER_LAUNCH_CHECK();
+  });
+}
+
+}  // namespace trainer::cuda

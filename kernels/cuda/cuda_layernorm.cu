@@ -1,0 +1,240 @@
+// LayerNorm (eps 1e-5, biased variance) forward and backward.
+// Forward: one warp per row, two passes over the row (mean, then variance about the mean),
+// statistics in f32. Backward: a block owns kBwdRows rows; it first writes its partial column
+// sums of dweight/dbias (dout * norm, dout) to scratch, then computes dinp row by row (one warp
+// per row). A second kernel adds the partials to dweight/dbias in block order, so the
+// parameter gradients are deterministic. The column pass reads dout before any dinp of the
+// block is written, so dinp may alias dout.
+#include <string>
+
+#include "kernels/cuda/cuda_common.cuh"
+#include "kernels/cuda/cuda_ops.h"
+
+namespace trainer::cuda {
+
+namespace {
+
+constexpr float kEps = 1e-5f;
+constexpr int kFwdThreads = 256;  // 8 rows per block
+constexpr int kBwdRows = 32;
+constexpr int kBwdThreads = 256;
+
+template <class T>
+__global__ void layernorm_forward_kernel(T* out, float* mean, float* rstd, const T* inp,
+                                         const T* weight, const T* bias, int64_t N, int64_t C,
+                                         bool vec) {
+  const int lane = threadIdx.x % 32;
+  const int64_t row = blockIdx.x * int64_t(blockDim.x / 32) + threadIdx.x / 32;
+  if (row >= N) return;
+  const T* x = inp + row * C;
+  float sum = 0;
+  for (int64_t c0 = lane * kChunk; c0 < C; c0 += 32 * kChunk) {
+    float v[kChunk];
+    load_chunk(v, x + c0, static_cast<int>(min(int64_t(kChunk), C - c0)), vec);
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j) sum += v[j];
+  }
+  const float m = warp_reduce(sum, SumOp{}) / float(C);
+  float var = 0;
+  for (int64_t c0 = lane * kChunk; c0 < C; c0 += 32 * kChunk) {
+    const int count = static_cast<int>(min(int64_t(kChunk), C - c0));
+    float v[kChunk];
+    load_chunk(v, x + c0, count, vec);
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j) {
+      const float d = j < count ? v[j] - m : 0.0f;
+      var += d * d;
+    }
+  }
+  const float s = 1.0f / sqrtf(warp_reduce(var, SumOp{}) / float(C) + kEps);
+  for (int64_t c0 = lane * kChunk; c0 < C; c0 += 32 * kChunk) {
+    const int count = static_cast<int>(min(int64_t(kChunk), C - c0));
+    float v[kChunk], w[kChunk], b[kChunk];
+    load_chunk(v, x + c0, count, vec);
+    load_chunk(w, weight + c0, count, vec);
+    load_chunk(b, bias + c0, count, vec);
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j) v[j] = (v[j] - m) * s * w[j] + b[j];
+    store_chunk(out + row * C + c0, v, count, vec);
+  }
+  if (lane == 0) {
+    if (mean) mean[row] = m;
+    if (rstd) rstd[row] = s;
+  }
+}
+
+template <class T>
+__global__ void layernorm_backward_kernel(T* dinp, float* partial_dw, float* partial_db,
+                                          const T* dout, const T* inp, const T* weight,
+                                          const float* mean, const float* rstd, int64_t N,
+                                          int64_t C, bool accumulate, bool vec) {
+  __shared__ float s_mean[kBwdRows];
+  __shared__ float s_rstd[kBwdRows];
+  const int64_t row0 = blockIdx.x * int64_t(kBwdRows);
+  const int rows = static_cast<int>(min(int64_t(kBwdRows), N - row0));
+  if (threadIdx.x < rows) {
+    s_mean[threadIdx.x] = mean[row0 + threadIdx.x];
+    s_rstd[threadIdx.x] = rstd[row0 + threadIdx.x];
+  }
+  __syncthreads();
+
+  // Column partials of dweight and dbias over this block's rows.
+  for (int64_t c = threadIdx.x; c < C; c += blockDim.x) {
+    float dw = 0, db = 0;
+    for (int r = 0; r < rows; ++r) {
+      const int64_t i = (row0 + r) * C + c;
+      const float d = to_f32(dout[i]);
+      dw += d * (to_f32(inp[i]) - s_mean[r]) * s_rstd[r];
+      db += d;
+    }
+    partial_dw[blockIdx.x * C + c] = dw;
+    partial_db[blockIdx.x * C + c] = db;
+  }
+  __syncthreads();
+
+  // dinp = rstd * (dnorm - mean(dnorm) - norm * mean(dnorm * norm)), dnorm = dout * weight.
+  const int lane = threadIdx.x % 32;
+  for (int r = threadIdx.x / 32; r < rows; r += blockDim.x / 32) {
+    const int64_t row = row0 + r;
+    const float m = s_mean[r], s = s_rstd[r];
+    const T* d_row = dout + row * C;
+    const T* x_row = inp + row * C;
+    float sum_dn = 0, sum_dn_n = 0;
+    for (int64_t c0 = lane * kChunk; c0 < C; c0 += 32 * kChunk) {
+      const int count = static_cast<int>(min(int64_t(kChunk), C - c0));
+      float d[kChunk], x[kChunk], w[kChunk];
+      load_chunk(d, d_row + c0, count, vec);
+      load_chunk(x, x_row + c0, count, vec);
+      load_chunk(w, weight + c0, count, vec);
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j) {
+        const float dn = d[j] * w[j];  // 0 past the row end (d is zero-padded)
+        sum_dn += dn;
+        sum_dn_n += dn * (x[j] - m) * s;
+      }
+    }
+    const float mean_dn = warp_reduce(sum_dn, SumOp{}) / float(C);
+    const float mean_dn_n = warp_reduce(sum_dn_n, SumOp{}) / float(C);
+    for (int64_t c0 = lane * kChunk; c0 < C; c0 += 32 * kChunk) {
+      const int count = static_cast<int>(min(int64_t(kChunk), C - c0));
+      float d[kChunk], x[kChunk], w[kChunk], g[kChunk];
+      load_chunk(d, d_row + c0, count, vec);
+      load_chunk(x, x_row + c0, count, vec);
+      load_chunk(w, weight + c0, count, vec);
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j)
+        g[j] = s * (d[j] * w[j] - mean_dn - (x[j] - m) * s * mean_dn_n);
+      if (accumulate) {
+        float old[kChunk];
+        load_chunk(old, dinp + row * C + c0, count, vec);
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j) g[j] += old[j];
+      }
+      store_chunk(dinp + row * C + c0, g, count, vec);
+    }
+  }
+}
+
+// dweight[c] += sum over blocks of partial_dw[block, c] (likewise dbias), in block order:
+// 32 columns x 32 thread rows; thread row y sums blocks y, y+32, ...; then row 0 adds the 32.
+__global__ void layernorm_param_grad_kernel(float* dweight, float* dbias, const float* partial_dw,
+                                            const float* partial_db, int64_t blocks, int64_t C) {
+  __shared__ float sw[32][33];
+  __shared__ float sb[32][33];
+  const int64_t c = blockIdx.x * int64_t(32) + threadIdx.x;
+  float w = 0, b = 0;
+  if (c < C)
+    for (int64_t g = threadIdx.y; g < blocks; g += 32) {
+      w += partial_dw[g * C + c];
+      b += partial_db[g * C + c];
+    }
+  sw[threadIdx.y][threadIdx.x] = w;
+  sb[threadIdx.y][threadIdx.x] = b;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < C) {
+    float tw = 0, tb = 0;
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+      tw += sw[i][threadIdx.x];
+      tb += sb[i][threadIdx.x];
+    }
+    dweight[c] += tw;
+    dbias[c] += tb;
+  }
+}
+
+void expect_stats(const Tensor& t, int64_t N, const char* what) {
+  expect_dtype(t, DType::f32, what);
+  TRAINER_CHECK(t.numel() == N, std::string(what) + " " + t.shape_str() + " needs " +
+                                    std::to_string(N) + " elements");
+}
+
+}  // namespace
+
+void layernorm_forward(const Context& ctx, Tensor out, Tensor mean, Tensor rstd, Tensor inp,
+                       Tensor weight, Tensor bias) {
+  expect_float(out, "layernorm_forward out");
+  expect_dtype(inp, out.dtype, "layernorm_forward inp");
+  expect_dtype(weight, out.dtype, "layernorm_forward weight");
+  expect_dtype(bias, out.dtype, "layernorm_forward bias");
+  const int64_t C = inp.size(-1);
+  const int64_t N = C ? inp.numel() / C : 0;
+  TRAINER_CHECK(out.numel() == N * C && weight.numel() == C && bias.numel() == C,
+                "layernorm_forward: out " + out.shape_str() + ", inp " + inp.shape_str() +
+                    ", weight " + weight.shape_str() + ", bias " + bias.shape_str());
+  if (mean.defined()) expect_stats(mean, N, "layernorm_forward mean");
+  if (rstd.defined()) expect_stats(rstd, N, "layernorm_forward rstd");
+  if (N * C == 0) return;
+  const bool vec = C % kChunk == 0 && aligned16(out.data) && aligned16(inp.data) &&
+                   aligned16(weight.data) && aligned16(bias.data);
+  dispatch_float(out.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const int64_t rows_per_block = kFwdThreads / 32;
+    layernorm_forward_kernel<T><<<static_cast<unsigned>(ceil_div(N, rows_per_block)), kFwdThreads, 0, ctx.stream>>>(
+        out.ptr<T>(), mean.ptr<float>(), rstd.ptr<float>(), inp.ptr<const T>(), weight.ptr<const T>(),
+        bias.ptr<const T>(), N, C, vec);
+    TRAINER_LAUNCH_CHECK();
+  });
+}
+
+void layernorm_backward(const Context& ctx, Tensor dinp, Tensor dweight, Tensor dbias,
+                        Tensor dout, Tensor inp, Tensor weight, Tensor mean, Tensor rstd,
+                        Accumulate dinp_mode) {
+  expect_float(dinp, "layernorm_backward dinp");
+  expect_dtype(dout, dinp.dtype, "layernorm_backward dout");
+  expect_dtype(inp, dinp.dtype, "layernorm_backward inp");
+  expect_dtype(weight, dinp.dtype, "layernorm_backward weight");
+  expect_dtype(dweight, DType::f32, "layernorm_backward dweight");
+  expect_dtype(dbias, DType::f32, "layernorm_backward dbias");
+  const int64_t C = inp.size(-1);
+  const int64_t N = C ? inp.numel() / C : 0;
+  TRAINER_CHECK(dinp.numel() == N * C && dout.numel() == N * C && weight.numel() == C &&
+                    dweight.numel() == C && dbias.numel() == C,
+                "layernorm_backward: dinp " + dinp.shape_str() + ", dout " + dout.shape_str() +
+                    ", inp " + inp.shape_str() + ", weight " + weight.shape_str());
+  expect_stats(mean, N, "layernorm_backward mean");
+  expect_stats(rstd, N, "layernorm_backward rstd");
+  if (N * C == 0) return;
+  const int64_t blocks = ceil_div(N, kBwdRows);
+  ScratchCarver plan(nullptr);
+  plan.take<float>(blocks * C);
+  plan.take<float>(blocks * C);
+  ScratchCarver carve(ctx.workspace->get(plan.bytes()));
+  float* partial_dw = carve.take<float>(blocks * C);
+  float* partial_db = carve.take<float>(blocks * C);
+  const bool vec = C % kChunk == 0 && aligned16(dinp.data) && aligned16(dout.data) &&
+                   aligned16(inp.data) && aligned16(weight.data);
+  dispatch_float(dinp.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    layernorm_backward_kernel<T><<<static_cast<unsigned>(blocks), kBwdThreads, 0, ctx.stream>>>(
+        dinp.ptr<T>(), partial_dw, partial_db, dout.ptr<const T>(), inp.ptr<const T>(),
+        weight.ptr<const T>(), mean.ptr<const float>(), rstd.ptr<const float>(), N, C,
+        dinp_mode == Accumulate::add, vec);
+    TRAINER_LAUNCH_CHECK();
+  });
+  layernorm_param_grad_kernel<<<static_cast<unsigned>(ceil_div(C, 32)), dim3(32, 32), 0, ctx.stream>>>(
+      dweight.ptr<float>(), dbias.ptr<float>(), partial_dw, partial_db, blocks, C);
+  TRAINER_LAUNCH_CHECK();
+}
+
+}  // namespace trainer::cuda

@@ -1,0 +1,231 @@
+// Matrix products through cuBLASLt (see cuda_matmul.h for the layout trick and precision).
+// Epilogue choice: bias -> CUBLASLT_EPILOGUE_BIAS; bias + GELU with bf16 output and N % 8 == 0
+// -> CUBLASLT_EPILOGUE_GELU_AUX_BIAS (D = gelu_out, aux = the pre-activation `out`). GELU in
+// fp32 always runs as our own kernel, so fp32 results do not depend on cuBLASLt's GELU
+// approximation. When cuBLASLt has no algorithm for an epilogue (an unusual type or alignment
+// mix), the plain product runs and our kernels add the bias and GELU: same result.
+#include "kernels/cuda/cuda_matmul.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "kernels/cuda/cuda_check.h"
+
+namespace trainer::cuda {
+
+namespace {
+
+constexpr size_t kWorkspaceBytes = size_t(32) << 20;  // cuBLASLt's recommendation for Hopper
+
+cudaDataType_t cuda_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return CUDA_R_32F;
+    case DType::bf16: return CUDA_R_16BF;
+    default: TRAINER_CHECK(false, std::string("matmul: unsupported dtype ") + dtype_name(dtype));
+  }
+  return CUDA_R_32F;
+}
+
+// Largest power of two (<= 256) dividing the address: what cuBLASLt may assume.
+uint32_t alignment(const void* ptr) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  uint32_t a = 256;
+  while (a > 1 && p % a != 0) a >>= 1;
+  return a;
+}
+
+struct Layout {
+  cublasLtMatrixLayout_t desc = nullptr;
+  Layout(cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld) {
+    TRAINER_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&desc, type, static_cast<uint64_t>(rows),
+                                                    static_cast<uint64_t>(cols), ld));
+  }
+  ~Layout() { TRAINER_CUBLAS_REPORT(cublasLtMatrixLayoutDestroy(desc)); }
+  Layout(const Layout&) = delete;
+  Layout& operator=(const Layout&) = delete;
+};
+
+struct OpDesc {
+  cublasLtMatmulDesc_t desc = nullptr;
+  OpDesc() { TRAINER_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F)); }
+  ~OpDesc() { TRAINER_CUBLAS_REPORT(cublasLtMatmulDescDestroy(desc)); }
+  OpDesc(const OpDesc&) = delete;
+  OpDesc& operator=(const OpDesc&) = delete;
+  template <class V>
+  void set(cublasLtMatmulDescAttributes_t attr, const V& value) {
+    TRAINER_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof value));
+  }
+};
+
+struct Preference {
+  cublasLtMatmulPreference_t desc = nullptr;
+  Preference() { TRAINER_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&desc)); }
+  ~Preference() { TRAINER_CUBLAS_REPORT(cublasLtMatmulPreferenceDestroy(desc)); }
+  Preference(const Preference&) = delete;
+  Preference& operator=(const Preference&) = delete;
+  template <class V>
+  void set(cublasLtMatmulPreferenceAttributes_t attr, const V& value) {
+    TRAINER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(desc, attr, &value, sizeof value));
+  }
+};
+
+// Rows and columns of a tensor seen as a matrix: all leading dimensions fold into rows.
+void matrix_dims(const Tensor& t, int64_t* rows, int64_t* cols) {
+  *cols = t.ndim ? t.size(-1) : 1;
+  *rows = *cols ? t.numel() / *cols : 0;
+}
+
+}  // namespace
+
+// One product in cuBLASLt's column-major terms: D (m = N, n = M) = op(A = b) op(B = a).
+struct Matmul::Problem {
+  Tensor out, a, b, bias, gelu_out;
+  Transpose ta = Transpose::none, tb = Transpose::none;
+  int64_t M = 0, N = 0, K = 0;
+  bool accumulate = false;
+};
+
+Matmul::Matmul(DeviceMemory& memory) : memory_(memory) {
+  TRAINER_CUBLAS_CHECK(cublasLtCreate(&handle_));
+  workspace_ = memory_.alloc(kWorkspaceBytes);
+  workspace_bytes_ = kWorkspaceBytes;
+}
+
+Matmul::~Matmul() {
+  try {
+    memory_.free(workspace_);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+  }
+  TRAINER_CUBLAS_REPORT(cublasLtDestroy(handle_));
+}
+
+void Matmul::run(const Context& ctx, Tensor out, Tensor a, Tensor b, Transpose ta, Transpose tb,
+                 Tensor bias, Accumulate mode, Tensor gelu_out) {
+  expect_float(out, "matmul out");
+  expect_float(a, "matmul a");
+  expect_dtype(b, a.dtype, "matmul b");
+  TRAINER_CHECK(out.dtype == a.dtype || out.dtype == DType::f32,
+                std::string("matmul: out must be f32 or ") + dtype_name(a.dtype));
+  Problem p;
+  p.out = out;
+  p.a = a;
+  p.b = b;
+  p.ta = ta;
+  p.tb = tb;
+  p.bias = bias;
+  p.gelu_out = gelu_out;
+  p.accumulate = mode == Accumulate::add;
+  int64_t a_rows, a_cols, b_rows, b_cols;
+  matrix_dims(out, &p.M, &p.N);
+  matrix_dims(a, &a_rows, &a_cols);
+  matrix_dims(b, &b_rows, &b_cols);
+  const int64_t a_m = ta == Transpose::none ? a_rows : a_cols;
+  p.K = ta == Transpose::none ? a_cols : a_rows;
+  const int64_t b_k = tb == Transpose::none ? b_rows : b_cols;
+  const int64_t b_n = tb == Transpose::none ? b_cols : b_rows;
+  TRAINER_CHECK(a_m == p.M && b_k == p.K && b_n == p.N,
+                "matmul: out " + out.shape_str() + " a " + a.shape_str() + " b " + b.shape_str() +
+                    " do not fit with the transposes");
+  if (bias.defined()) {
+    expect_float(bias, "matmul bias");
+    TRAINER_CHECK(bias.numel() == p.N, "matmul: bias " + bias.shape_str() + " for N = " + std::to_string(p.N));
+  }
+  if (gelu_out.defined()) {
+    expect_dtype(gelu_out, out.dtype, "matmul gelu_out");
+    TRAINER_CHECK(gelu_out.numel() == out.numel(), "matmul: gelu_out " + gelu_out.shape_str());
+    TRAINER_CHECK(mode == Accumulate::overwrite, "matmul: gelu_out needs Accumulate::overwrite");
+  }
+  if (p.M * p.N == 0) return;
+  TRAINER_CHECK(p.K > 0, "matmul: inner dimension is 0");
+
+  const bool fuse_gelu = gelu_out.defined() && out.dtype == DType::bf16 && p.N % 8 == 0;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  if (fuse_gelu)
+    epilogue = bias.defined() ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
+  else if (bias.defined())
+    epilogue = CUBLASLT_EPILOGUE_BIAS;
+
+  bool bias_done = bias.defined(), gelu_done = fuse_gelu;
+  if (!try_run(ctx, p, epilogue)) {
+    TRAINER_CHECK(epilogue != CUBLASLT_EPILOGUE_DEFAULT && try_run(ctx, p, CUBLASLT_EPILOGUE_DEFAULT),
+                  "matmul: cuBLASLt has no algorithm for M=" + std::to_string(p.M) + " N=" +
+                      std::to_string(p.N) + " K=" + std::to_string(p.K) + " " + dtype_name(a.dtype) +
+                      " -> " + dtype_name(out.dtype));
+    bias_done = gelu_done = false;
+  }
+  if (bias.defined() && !bias_done) bias_add_rows(ctx, out, bias);
+  if (gelu_out.defined() && !gelu_done) gelu_forward(ctx, gelu_out, out);
+}
+
+bool Matmul::try_run(const Context& ctx, const Problem& p, cublasLtEpilogue_t epilogue) {
+  const bool gelu = epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS || epilogue == CUBLASLT_EPILOGUE_GELU_AUX;
+  const bool with_bias = epilogue == CUBLASLT_EPILOGUE_BIAS || epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  const cudaDataType_t ab_type = cuda_type(p.a.dtype);
+  const cudaDataType_t d_type = cuda_type(p.out.dtype);
+  // Column-major A = b's memory, B = a's memory, D = out (or gelu_out with aux = out).
+  const bool tb_t = p.tb == Transpose::transpose;
+  const bool ta_t = p.ta == Transpose::transpose;
+  Layout A(ab_type, tb_t ? p.K : p.N, tb_t ? p.N : p.K, tb_t ? p.K : p.N);
+  Layout B(ab_type, ta_t ? p.M : p.K, ta_t ? p.K : p.M, ta_t ? p.M : p.K);
+  Layout D(d_type, p.N, p.M, p.N);
+  void* d_ptr = gelu ? p.gelu_out.data : p.out.data;
+
+  OpDesc op;
+  const cublasOperation_t op_a = tb_t ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_b = ta_t ? CUBLAS_OP_T : CUBLAS_OP_N;
+  op.set(CUBLASLT_MATMUL_DESC_TRANSA, op_a);
+  op.set(CUBLASLT_MATMUL_DESC_TRANSB, op_b);
+  op.set(CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
+  if (with_bias) {
+    const void* bias_ptr = p.bias.data;
+    op.set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias_ptr);
+    const int32_t bias_type = cuda_type(p.bias.dtype);
+    op.set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, bias_type);
+  }
+  if (gelu) {
+    void* aux = p.out.data;
+    op.set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, aux);
+    const int64_t aux_ld = p.N;
+    op.set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, aux_ld);
+  }
+
+  const Key key = {p.M, p.N, p.K, int64_t(p.ta), int64_t(p.tb), int64_t(p.a.dtype),
+                   int64_t(p.out.dtype), with_bias ? int64_t(p.bias.dtype) : -1, int64_t(epilogue),
+                   alignment(p.a.data), alignment(p.b.data), alignment(d_ptr),
+                   with_bias ? alignment(p.bias.data) : 0, gelu ? alignment(p.out.data) : 0,
+                   p.accumulate ? 1 : 0, 0};
+  auto it = cache_.find(key);
+  if (it == cache_.end()) {
+    Preference pref;
+    pref.set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace_bytes_);
+    pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment(p.b.data));
+    pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment(p.a.data));
+    pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment(d_ptr));
+    pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment(d_ptr));
+    cublasLtMatmulHeuristicResult_t result{};
+    int returned = 0;
+    const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+        handle_, op.desc, A.desc, B.desc, D.desc, D.desc, pref.desc, 1, &result, &returned);
+    // For a fused epilogue any refusal means "use the plain product and our kernels"; for the
+    // plain product only "not supported" is an answer, anything else is an error.
+    if (epilogue == CUBLASLT_EPILOGUE_DEFAULT && status != CUBLAS_STATUS_NOT_SUPPORTED)
+      TRAINER_CUBLAS_CHECK(status);
+    CachedAlgo cached;
+    cached.found = status == CUBLAS_STATUS_SUCCESS && returned > 0 && result.state == CUBLAS_STATUS_SUCCESS;
+    if (cached.found) cached.algo = result.algo;
+    it = cache_.emplace(key, cached).first;
+  }
+  if (!it->second.found) return false;
+
+  const float alpha = 1.0f;
+  const float beta = p.accumulate ? 1.0f : 0.0f;
+  TRAINER_CUBLAS_CHECK(cublasLtMatmul(handle_, op.desc, &alpha, p.b.data, A.desc, p.a.data, B.desc,
+                                      &beta, d_ptr, D.desc, d_ptr, D.desc, &it->second.algo,
+                                      workspace_, workspace_bytes_, ctx.stream));
+  return true;
+}
+
+}  // namespace trainer::cuda

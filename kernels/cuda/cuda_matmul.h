@@ -1,0 +1,46 @@
+// Matrix products through cuBLASLt: out (M,N) = op(a) x op(b) [+ bias] [+ out], with the
+// bias (and, in bf16, GELU) epilogues fused where cuBLASLt offers them.
+// Invariants: tensors are row-major; cuBLASLt is column-major, so the product is computed
+// transposed (out^T = op(b)^T op(a)^T), which needs no data movement. Compute is strict fp32
+// (CUBLAS_COMPUTE_32F, no TF32) for f32 inputs and fp32 accumulation for bf16 inputs; weight
+// gradients read bf16 and accumulate into f32 (beta = 1). The workspace is allocated once.
+// Heuristic results are cached per problem (shapes, types, epilogue, pointer alignments).
+#pragma once
+
+#include <cublasLt.h>
+
+#include <array>
+#include <map>
+
+#include "kernels/cuda/cuda_ops.h"
+
+namespace trainer::cuda {
+
+class Matmul {
+ public:
+  explicit Matmul(DeviceMemory& memory);
+  ~Matmul();
+  Matmul(const Matmul&) = delete;
+  Matmul& operator=(const Matmul&) = delete;
+
+  void run(const Context& ctx, Tensor out, Tensor a, Tensor b, Transpose ta, Transpose tb,
+           Tensor bias, Accumulate mode, Tensor gelu_out);
+
+ private:
+  struct Problem;
+  using Key = std::array<int64_t, 16>;
+  // Runs the product with this epilogue if cuBLASLt has an algorithm for it; false if not.
+  bool try_run(const Context& ctx, const Problem& p, cublasLtEpilogue_t epilogue);
+
+  DeviceMemory& memory_;
+  cublasLtHandle_t handle_ = nullptr;
+  void* workspace_ = nullptr;
+  size_t workspace_bytes_ = 0;
+  struct CachedAlgo {
+    bool found = false;
+    cublasLtMatmulAlgo_t algo{};
+  };
+  std::map<Key, CachedAlgo> cache_;
+};
+
+}  // namespace trainer::cuda
