@@ -11,9 +11,13 @@ void add_train_command(CLI::App& app, CommandList& commands) {
   auto overrides = std::make_shared<std::vector<std::string>>();
   sub->add_option("recipe", *recipe_path, "Recipe file (YAML); see configs/README.md")->required();
   sub->add_option("--set", *overrides, "Override a recipe key, e.g. --set train.steps=100 (repeatable)");
-  commands.push_back({sub, [recipe_path, overrides]() {
+  auto stop_at = std::make_shared<int64_t>(0);
+  sub->add_option("--stop-at", *stop_at,
+                  "Stop after this step, writing a checkpoint when checkpoint.dir is set; the learning-rate "
+                  "schedule still spans train.steps (for splitting a run over several jobs)");
+  commands.push_back({sub, [recipe_path, overrides, stop_at]() {
                         Recipe recipe = load_recipe(*recipe_path, *overrides);
-                        return run_training(recipe);
+                        return run_training(recipe, *stop_at);
                       }});
 }
 

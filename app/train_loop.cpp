@@ -55,7 +55,7 @@ class Sampler {
 
 }  // namespace
 
-int run_training(const Recipe& recipe) {
+int run_training(const Recipe& recipe, int64_t stop_at) {
   MpiRuntime mpi(recipe.parallel.timeout_s);
   const bool rank0 = mpi.world().rank() == 0;
   Trainer t(recipe, mpi.world(), mpi.local_rank());
@@ -123,7 +123,15 @@ int run_training(const Recipe& recipe) {
     int32_t signal = preemption.requested();
     mpi.world().all_reduce(make_tensor(&signal, DType::i32, Device::cpu, {1}), ReduceOp::max);
     const bool periodic = recipe.checkpoint.every > 0 && s % recipe.checkpoint.every == 0;
-    if (checkpoints_on && (periodic || s == steps || signal != 0)) save();
+    const bool stopping = stop_at > 0 && s >= stop_at && s < steps;
+    if (checkpoints_on && (periodic || s == steps || signal != 0 || stopping)) save();
+    if (stopping) {
+      if (rank0) {
+        fmt::print("stopping after step {} (--stop-at){}\n", s, checkpoints_on ? "; checkpoint saved" : "");
+        std::fflush(stdout);
+      }
+      return 0;
+    }
     if (signal != 0) {
       if (rank0) {
         fmt::print("stopping after step {} on signal {} ({}); resume with the same command\n", s, signal,

@@ -7,6 +7,7 @@
 
 namespace trainer {
 
-int run_training(const Recipe& recipe);
+// stop_at > 0: stop after that step (checkpointing), as if preempted there.
+int run_training(const Recipe& recipe, int64_t stop_at = 0);
 
 }  // namespace trainer

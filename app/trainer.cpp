@@ -149,13 +149,20 @@ StepResult Trainer::train_step() {
   const int pp_rank = grid_->coords().pp;
   const Schedule schedule = par.pipeline == 1 ? Schedule::one_f_one_b : par.schedule;
   PipelineHooks hooks;
+  double forward_s = 0, backward_s = 0;
   hooks.forward = [&](int i) {
+    const double t0 = now_s();
     stage_->set_batch(i, in[i].data(), tg[i].data());
     stage_->forward(i, StageMode::train);
+    if (sync_timing_) backend_->synchronize();
+    forward_s += now_s() - t0;
   };
   hooks.backward = [&](int i) {
+    const double t0 = now_s();
     store_->begin_micro(i == m - 1);
     stage_->backward(i);
+    if (sync_timing_) backend_->synchronize();
+    backward_s += now_s() - t0;
   };
   hooks.recv_act_buffer = [&](int i) { return stage_->recv_act_buffer(i); };
   hooks.send_act_buffer = [&](int i) { return stage_->send_act_buffer(i); };
@@ -198,6 +205,8 @@ StepResult Trainer::train_step() {
   r.times.total_s = t_end - t_start;
   r.times.pipeline_wait_s = pt.wait_s;
   r.times.compute_s = (t_compute - t_start) - pt.wait_s;
+  r.times.forward_s = forward_s;
+  r.times.backward_s = backward_s;
   r.times.grad_sync_s = t_sync - t_compute;
   r.times.optimizer_s = t_end - t_sync;
   return r;

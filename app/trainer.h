@@ -23,6 +23,8 @@ namespace trainer {
 struct StepTimes {
   double total_s = 0;
   double compute_s = 0;    // forward + backward (including tensor-parallel collectives)
+  double forward_s = 0;    // exact only with set_sync_timing(true) on asynchronous devices
+  double backward_s = 0;
   double pipeline_wait_s = 0;
   double grad_sync_s = 0;  // finishing data-parallel reductions, tied-embedding sum, grad norm
   double optimizer_s = 0;
@@ -62,6 +64,9 @@ class Trainer {
                                 uint64_t seed);
 
   int64_t step() const { return step_; }
+  // Synchronise the device after each forward and backward so their times are exact (bench);
+  // off in training, where it would cost overlap.
+  void set_sync_timing(bool on) { sync_timing_ = on; }
   void set_step(int64_t step) { step_ = step; }
   const Recipe& recipe() const { return recipe_; }
   const GptConfig& config() const { return config_; }
@@ -94,6 +99,7 @@ class Trainer {
   LrSchedule lr_schedule_;
   int n_slots_ = 1;
   int64_t step_ = 0;
+  bool sync_timing_ = false;
 };
 
 GptConfig gpt_config_from(const Recipe& recipe);

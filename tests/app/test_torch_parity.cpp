@@ -26,22 +26,6 @@ namespace {
 
 constexpr int kSteps = 5;
 
-// MPI for the trainer's world (MPI_COMM_SELF). Initialised once per process and finalised at
-// exit: MPI cannot be initialised again after MPI_Finalize, and other cases of the same
-// process may need it too.
-void ensure_mpi() {
-  int initialized = 0;
-  REQUIRE(MPI_Initialized(&initialized) == MPI_SUCCESS);
-  if (initialized) return;
-  int provided = 0;
-  REQUIRE(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) == MPI_SUCCESS);
-  std::atexit([] {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (!finalized) MPI_Finalize();
-  });
-}
-
 // Byte-sized vocabulary padded to 320, 2 layers, d_model 64, 4 heads; the position table (48)
 // is longer than the training sequences (32), as for GPT-2 trained on short contexts.
 Recipe parity_recipe(const std::string& train_glob) {

@@ -19,3 +19,18 @@ make_byte_data() {
 
 # losses FILE: "step loss" lines of the train records of a metrics file.
 losses() { grep '"loss"' "$1" | sed -E 's/.*"step": ([0-9]+).*"loss": ([^,}]+).*/\1 \2/'; }
+
+MPIEXEC=(mpiexec --allow-run-as-root --oversubscribe -x OMP_NUM_THREADS=1 -x OMP_WAIT_POLICY=passive
+         -x OPENBLAS_NUM_THREADS=1)
+# layout_args D T P Z: --set arguments for a parallel layout.
+layout_args() {
+  echo --set parallel.data=$1 --set parallel.tensor=$2 --set parallel.pipeline=$3 --set parallel.zero=$4
+}
+# same_losses A B TOL: the "step loss" lines of A and B agree to TOL relative.
+same_losses() {
+  paste <(echo "$1") <(echo "$2") | awk -v tol="$3" '
+    { if ($1 != $3) { print "step mismatch: " $0; bad = 1; next }
+      d = $2 - $4; if (d < 0) d = -d; r = $4 < 0 ? -$4 : $4;
+      if (d > tol * r) { print "loss differs at step " $1 ": " $2 " vs " $4; bad = 1 } }
+    END { exit bad }'
+}

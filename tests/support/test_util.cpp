@@ -1,6 +1,7 @@
 // Helpers shared by the tests (see test_util.h).
 #include "tests/support/test_util.h"
 
+#include <mpi.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -18,6 +19,20 @@ namespace trainer::testing {
 std::string source_dir() { return TRAINER_SOURCE_DIR; }
 std::string binary_dir() { return TRAINER_BINARY_DIR; }
 std::string trainer_exe() { return TRAINER_EXE; }
+
+void ensure_mpi() {
+  int initialized = 0;
+  if (MPI_Initialized(&initialized) != MPI_SUCCESS) throw std::runtime_error("MPI_Initialized failed");
+  if (initialized) return;
+  int provided = 0;
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+    throw std::runtime_error("MPI_Init_thread failed");
+  std::atexit([] {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+  });
+}
 
 RunResult run_command(const std::string& command_line) {
   RunResult result;

@@ -15,6 +15,10 @@ struct RunResult {
   int exit_code = -1;
   std::string output;  // stdout and stderr together
 };
+// Initialises MPI once per process (as a singleton) and finalises it at exit, for in-process
+// tests that build an MpiComm over MPI_COMM_SELF.
+void ensure_mpi();
+
 // Runs a shell command line, capturing its output.
 RunResult run_command(const std::string& command_line);
 
