@@ -121,6 +121,10 @@ struct Recipe {
 // Loads a recipe file, applies "section.key=value" overrides (parsed with the same types and
 // errors as the file), fills defaults, and runs every check that does not need the world size.
 Recipe load_recipe(const std::string& path, const std::vector<std::string>& overrides);
+// The same for recipe text held in memory (a checkpoint's manifest); `name` stands for the
+// file in messages.
+Recipe load_recipe_text(const std::string& text, const std::string& name,
+                        const std::vector<std::string>& overrides);
 // Checks that need the world size (data * tensor * pipeline == world) and the backend.
 void check_layout(const Recipe& recipe, int world_size);
 // The fully resolved recipe as YAML (every key, defaults filled in).

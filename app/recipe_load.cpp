@@ -227,7 +227,11 @@ void check_required(const KeyOrigins& origins) {
 }  // namespace
 
 Recipe load_recipe(const std::string& path, const std::vector<std::string>& overrides) {
-  const std::string text = read_file_bytes(path);
+  return load_recipe_text(read_file_bytes(path), path, overrides);
+}
+
+Recipe load_recipe_text(const std::string& text, const std::string& path,
+                        const std::vector<std::string>& overrides) {
   check_text_bytes(text, path, true);
   std::vector<YAML::Node> docs = parse_documents(text, path);
   if (docs.empty() || (docs.size() == 1 && docs[0].IsNull()))

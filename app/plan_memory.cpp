@@ -1,0 +1,246 @@
+// Per-rank memory model (see plan_memory.h). StagingPool mirrors ParamStore's pool and the
+// order in which GptStage calls acquire/release/grads/grads_done (model/param_store.cpp,
+// model/gpt_stage.cpp); a change there must be mirrored here, and mpi_plan_memory.cpp fails
+// until it is.
+#include "app/plan_memory.h"
+
+#include <algorithm>
+#include <deque>
+#include <numeric>
+
+#include "kernels/tensor.h"
+#include "parallel/shard.h"
+
+namespace trainer {
+
+int64_t PlanUnits::total() const { return std::accumulate(padded.begin(), padded.end(), int64_t(0)); }
+int64_t PlanUnits::shard_total() const { return total() / dp; }
+int64_t PlanUnits::max_padded() const {
+  return padded.empty() ? 0 : *std::max_element(padded.begin(), padded.end());
+}
+
+PlanUnits plan_units(const StageLayout& layout) {
+  PlanUnits u;
+  for (const LocalUnit& lu : layout.units()) u.padded.push_back(lu.padded);
+  u.dp = layout.options().dp;
+  u.n_layers = layout.n_layers();
+  u.first = layout.has_embedding();
+  u.last = layout.has_head();
+  u.unit_wte = layout.unit_wte();
+  u.unit_wpe = layout.unit_wpe();
+  u.unit_first_block = layout.n_layers() > 0 ? layout.unit_block(0) : -1;
+  u.unit_lnf = layout.unit_lnf();
+  u.unit_head_wte = layout.unit_head_wte();
+  return u;
+}
+
+PlanUnits plan_units_closed_form(const GptConfig& c, int tp, int dp, int pp, int pp_rank,
+                                 const std::vector<int>& stage_layers) {
+  const int64_t C = c.d_model;
+  const int64_t wte = int64_t(c.padded_vocab) / tp * C, wpe = int64_t(c.max_seq_len) * C;
+  // ln_1, ln_2 (4C) and the row-parallel biases (2C) are replicated; the rest is split.
+  const int64_t block = 12 * C * C / tp + 7 * C / tp + 6 * C;
+  const int64_t lnf = 2 * C;
+  PlanUnits u;
+  u.dp = dp;
+  u.first = pp_rank == 0;
+  u.last = pp_rank == pp - 1;
+  if (stage_layers.empty()) {
+    u.n_layers = c.n_layer / pp + (pp_rank < c.n_layer % pp ? 1 : 0);
+  } else {
+    u.n_layers = stage_layers[size_t(pp_rank)];
+  }
+  auto add = [&](int64_t numel) {
+    u.padded.push_back(round_up(numel, dp));
+    return int(u.padded.size()) - 1;
+  };
+  if (u.first) {
+    u.unit_wte = add(wte);
+    u.unit_wpe = add(wpe);
+  }
+  u.unit_first_block = u.n_layers > 0 ? int(u.padded.size()) : -1;
+  for (int l = 0; l < u.n_layers; ++l) add(block);
+  if (u.last) {
+    u.unit_lnf = add(lnf);
+    u.unit_head_wte = u.first ? u.unit_wte : add(wte);
+  }
+  return u;
+}
+
+StoreMemory plan_store_memory(const PlanUnits& u, int zero, int64_t act_bytes) {
+  const int64_t total = u.total(), shard = u.shard_total();
+  const bool act_f32 = act_bytes == 4;
+  const bool master_aliases_compute = act_f32 && zero < 3;
+  const bool master_full = zero == 0 || master_aliases_compute;
+  StoreMemory m;
+  if (zero < 3) m.params = total * act_bytes;
+  if (zero == 3 && !act_f32) m.params = shard * act_bytes;
+  if (!master_aliases_compute) m.master = (master_full ? total : shard) * 4;
+  m.grads = (zero < 2 ? total : shard) * 4;
+  m.optimizer = 2 * (zero == 0 ? total : shard) * 4;
+  return m;
+}
+
+namespace {
+
+// ParamStore's staging pool and the calls that use it, for one rank.
+class StagingPool {
+ public:
+  StagingPool(const PlanUnits& u, int zero, int64_t act_bytes)
+      : u_(u), zero_(zero), act_(act_bytes), refs_(u.padded.size(), 0), temp_(u.padded.size(), 0) {}
+
+  void acquire(int unit) {
+    if (zero_ < 3) return;
+    if (refs_[size_t(unit)]++ == 0) take(u_.padded[size_t(unit)] * act_);
+  }
+  void release(int unit) {
+    if (zero_ < 3) return;
+    if (--refs_[size_t(unit)] == 0) give(u_.padded[size_t(unit)] * act_);
+  }
+  void grads(int unit) {
+    if (zero_ < 2 || temp_[size_t(unit)]) return;
+    take(u_.padded[size_t(unit)] * 4);
+    temp_[size_t(unit)] = 1;
+  }
+  // A unit's reduce-scatter: a shard-sized output, at most 2 in flight after each start.
+  void grads_done(int unit) {
+    if (zero_ < 2 || !temp_[size_t(unit)]) return;
+    take(u_.padded[size_t(unit)] / u_.dp * 4);
+    temp_[size_t(unit)] = 0;
+    pending_.push_back(unit);
+    while (pending_.size() > 2) complete_oldest();
+  }
+  void finish() {
+    while (!pending_.empty()) complete_oldest();
+  }
+
+  // GptStage::forward(train) and GptStage::backward.
+  void forward() {
+    if (u_.first) {
+      acquire(u_.unit_wte);
+      acquire(u_.unit_wpe);
+      release(u_.unit_wpe);
+      release(u_.unit_wte);
+    }
+    for (int l = 0; l < u_.n_layers; ++l) {
+      acquire(u_.unit_first_block + l);
+      release(u_.unit_first_block + l);
+    }
+    if (u_.last) {
+      acquire(u_.unit_lnf);
+      acquire(u_.unit_head_wte);
+      grads(u_.unit_head_wte);
+      grads(u_.unit_lnf);
+      release(u_.unit_head_wte);
+      release(u_.unit_lnf);
+    }
+  }
+  void backward() {
+    if (u_.last) {
+      grads_done(u_.unit_lnf);
+      if (!u_.first) grads_done(u_.unit_head_wte);
+    }
+    for (int l = u_.n_layers - 1; l >= 0; --l) {
+      const int unit = u_.unit_first_block + l;
+      acquire(unit);
+      grads(unit);
+      release(unit);
+      grads_done(unit);
+    }
+    if (u_.first) {
+      grads(u_.unit_wte);
+      grads(u_.unit_wpe);
+      grads_done(u_.unit_wpe);
+      grads_done(u_.unit_wte);
+    }
+  }
+
+  int64_t allocated() const { return allocated_; }
+
+ private:
+  void take(int64_t bytes) {
+    for (auto& f : free_) {
+      if (f.first == bytes && f.second > 0) {
+        f.second -= 1;
+        return;
+      }
+    }
+    allocated_ += bytes;
+  }
+  void give(int64_t bytes) {
+    for (auto& f : free_) {
+      if (f.first == bytes) {
+        f.second += 1;
+        return;
+      }
+    }
+    free_.push_back({bytes, 1});
+  }
+  void complete_oldest() {
+    const int unit = pending_.front();
+    pending_.pop_front();
+    give(u_.padded[size_t(unit)] / u_.dp * 4);
+    give(u_.padded[size_t(unit)] * 4);
+  }
+
+  const PlanUnits& u_;
+  int zero_;
+  int64_t act_;
+  std::vector<int> refs_;
+  std::vector<char> temp_;
+  std::deque<int> pending_;
+  std::vector<std::pair<int64_t, int>> free_;  // (bytes, free buffers of that size)
+  int64_t allocated_ = 0;
+};
+
+}  // namespace
+
+int64_t plan_staging_peak(const PlanUnits& u, int zero, int64_t act_bytes, Schedule schedule, int pp_rank, int pp,
+                          int micro_batches) {
+  if (zero < 2) return 0;
+  StagingPool pool(u, zero, act_bytes);
+  const int m = std::min(micro_batches, 4);
+  const Schedule s = pp == 1 ? Schedule::one_f_one_b : schedule;
+  for (const Action& a : make_schedule(s, pp_rank, pp, m)) {
+    if (a.kind == ActionKind::forward) pool.forward();
+    if (a.kind == ActionKind::backward) pool.backward();
+  }
+  pool.finish();
+  return pool.allocated();
+}
+
+int plan_slots(const PlanLayout& l, int pp_rank) {
+  return l.pipeline == 1 ? 1 : max_in_flight(l.schedule, pp_rank, l.pipeline, l.grad_accum());
+}
+
+PlanRankMemory plan_rank_memory(const GptConfig& c, const PlanLayout& l, int pp_rank, const PlanUnits& u,
+                                int64_t act_bytes) {
+  PlanRankMemory r;
+  r.pp_rank = pp_rank;
+  r.n_layers = u.n_layers;
+  r.param_elements = u.total();
+  r.store = plan_store_memory(u, l.zero, act_bytes);
+  r.staging = plan_staging_peak(u, l.zero, act_bytes, l.schedule, pp_rank, l.pipeline, l.grad_accum());
+  ActivationDims d;
+  d.micro_batch = l.micro_batch;
+  d.seq_len = l.seq_len;
+  d.d_model = c.d_model;
+  d.n_head = c.n_head;
+  d.padded_vocab = c.padded_vocab;
+  d.tp = l.tensor;
+  d.n_layers = u.n_layers;
+  d.first = u.first;
+  d.last = u.last;
+  d.act_bytes = act_bytes;
+  const int64_t slots = plan_slots(l, pp_rank);
+  const Recompute modes[3] = {Recompute::none, Recompute::gelu, Recompute::block};
+  for (int i = 0; i < 3; ++i) {
+    d.recompute = modes[i];
+    ActivationPlan p = plan_activations(d, slots);
+    r.acts_by_recompute[i] = p.activations();
+    if (modes[i] == l.recompute) r.acts = p;
+  }
+  return r;
+}
+
+}  // namespace trainer

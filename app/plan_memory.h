@@ -1,0 +1,91 @@
+// Memory of one rank for `trainer plan`: the parameter units it holds (from the trainer's own
+// StageLayout, or from a closed form of the same sizes for the layout search), the buffers
+// ParamStore allocates for them under each ZeRO stage, ParamStore's ZeRO-2/3 staging pool
+// (replayed call by call, as GptStage and the pipeline schedule make the calls) and the
+// activation buffers of plan_activation.h. All figures are bytes unless named elements.
+//
+// Invariant: for a rank of a running trainer, after its first step, the rank's total equals
+// what the trainer has allocated through its Backend (tests/app/mpi_plan_memory.cpp).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "app/plan_activation.h"
+#include "model/gpt_config.h"
+#include "model/stage_layout.h"
+#include "parallel/pipeline_schedule.h"
+
+namespace trainer {
+
+// A rank's parameter units in forward order (elements, each padded to a multiple of dp).
+struct PlanUnits {
+  std::vector<int64_t> padded;
+  int dp = 1;
+  int n_layers = 0;
+  bool first = true, last = true;
+  // Local unit indices as in StageLayout (-1 when absent).
+  int unit_wte = -1, unit_wpe = -1, unit_first_block = -1, unit_lnf = -1, unit_head_wte = -1;
+
+  int64_t total() const;        // StageLayout::total()
+  int64_t shard_total() const;  // StageLayout::shard_total()
+  int64_t max_padded() const;   // StageLayout::max_unit_padded()
+};
+
+// From the trainer's layout object.
+PlanUnits plan_units(const StageLayout& layout);
+// The same sizes from the model shape alone (no parameter table): for the layout search.
+PlanUnits plan_units_closed_form(const GptConfig& config, int tp, int dp, int pp, int pp_rank,
+                                 const std::vector<int>& stage_layers);
+
+// ParamStore's persistent buffers (its constructor).
+struct StoreMemory {
+  int64_t params = 0;     // compute copy (act dtype): whole, or the shard under ZeRO-3
+  int64_t master = 0;     // fp32 master where it is not the compute copy itself
+  int64_t grads = 0;      // f32 gradient accumulators: whole for zero 0/1, the shard for 2/3
+  int64_t optimizer = 0;  // AdamW m and v (f32): whole for zero 0, the shard otherwise
+  int64_t total() const { return params + master + grads + optimizer; }
+};
+StoreMemory plan_store_memory(const PlanUnits& units, int zero, int64_t act_bytes);
+
+// Peak bytes of ParamStore's staging pool over a training step: ZeRO-3's gathered units and
+// ZeRO-2/3's per-unit gradient buffers and reduce-scatter outputs (zero for zero 0/1). The
+// pool keeps every buffer it ever allocated for reuse, by exact size. The step is replayed
+// with min(micro-batches, 4) micro-batches in the schedule's order: after the first backward
+// the pool's pattern repeats, so more micro-batches allocate nothing new.
+int64_t plan_staging_peak(const PlanUnits& units, int zero, int64_t act_bytes, Schedule schedule, int pp_rank,
+                          int pp, int micro_batches);
+
+// Everything one rank allocates through its Backend.
+struct PlanRankMemory {
+  int pp_rank = 0;
+  int n_layers = 0;
+  int64_t param_elements = 0;  // units held, padded (StageLayout::total())
+  StoreMemory store;
+  int64_t staging = 0;         // ZeRO staging pool peak
+  ActivationPlan acts;         // the recipe's recomputation
+  int64_t acts_by_recompute[3] = {0, 0, 0};  // activations() under none, gelu, block
+  int64_t comm() const { return staging + acts.p2p; }
+  int64_t total() const { return store.total() + staging + acts.total(); }
+};
+
+// The layout parameters plan needs besides the model shape.
+struct PlanLayout {
+  int data = 1, tensor = 1, pipeline = 1, zero = 0;
+  int micro_batch = 1;
+  int global_batch = 1;
+  int seq_len = 1;
+  Schedule schedule = Schedule::one_f_one_b;
+  Recompute recompute = Recompute::none;
+  std::vector<int> stage_layers;  // empty = even split
+  int grad_accum() const { return global_batch / (micro_batch * data); }
+  int world() const { return data * tensor * pipeline; }
+};
+
+// Micro-batches alive at once on a stage, as the trainer sizes its activation slots.
+int plan_slots(const PlanLayout& layout, int pp_rank);
+// One rank of stage pp_rank, from its units (either source).
+PlanRankMemory plan_rank_memory(const GptConfig& config, const PlanLayout& layout, int pp_rank,
+                                const PlanUnits& units, int64_t act_bytes);
+
+}  // namespace trainer
