@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# trainer bench --json prints one JSON object with the documented fields, on one process and
+# under mpiexec with a pipeline (bubble) and data parallelism (communication).
+source "$(dirname "$0")/lib.sh"
+check() {  # json expected_world
+  /usr/bin/python3 - "$1" "$2" <<'PY' || fail "bad bench JSON: $1"
+import json, sys
+d = json.loads(sys.argv[1])
+need = ["tokens_per_s", "tokens_per_s_per_rank", "mfu", "step_s", "forward_s", "backward_s", "optimizer_s",
+        "comm_s", "bubble_s", "peak_memory_bytes", "planned_memory_bytes", "world", "data", "tensor", "pipeline",
+        "zero", "schedule", "micro_batch", "global_batch", "seq_len", "device", "precision", "flops_per_token",
+        "peak_flops_per_rank"]
+missing = [k for k in need if k not in d]
+assert not missing, missing
+assert d["world"] == int(sys.argv[2]), d["world"]
+assert d["tokens_per_s"] > 0 and 0 < d["mfu"] < 1, d
+assert abs(d["tokens_per_s_per_rank"] * d["world"] - d["tokens_per_s"]) < 1e-5 * d["tokens_per_s"]
+assert d["forward_s"] > 0 and d["backward_s"] > 0 and d["step_s"] >= d["forward_s"], d
+assert d["peak_memory_bytes"] > d["planned_memory_bytes"] > 0, d
+assert abs(d["tokens_per_s"] * d["step_s"] - d["global_batch"] * d["seq_len"]) < 1e-3 * d["global_batch"] * d["seq_len"]
+PY
+}
+out=$("$trainer" bench configs/debug/layouts.yaml --steps 2 --warmup 1 --json) || fail "bench: $out"
+[[ $(echo "$out" | wc -l) == 1 ]] || fail "more than one line: $out"
+check "$out" 1
+out=$("${MPIEXEC[@]}" -n 4 "$trainer" bench configs/debug/layouts.yaml $(layout_args 2 1 2 1) --steps 2 --warmup 1 --json) \
+  || fail "bench 4 ranks: $out"
+check "$out" 4
+/usr/bin/python3 -c "import json,sys; d=json.loads(sys.argv[1]); assert d['pipeline']==2 and d['bubble_s']>=0 and d['comm_s']>0" "$out" \
+  || fail "4-rank fields: $out"
+echo "PASS: $out"
