@@ -128,7 +128,8 @@ std::vector<CkptFileCheck> check_checkpoint_files(const std::string& dir, const 
       } else {
         const uint64_t h = file_xxh64(path, c.problem);
         if (c.problem.empty() && h != f.xxh64)
-          c.problem = fmt::format("checksum mismatch: xxh64 {:016x}, the manifest records {:016x} (corrupted)", h, f.xxh64);
+          c.problem =
+              fmt::format("checksum mismatch: xxh64 {:016x}, the manifest records {:016x} (corrupted)", h, f.xxh64);
       }
     }
     out.push_back(c);

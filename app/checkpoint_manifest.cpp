@@ -196,7 +196,7 @@ CkptManifest read_manifest(const std::string& dir) {
     }
   } catch (const YAML::Exception& e) {
     throw InputError(path + ": malformed checkpoint manifest: " + e.what());
-  } catch (const std::invalid_argument& e) {
+  } catch (const std::logic_error& e) {  // std::stoull: invalid_argument, out_of_range
     throw InputError(path + ": malformed checkpoint manifest: " + e.what());
   }
   return m;

@@ -36,8 +36,10 @@ CheckpointReader::CheckpointReader(const std::string& dir) : dir_(dir), manifest
     }
   }
   for (const CkptPiece& p : manifest_.pieces)
-    if (!spec_index_.count(p.name))
+    if (!spec_index_.count(p.name)) {
+      for (int x : fds_) ::close(x);
       throw InputError(dir + "/manifest.yaml: piece of unknown tensor '" + p.name + "' for this model shape");
+    }
 }
 
 CheckpointReader::~CheckpointReader() {

@@ -55,7 +55,8 @@ class CheckpointReader {
   std::set<int> verified_;
 };
 
-// Step directories under `root` with a manifest, newest first.
+// Step directories (step_NNNNNNNN) under `root`, newest first, complete or not: a missing
+// manifest or file is found when the checkpoint is opened, so that resume can report it.
 std::vector<std::string> list_checkpoints(const std::string& root);
 
 }  // namespace trainer

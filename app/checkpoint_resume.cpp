@@ -4,8 +4,10 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <map>
 #include <memory>
 
+#include "app/checkpoint_inspect.h"
 #include "kernels/errors.h"
 
 namespace trainer {
@@ -48,25 +50,31 @@ bool agree(Comm& world, bool ok) {
 
 void check_model_matches(const CheckpointReader& reader, const GptConfig& config) {
   const GptConfig& saved = reader.manifest().model;
-  auto mine = gpt2_param_table(config);
-  auto theirs = gpt2_param_table(saved);
-  for (size_t i = 0; i < std::max(mine.size(), theirs.size()); ++i) {
-    if (i >= theirs.size())
-      throw ConfigError("checkpoint " + reader.dir() + " has no tensor " + mine[i].name +
-                        " that the recipe's model needs (the checkpoint has " + std::to_string(saved.n_layer) +
-                        " layers, the recipe " + std::to_string(config.n_layer) + ")");
-    if (i >= mine.size())
-      throw ConfigError("checkpoint " + reader.dir() + " has tensor " + theirs[i].name +
-                        " that the recipe's model lacks (the checkpoint has " + std::to_string(saved.n_layer) +
-                        " layers, the recipe " + std::to_string(config.n_layer) + ")");
-    if (mine[i].name != theirs[i].name || mine[i].shape != theirs[i].shape)
-      throw ConfigError(fmt::format("checkpoint {}: tensor {} has shape [{}] but the recipe's model needs {} [{}]",
-                                    reader.dir(), theirs[i].name, fmt::join(theirs[i].shape, ", "), mine[i].name,
-                                    fmt::join(mine[i].shape, ", ")));
+  auto shape_text = [](const GptConfig& c) {
+    return fmt::format("n_layer {}, n_head {}, d_model {}, vocab_size {}, seq_len {}", c.n_layer, c.n_head, c.d_model,
+                       c.vocab_size, c.max_seq_len);
+  };
+  const std::string both = " (checkpoint: " + shape_text(saved) + "; recipe: " + shape_text(config) + ")";
+  // Matched by name, in the recipe's order: the first tensor that differs is named.
+  std::map<std::string, std::vector<int64_t>> theirs;
+  for (const ParamSpec& s : gpt2_param_table(saved)) theirs[s.name] = s.shape;
+  for (const ParamSpec& s : gpt2_param_table(config)) {
+    auto it = theirs.find(s.name);
+    if (it == theirs.end())
+      throw ConfigError(fmt::format("checkpoint {} has no tensor {} [{}] that the recipe's model needs{}", reader.dir(),
+                                    s.name, fmt::join(s.shape, ", "), both));
+    if (it->second != s.shape)
+      throw ConfigError(fmt::format("checkpoint {}: tensor {} has shape [{}] but the recipe's model needs [{}]{}",
+                                    reader.dir(), s.name, fmt::join(it->second, ", "), fmt::join(s.shape, ", "), both));
+    theirs.erase(it);
   }
-  if (saved.vocab_size != config.vocab_size)
-    throw ConfigError(fmt::format("checkpoint {}: model.vocab_size {} but the recipe has {}", reader.dir(),
-                                  saved.vocab_size, config.vocab_size));
+  for (const ParamSpec& s : gpt2_param_table(saved))
+    if (theirs.count(s.name))
+      throw ConfigError(fmt::format("checkpoint {} has tensor {} [{}] that the recipe's model lacks{}", reader.dir(),
+                                    s.name, fmt::join(s.shape, ", "), both));
+  if (saved.vocab_size != config.vocab_size || saved.n_head != config.n_head)
+    throw ConfigError(fmt::format("checkpoint {}: the model differs from the recipe's in {}{}", reader.dir(),
+                                  saved.vocab_size != config.vocab_size ? "model.vocab_size" : "model.n_head", both));
 }
 
 void load_checkpoint(Trainer& t, CheckpointReader& reader) {
@@ -93,7 +101,7 @@ std::string resume_from_checkpoint(Trainer& t, bool print) {
   }
   const bool explicit_path = c.resume != "auto";
   std::vector<std::string> candidates;
-  if (explicit_path) candidates.push_back(c.resume);
+  if (explicit_path) candidates.push_back(resolve_checkpoint_dir(c.resume));
   else if (!c.dir.empty()) candidates = list_checkpoints(c.dir);
   for (const std::string& dir : candidates) {
     std::unique_ptr<CheckpointReader> reader;

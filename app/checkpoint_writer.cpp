@@ -218,6 +218,29 @@ std::string save_checkpoint(Trainer& t, const LoaderState& loader_state) {
   return final_dir;
 }
 
+void probe_checkpoint_dir(const std::string& root, Comm& world) {
+  std::string error;
+  if (world.rank() == 0) {
+    try {
+      std::error_code ec;
+      fs::create_directories(root, ec);
+      if (ec) throw WriteError("cannot create " + root + ": " + ec.message());
+      const std::string probe = (fs::path(root) / ".write_probe").string();
+      {
+        FileWriter w(probe);
+        w.write("ok\n", 3);
+        w.finish();
+      }
+      fs::remove(probe, ec);
+    } catch (const WriteError& e) {
+      error = e.what();
+    }
+  }
+  if (!all_ok(world, error.empty()))
+    throw InputError("checkpoint.dir: " + root + " is not writable" + (error.empty() ? "" : ": " + error) +
+                     "; fix it or set checkpoint.dir to another directory");
+}
+
 void prune_checkpoints(const std::string& root, int keep) {
   if (keep <= 0) return;
   std::vector<std::string> all = list_checkpoints(root);

@@ -16,6 +16,10 @@
 namespace trainer {
 
 std::string save_checkpoint(Trainer& trainer, const LoaderState& loader_state);
+// Creates checkpoint.dir and writes and removes a probe file there, so an unwritable
+// directory is found before training starts rather than at the first save (collective;
+// InputError on every rank).
+void probe_checkpoint_dir(const std::string& root, Comm& world);
 // Keeps the newest `keep` complete checkpoints under root (keep 0 keeps all).
 void prune_checkpoints(const std::string& root, int keep);
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "kernels/errors.h"
+#include "kernels/tensor.h"
 
 namespace trainer {
 

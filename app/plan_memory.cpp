@@ -22,6 +22,7 @@ int64_t PlanUnits::max_padded() const {
 PlanUnits plan_units(const StageLayout& layout) {
   PlanUnits u;
   for (const LocalUnit& lu : layout.units()) u.padded.push_back(lu.padded);
+  for (const LocalParam& p : layout.params()) u.max_param = std::max(u.max_param, p.numel);
   u.dp = layout.options().dp;
   u.n_layers = layout.n_layers();
   u.first = layout.has_embedding();
@@ -64,6 +65,11 @@ PlanUnits plan_units_closed_form(const GptConfig& c, int tp, int dp, int pp, int
     u.unit_lnf = add(lnf);
     u.unit_head_wte = u.first ? u.unit_wte : add(wte);
   }
+  // The vocabulary table, the position table, a block's fc weight (4C/tp, C), ln_f's C.
+  if (u.first || u.last) u.max_param = std::max(u.max_param, wte);
+  if (u.first) u.max_param = std::max(u.max_param, wpe);
+  if (u.n_layers > 0) u.max_param = std::max(u.max_param, 4 * C / tp * C);
+  if (u.last) u.max_param = std::max(u.max_param, C);
   return u;
 }
 
@@ -108,6 +114,8 @@ class StagingPool {
     take(u_.padded[size_t(unit)] / u_.dp * 4);
     temp_[size_t(unit)] = 0;
     pending_.push_back(unit);
+    reducing_ += reduce_temp(unit);
+    reducing_peak_ = std::max(reducing_peak_, reducing_);
     while (pending_.size() > 2) complete_oldest();
   }
   void finish() {
@@ -156,6 +164,8 @@ class StagingPool {
   }
 
   int64_t allocated() const { return allocated_; }
+  // Peak of libnbc's reduce-scatter temporaries in flight (host transients, see the header).
+  int64_t reducing_peak() const { return reducing_peak_; }
 
  private:
   void take(int64_t bytes) {
@@ -181,6 +191,13 @@ class StagingPool {
     pending_.pop_front();
     give(u_.padded[size_t(unit)] / u_.dp * 4);
     give(u_.padded[size_t(unit)] * 4);
+    reducing_ -= reduce_temp(unit);
+  }
+  // libnbc's binomial reduce-scatter: the group's root receives into one temporary the size of
+  // the input per round (two rounds and two halves of its buffer beyond 2 ranks).
+  int64_t reduce_temp(int unit) const {
+    if (u_.dp == 1) return 0;
+    return (u_.dp == 2 ? 1 : 2) * u_.padded[size_t(unit)] * 4;
   }
 
   const PlanUnits& u_;
@@ -191,13 +208,13 @@ class StagingPool {
   std::deque<int> pending_;
   std::vector<std::pair<int64_t, int>> free_;  // (bytes, free buffers of that size)
   int64_t allocated_ = 0;
+  int64_t reducing_ = 0, reducing_peak_ = 0;
 };
 
-}  // namespace
-
-int64_t plan_staging_peak(const PlanUnits& u, int zero, int64_t act_bytes, Schedule schedule, int pp_rank, int pp,
-                          int micro_batches) {
-  if (zero < 2) return 0;
+// Replays one training step's ParamStore calls in the schedule's order (see
+// plan_staging_peak).
+StagingPool replay_step(const PlanUnits& u, int zero, int64_t act_bytes, Schedule schedule, int pp_rank, int pp,
+                        int micro_batches) {
   StagingPool pool(u, zero, act_bytes);
   const int m = std::min(micro_batches, 4);
   const Schedule s = pp == 1 ? Schedule::one_f_one_b : schedule;
@@ -206,7 +223,29 @@ int64_t plan_staging_peak(const PlanUnits& u, int zero, int64_t act_bytes, Sched
     if (a.kind == ActionKind::backward) pool.backward();
   }
   pool.finish();
-  return pool.allocated();
+  return pool;
+}
+
+}  // namespace
+
+int64_t plan_staging_peak(const PlanUnits& u, int zero, int64_t act_bytes, Schedule schedule, int pp_rank, int pp,
+                          int micro_batches) {
+  if (zero < 2) return 0;
+  return replay_step(u, zero, act_bytes, schedule, pp_rank, pp, micro_batches).allocated();
+}
+
+int64_t plan_reduction_transient(const PlanUnits& u, int zero, int64_t act_bytes, Schedule schedule, int pp_rank,
+                                 int pp, int micro_batches) {
+  int64_t grads = 0;
+  if (u.dp > 1 && zero < 2) grads = u.total() * 4;  // every bucket in flight at the end of backward
+  if (u.dp > 1 && zero >= 2) grads = replay_step(u, zero, act_bytes, schedule, pp_rank, pp, micro_batches).reducing_peak();
+  // Then the tied embedding's all-reduce between the first and last stage (in place, 2 ranks).
+  int64_t tied = 0;
+  if (pp > 1 && (u.first || u.last)) {
+    const int64_t wte = u.padded[size_t(u.first ? u.unit_wte : u.unit_head_wte)];
+    tied = (zero < 2 ? wte : wte / u.dp) * 4;
+  }
+  return std::max(grads, tied);
 }
 
 int plan_slots(const PlanLayout& l, int pp_rank) {
@@ -214,13 +253,18 @@ int plan_slots(const PlanLayout& l, int pp_rank) {
 }
 
 PlanRankMemory plan_rank_memory(const GptConfig& c, const PlanLayout& l, int pp_rank, const PlanUnits& u,
-                                int64_t act_bytes) {
+                                int64_t act_bytes, HostTransients host) {
   PlanRankMemory r;
   r.pp_rank = pp_rank;
   r.n_layers = u.n_layers;
   r.param_elements = u.total();
   r.store = plan_store_memory(u, l.zero, act_bytes);
   r.staging = plan_staging_peak(u, l.zero, act_bytes, l.schedule, pp_rank, l.pipeline, l.grad_accum());
+  if (host == HostTransients::cpu_path) {
+    r.init_transient = u.max_param * 4;
+    r.reduction_transient =
+        plan_reduction_transient(u, l.zero, act_bytes, l.schedule, pp_rank, l.pipeline, l.grad_accum());
+  }
   ActivationDims d;
   d.micro_batch = l.micro_batch;
   d.seq_len = l.seq_len;

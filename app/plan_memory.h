@@ -6,6 +6,20 @@
 //
 // Invariant: for a rank of a running trainer, after its first step, the rank's total equals
 // what the trainer has allocated through its Backend (tests/app/mpi_plan_memory.cpp).
+//
+// On the CPU path the process also needs host memory for a while beyond those buffers (the
+// peak resident set shows it; tests/app/test_plan_rss.cpp compares):
+// - ParamStore::init_random (and load) fills each parameter from an f32 host vector of its
+//   whole local slice, before GptStage allocates the activations: the largest parameter (the
+//   vocabulary table) counts on top of the store.
+// - MpiComm's collectives are Open MPI's non-blocking ones (coll/libnbc), and libnbc reduces
+//   through a temporary host buffer as large as the message, from start to completion (an
+//   in-place all-reduce: one copy; reduce-scatter: one, two on the group's root beyond 2
+//   ranks). ZeRO 0/1 start every gradient bucket's all-reduce during the last backward and
+//   wait at its end, so a second copy of all gradients is alive then; ZeRO 2/3 keep at most 3
+//   unit reduce-scatters in flight; the tied embedding's all-reduce follows. Tensor-parallel
+//   all-reduces of (B,T,C) activations are small and not counted.
+// With NCCL on GPUs neither is device memory, so GPU plans leave them out.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +35,7 @@ namespace trainer {
 // A rank's parameter units in forward order (elements, each padded to a multiple of dp).
 struct PlanUnits {
   std::vector<int64_t> padded;
+  int64_t max_param = 0;  // elements of the largest local parameter
   int dp = 1;
   int n_layers = 0;
   bool first = true, last = true;
@@ -55,8 +70,14 @@ StoreMemory plan_store_memory(const PlanUnits& units, int zero, int64_t act_byte
 // the pool's pattern repeats, so more micro-batches allocate nothing new.
 int64_t plan_staging_peak(const PlanUnits& units, int zero, int64_t act_bytes, Schedule schedule, int pp_rank,
                           int pp, int micro_batches);
+// Peak bytes of the CPU path's MPI reduction temporaries over a step (see the top).
+int64_t plan_reduction_transient(const PlanUnits& units, int zero, int64_t act_bytes, Schedule schedule,
+                                 int pp_rank, int pp, int micro_batches);
 
-// Everything one rank allocates through its Backend.
+// Whether to count the CPU path's temporary host memory (see the top of this file).
+enum class HostTransients : uint8_t { none, cpu_path };
+
+// Everything one rank allocates through its Backend, and the CPU path's host transients.
 struct PlanRankMemory {
   int pp_rank = 0;
   int n_layers = 0;
@@ -65,8 +86,15 @@ struct PlanRankMemory {
   int64_t staging = 0;         // ZeRO staging pool peak
   ActivationPlan acts;         // the recipe's recomputation
   int64_t acts_by_recompute[3] = {0, 0, 0};  // activations() under none, gelu, block
+  int64_t init_transient = 0;      // f32 host copy of the largest parameter during init
+  int64_t reduction_transient = 0; // peak of MPI's reduction temporaries during a step
   int64_t comm() const { return staging + acts.p2p; }
   int64_t total() const { return store.total() + staging + acts.total(); }
+  // The most the rank holds at once: during init (store + init copy) or during a step.
+  int64_t peak() const {
+    const int64_t init = store.total() + init_transient, step = total() + reduction_transient;
+    return init > step ? init : step;
+  }
 };
 
 // The layout parameters plan needs besides the model shape.
@@ -86,6 +114,6 @@ struct PlanLayout {
 int plan_slots(const PlanLayout& layout, int pp_rank);
 // One rank of stage pp_rank, from its units (either source).
 PlanRankMemory plan_rank_memory(const GptConfig& config, const PlanLayout& layout, int pp_rank,
-                                const PlanUnits& units, int64_t act_bytes);
+                                const PlanUnits& units, int64_t act_bytes, HostTransients host);
 
 }  // namespace trainer

@@ -53,6 +53,12 @@ double stage_recompute_flops_per_token(const GptConfig& c, int seq_len, int n_la
   return 2.0 * n_layers * (12.0 * C * C + 13.0 * C) + 2.0 * n_layers * double(seq_len) * C;
 }
 
+bool pairs_within_node(int offset, int n_first, int ranks_per_node) {
+  for (int r = 0; r < n_first; ++r)
+    if (r / ranks_per_node != (r + offset) / ranks_per_node) return false;
+  return true;
+}
+
 bool groups_within_node(int stride, int size, int world, int ranks_per_node) {
   if (size <= 1) return true;
   for (int r = 0; r < world; ++r) {
@@ -70,11 +76,9 @@ StepEstimate estimate_step(const GptConfig& c, const PlanLayout& l, const Device
   const double act_msg = tokens_micro * c.d_model * double(act_bytes);
   const Link tp_link = link_for(groups_within_node(1, t, world, dev.ranks_per_node), dev);
   const Link dp_link = link_for(groups_within_node(t, d, world, dev.ranks_per_node), dev);
-  const Link pp_link = link_for(groups_within_node(t * d, std::min(p, 2), world, dev.ranks_per_node), dev);
-  const Link tied_link =
-      link_for(p == 1 || (world - 1) / dev.ranks_per_node == 0 ||
-                   groups_within_node(t * d * (p - 1), 2, world, dev.ranks_per_node),
-               dev);
+  const int stage_stride = t * d;  // ranks between neighbouring pipeline stages
+  const Link pp_link = link_for(pairs_within_node(stage_stride, world - stage_stride, dev.ranks_per_node), dev);
+  const Link tied_link = link_for(pairs_within_node((p - 1) * stage_stride, stage_stride, dev.ranks_per_node), dev);
 
   // Even split (or the recipe's): stage 0 and stage 1 have the most layers, the last the head.
   std::vector<int> stages = {0};

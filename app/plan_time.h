@@ -60,5 +60,7 @@ StepEstimate estimate_step(const GptConfig& config, const PlanLayout& layout, co
 // Whether every group of `size` ranks spaced `stride` apart (a tensor, data or pipeline group
 // under the trainer's rank order) lies within one node.
 bool groups_within_node(int stride, int size, int world, int ranks_per_node);
+// Whether rank r and rank r + offset share a node for every r < n_first.
+bool pairs_within_node(int offset, int n_first, int ranks_per_node);
 
 }  // namespace trainer

@@ -58,8 +58,9 @@ class Sampler {
 int run_training(const Recipe& recipe, int64_t stop_at) {
   MpiRuntime mpi(recipe.parallel.timeout_s);
   const bool rank0 = mpi.world().rank() == 0;
-  Trainer t(recipe, mpi.world(), mpi.local_rank());
   PreemptionGuard preemption;
+  if (!recipe.checkpoint.dir.empty()) probe_checkpoint_dir(recipe.checkpoint.dir, mpi.world());
+  Trainer t(recipe, mpi.world(), mpi.local_rank());
   print_run_report(t, rank0);
   resume_from_checkpoint(t, rank0);
   const bool checkpoints_on = !recipe.checkpoint.dir.empty();

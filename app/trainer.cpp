@@ -8,7 +8,11 @@
 #include "kernels/errors.h"
 #include "model/llmc_file.h"
 #include "model/rng.h"
+#include "parallel/mpi_comm.h"
 #include "parallel/pipeline_executor.h"
+#ifdef TRAINER_HAVE_CUDA
+#include "parallel/cuda/nccl_comm.h"
+#endif
 
 namespace trainer {
 
@@ -52,8 +56,14 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   bo.stochastic_rounding = tr.stochastic_rounding;
   bo.local_rank = local_rank_;
   backend_ = make_backend(bo);
-  if (backend_->device() == Device::cuda)
-    throw ConfigError("train.device: the CUDA training path is not wired into the trainer yet; use device: cpu");
+#ifdef TRAINER_HAVE_CUDA
+  // On GPUs every device-side collective goes through NCCL; host scalars stay on MPI.
+  if (backend_->device() == Device::cuda) {
+    auto* mpi_world = dynamic_cast<MpiComm*>(&world_);
+    TRAINER_CHECK(mpi_world != nullptr, "the CUDA path needs an MPI world communicator");
+    device_world_ = make_nccl_comm(mpi_world->handle(), *backend_, "world");
+  }
+#endif
 
   Comm& dev_world = device_world_ ? *device_world_ : world_;
   grid_ = std::make_unique<ProcessGrid>(dev_world, GridDims{par.data, par.tensor, par.pipeline});
@@ -168,8 +178,9 @@ StepResult Trainer::train_step() {
   hooks.send_act_buffer = [&](int i) { return stage_->send_act_buffer(i); };
   hooks.recv_grad_buffer = [&](int i) { return stage_->recv_grad_buffer(i); };
   hooks.send_grad_buffer = [&](int i) { return stage_->send_grad_buffer(i); };
-  PipelineTimes pt = run_pipeline(make_schedule(schedule, pp_rank, par.pipeline, m),
-                                  par.pipeline > 1 ? &grid_->pp() : nullptr, pp_rank, n_slots_, hooks);
+  const bool piped = par.pipeline > 1;
+  PipelineTimes pt = run_pipeline(make_schedule(schedule, pp_rank, par.pipeline, m), piped ? &grid_->pp() : nullptr,
+                                  piped ? &grid_->pp_grad() : nullptr, pp_rank, n_slots_, hooks);
   backend_->synchronize();
   const double t_compute = now_s();
 
@@ -224,7 +235,7 @@ void Trainer::run_forward_only(int n_micro, const std::vector<std::vector<int32_
   hooks.recv_act_buffer = [&](int i) { return stage_->recv_act_buffer(i); };
   hooks.send_act_buffer = [&](int i) { return stage_->send_act_buffer(i); };
   run_pipeline(make_forward_schedule(pp_rank, par.pipeline, n_micro), par.pipeline > 1 ? &grid_->pp() : nullptr,
-               pp_rank, n_slots_, hooks);
+               nullptr, pp_rank, n_slots_, hooks);
   backend_->synchronize();
 }
 

@@ -24,8 +24,8 @@ std::vector<Action> make_forward_schedule(int stage, int n_stages, int n_micro) 
   return out;
 }
 
-PipelineTimes run_pipeline(const std::vector<Action>& schedule, Comm* pp, int stage, int act_send_slots,
-                           const PipelineHooks& hooks) {
+PipelineTimes run_pipeline(const std::vector<Action>& schedule, Comm* act_comm, Comm* grad_comm, int stage,
+                           int act_send_slots, const PipelineHooks& hooks) {
   PipelineTimes times;
   std::map<int, CommRequestPtr> recv_act, recv_grad, send_act, send_grad;
   auto wait_for = [&](std::map<int, CommRequestPtr>& reqs, int micro) {
@@ -39,10 +39,10 @@ PipelineTimes run_pipeline(const std::vector<Action>& schedule, Comm* pp, int st
   for (const Action& a : schedule) {
     switch (a.kind) {
       case ActionKind::recv_act:
-        recv_act[a.micro] = pp->recv_async(hooks.recv_act_buffer(a.micro), stage - 1, 2 * a.micro);
+        recv_act[a.micro] = act_comm->recv_async(hooks.recv_act_buffer(a.micro), stage - 1, 2 * a.micro);
         break;
       case ActionKind::recv_grad:
-        recv_grad[a.micro] = pp->recv_async(hooks.recv_grad_buffer(a.micro), stage + 1, 2 * a.micro + 1);
+        recv_grad[a.micro] = grad_comm->recv_async(hooks.recv_grad_buffer(a.micro), stage + 1, 2 * a.micro + 1);
         break;
       case ActionKind::forward:
         wait_for(recv_act, a.micro);
@@ -55,10 +55,10 @@ PipelineTimes run_pipeline(const std::vector<Action>& schedule, Comm* pp, int st
         hooks.backward(a.micro);
         break;
       case ActionKind::send_act:
-        send_act[a.micro] = pp->send_async(hooks.send_act_buffer(a.micro), stage + 1, 2 * a.micro);
+        send_act[a.micro] = act_comm->send_async(hooks.send_act_buffer(a.micro), stage + 1, 2 * a.micro);
         break;
       case ActionKind::send_grad:
-        send_grad[a.micro] = pp->send_async(hooks.send_grad_buffer(a.micro), stage - 1, 2 * a.micro + 1);
+        send_grad[a.micro] = grad_comm->send_async(hooks.send_grad_buffer(a.micro), stage - 1, 2 * a.micro + 1);
         break;
     }
   }

@@ -30,8 +30,10 @@ struct PipelineTimes {
   double wait_s = 0;
 };
 
-PipelineTimes run_pipeline(const std::vector<Action>& schedule, Comm* pp, int stage, int act_send_slots,
-                           const PipelineHooks& hooks);
+// act_comm carries activations (stage s to s+1), grad_comm gradients (s+1 to s); both span
+// the pipeline group (null with one stage).
+PipelineTimes run_pipeline(const std::vector<Action>& schedule, Comm* act_comm, Comm* grad_comm, int stage,
+                           int act_send_slots, const PipelineHooks& hooks);
 
 // Forward only (evaluation, sampling): recv, forward, send per micro-batch.
 std::vector<Action> make_forward_schedule(int stage, int n_stages, int n_micro);

@@ -23,6 +23,7 @@ ProcessGrid::ProcessGrid(Comm& world, const GridDims& dims) : world_(world), dim
   tp_ = world.split(c.pp * dims.data + c.dp, c.tp);
   dp_ = world.split(c.pp * dims.tensor + c.tp, c.dp);
   pp_ = world.split(c.dp * dims.tensor + c.tp, c.pp);
+  pp_grad_ = world.split(c.dp * dims.tensor + c.tp, c.pp);
   bool holds_embedding = dims.pipeline > 1 && (c.pp == 0 || c.pp == dims.pipeline - 1);
   embed_ = world.split(holds_embedding ? c.dp * dims.tensor + c.tp : -1, c.pp);
 }

@@ -4,7 +4,10 @@
 // Groups: tp (same data and pipeline coordinates), dp (same tensor and pipeline), pp (same
 // data and tensor; its ranks are the stages in order), and embed (the first and the last
 // stage of one pp group, which both hold the tied token embedding; null when pipeline == 1
-// or on middle stages).
+// or on middle stages). The pipeline group has two communicators over the same ranks, one for
+// activations (forward direction) and one for gradients (backward direction): NCCL runs each
+// communicator's operations in order on one stream, and with a single one a receive posted for
+// one direction could block a send of the other (a cross-stage cycle under 1f1b).
 #pragma once
 
 #include <memory>
@@ -45,13 +48,14 @@ class ProcessGrid {
   Comm& tp() { return *tp_; }
   Comm& dp() { return *dp_; }
   Comm& pp() { return *pp_; }
+  Comm& pp_grad() { return *pp_grad_; }
   Comm* embed() { return embed_.get(); }
 
  private:
   Comm& world_;
   GridDims dims_;
   GridCoords coords_;
-  std::unique_ptr<Comm> tp_, dp_, pp_, embed_;
+  std::unique_ptr<Comm> tp_, dp_, pp_, pp_grad_, embed_;
 };
 
 }  // namespace trainer

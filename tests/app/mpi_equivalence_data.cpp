@@ -28,17 +28,6 @@ TEST_CASE("data parallel x zero 0..3 equals one process") {
     TinyLayout l;
     l.data = dp;
     l.zero = zero;
-    RunOutput out = run_recipe(tiny_recipe(glob, l, accum), world, 10);
-    REQUIRE(out.losses.size() == ref.losses.size());
-    for (size_t s = 0; s < ref.losses.size(); ++s) {
-      CAPTURE(s);
-      CHECK(std::fabs(out.losses[s] - ref.losses[s]) <= 1e-5 * std::fabs(ref.losses[s]));
-    }
-    CHECK(out.replicas_identical);
-    std::string where;
-    double diff = max_weight_diff(out.weights, ref.weights, &where);
-    CAPTURE(where);
-    MESSAGE("largest relative weight difference " << diff << " in " << where);
-    CHECK(diff <= 1e-5);
+    check_matches_reference(run_recipe(tiny_recipe(glob, l, accum), world, 10), ref);
   }
 }

@@ -13,24 +13,6 @@
 using namespace trainer;
 using namespace trainer::testing;
 
-namespace {
-
-void check_equal(const RunOutput& out, const RunOutput& ref) {
-  REQUIRE(out.losses.size() == ref.losses.size());
-  for (size_t s = 0; s < ref.losses.size(); ++s) {
-    CAPTURE(s);
-    CHECK(std::fabs(out.losses[s] - ref.losses[s]) <= 1e-5 * std::fabs(ref.losses[s]));
-  }
-  CHECK(out.replicas_identical);
-  std::string where;
-  double diff = max_weight_diff(out.weights, ref.weights, &where);
-  CAPTURE(where);
-  MESSAGE("largest relative weight difference " << diff << " in " << where);
-  CHECK(diff <= 1e-5);
-}
-
-}  // namespace
-
 TEST_CASE("tensor parallel equals one process") {
   MpiComm world(MPI_COMM_WORLD, "world", 120);
   MpiComm self(MPI_COMM_SELF, "self", 120);
@@ -41,7 +23,7 @@ TEST_CASE("tensor parallel equals one process") {
   RunOutput ref = run_recipe(tiny_recipe(glob, TinyLayout{}, accum), self, 10);
   TinyLayout tp_only;
   tp_only.tensor = n;
-  check_equal(run_recipe(tiny_recipe(glob, tp_only, accum), world, 10), ref);
+  check_matches_reference(run_recipe(tiny_recipe(glob, tp_only, accum), world, 10), ref);
 
   if (n == 4) {
     RunOutput ref2 = run_recipe(tiny_recipe(glob, TinyLayout{}, accum * 2), self, 10);
@@ -51,7 +33,7 @@ TEST_CASE("tensor parallel equals one process") {
       l.tensor = 2;
       l.data = 2;
       l.zero = zero;
-      check_equal(run_recipe(tiny_recipe(glob, l, accum), world, 10), ref2);
+      check_matches_reference(run_recipe(tiny_recipe(glob, l, accum), world, 10), ref2);
     }
   }
 }

@@ -1,6 +1,8 @@
 // Equivalence-test harness (see train_harness.h).
 #include "tests/support/train_harness.h"
 
+#include <doctest/doctest.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -146,6 +148,20 @@ double max_weight_diff(const std::map<std::string, std::vector<float>>& a,
     }
   }
   return worst;
+}
+
+void check_matches_reference(const RunOutput& out, const RunOutput& ref) {
+  REQUIRE(out.losses.size() == ref.losses.size());
+  for (size_t s = 0; s < ref.losses.size(); ++s) {
+    CAPTURE(s);
+    CHECK(std::fabs(out.losses[s] - ref.losses[s]) <= 1e-5 * std::fabs(ref.losses[s]));
+  }
+  CHECK(out.replicas_identical);
+  std::string where;
+  double diff = max_weight_diff(out.weights, ref.weights, &where);
+  CAPTURE(where);
+  MESSAGE("largest relative weight difference " << diff << " in " << where);
+  CHECK(diff <= 1e-5);
 }
 
 }  // namespace trainer::testing

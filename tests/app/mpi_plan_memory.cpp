@@ -1,0 +1,100 @@
+// ranks: 4
+// trainer plan against a running trainer: for layouts of 4 ranks (data, tensor and pipeline
+// parallel, ZeRO 0-3, both schedules, every recomputation mode, uneven and explicit stage
+// splits), after one training step every rank's planned total equals the bytes its Backend has
+// allocated, and each figure equals the trainer's own (ParamStore::memory(),
+// GptStage::activation_memory()). The plan is computed both from the rank's StageLayout and from
+// the closed form the layout search uses.
+#include <doctest/doctest.h>
+#include <mpi.h>
+
+#include "app/plan_memory.h"
+#include "app/trainer.h"
+#include "parallel/mpi_comm.h"
+#include "tests/support/train_harness.h"
+
+using namespace trainer;
+using namespace trainer::testing;
+
+namespace {
+
+struct Case {
+  int data, tensor, pipeline, zero, accum;
+  Schedule schedule;
+  Recompute recompute;
+  std::vector<int> stages;
+};
+
+void check_case(Comm& world, const Case& k) {
+  TinyLayout tl;
+  tl.data = k.data;
+  tl.tensor = k.tensor;
+  tl.pipeline = k.pipeline;
+  tl.zero = k.zero;
+  tl.schedule = k.schedule;
+  Recipe r = tiny_recipe("unused_*.bin", tl, k.accum);
+  r.model.n_layer = 5;  // uneven over 2 and 4 stages
+  r.train.recompute = k.recompute;
+  r.parallel.stages = k.stages;
+  Trainer t(r, world, 0, DataNeed::none);
+  t.train_step();
+
+  PlanLayout l;
+  l.data = k.data;
+  l.tensor = k.tensor;
+  l.pipeline = k.pipeline;
+  l.zero = k.zero;
+  l.micro_batch = r.train.micro_batch;
+  l.global_batch = r.train.global_batch;
+  l.seq_len = r.train.seq_len;
+  l.schedule = k.schedule;
+  l.recompute = k.recompute;
+  l.stage_layers = k.stages;
+  const int stage = t.grid().coords().pp;
+  const int64_t act = int64_t(dtype_size(t.backend().act_dtype()));
+  const PlanRankMemory plan = plan_rank_memory(t.config(), l, stage, plan_units(t.layout()), act, HostTransients::none);
+  const PlanRankMemory closed = plan_rank_memory(
+      t.config(), l, stage, plan_units_closed_form(t.config(), k.tensor, k.data, k.pipeline, stage, k.stages), act,
+      HostTransients::cpu_path);
+
+  const RankMemory have = t.memory();
+  CAPTURE(k.data);
+  CAPTURE(k.tensor);
+  CAPTURE(k.pipeline);
+  CAPTURE(k.zero);
+  CAPTURE(k.accum);
+  CAPTURE(int(k.schedule));
+  CAPTURE(int(k.recompute));
+  CAPTURE(world.rank());
+  CHECK(plan.total() == int64_t(t.backend().allocated_bytes()));
+  CHECK(closed.total() == plan.total());
+  CHECK(closed.peak() >= closed.total());
+  CHECK(plan.staging == have.params.comm);
+  CHECK(plan.store.master == have.params.master);
+  CHECK(plan.store.grads == have.params.grads);
+  CHECK(plan.store.optimizer == have.params.optimizer);
+  // ParamStore::memory() adds an estimate of ZeRO-3's two gathered units to params although
+  // the pool (comm) already holds them; the plan counts them once, in the staging pool.
+  const int64_t zero3_estimate = k.zero == 3 ? 2 * t.layout().max_unit_padded() * act : 0;
+  CHECK(plan.store.params + zero3_estimate == have.params.params);
+  CHECK(plan.acts.per_slot == have.activations.per_slot);
+  CHECK(plan.acts.slots == have.activations.slots);
+  CHECK(plan.acts.scratch() == have.activations.scratch);
+}
+
+}  // namespace
+
+TEST_CASE("plan's memory per rank equals what a running trainer allocates") {
+  MpiComm world(MPI_COMM_WORLD, "world", 120);
+  REQUIRE(world.size() == 4);
+  const Schedule g = Schedule::gpipe, f = Schedule::one_f_one_b;
+  const Recompute none = Recompute::none, gelu = Recompute::gelu, block = Recompute::block;
+  const std::vector<Case> cases = {
+      {4, 1, 1, 0, 2, f, none, {}},  {4, 1, 1, 1, 1, f, gelu, {}},   {4, 1, 1, 2, 3, f, none, {}},
+      {4, 1, 1, 3, 2, f, block, {}}, {2, 2, 1, 2, 2, f, gelu, {}},   {2, 2, 1, 3, 1, f, none, {}},
+      {1, 4, 1, 0, 2, f, block, {}}, {1, 2, 2, 0, 3, g, none, {}},   {2, 1, 2, 2, 5, f, none, {}},
+      {2, 1, 2, 2, 3, g, block, {}}, {1, 1, 4, 0, 6, f, block, {}},  {1, 1, 4, 1, 2, g, gelu, {1, 1, 2, 1}},
+      {2, 1, 2, 1, 1, f, none, {4, 1}},
+  };
+  for (const Case& k : cases) check_case(world, k);
+}

@@ -1,0 +1,97 @@
+// `trainer plan` end to end through the binary: the report, --json, --search (text and JSON
+// agree on the layouts), the production recipes, and user errors (exit code 2, named values).
+#include <doctest/doctest.h>
+
+#include <regex>
+#include <string>
+
+#include "tests/support/test_util.h"
+
+using namespace trainer::testing;
+
+namespace {
+
+RunResult plan(const std::string& args) { return run_command(trainer_exe() + " plan " + args); }
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("plan: report for a CPU recipe, as text and as JSON") {
+  RunResult r = plan(source_dir() + "/configs/quickstart.yaml");
+  CAPTURE(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("on 1 rank of cpu") != std::string::npos);
+  CHECK(r.output.find("memory per rank by pipeline stage") != std::string::npos);
+  CHECK(r.output.find("activations by recomputation") != std::string::npos);
+  CHECK(r.output.find("host transients (CPU path)") != std::string::npos);
+  CHECK(r.output.find("time model: step") != std::string::npos);
+
+  RunResult j = plan(source_dir() + "/configs/quickstart.yaml --set parallel.pipeline=2 --set parallel.data=2 "
+                     "--set train.global_batch=16 --world 4 --json");
+  CAPTURE(j.output);
+  REQUIRE(j.exit_code == 0);
+  CHECK(count(j.output, "\"stage\": ") == 2);
+  CHECK(j.output.find("\"largest_rank_bytes\": ") != std::string::npos);
+  CHECK(j.output.find("\"flops_per_step\": ") != std::string::npos);
+  CHECK(j.output.find("\"schedule\": \"1f1b\"") != std::string::npos);
+}
+
+TEST_CASE("plan: GPT-3 175B on 1024 A100s, report and search") {
+  const std::string recipe = source_dir() + "/configs/gpt3-175b.yaml";
+  RunResult r = plan(recipe + " --world 1024 --device a100");
+  CAPTURE(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("data 8 x tensor 8 x pipeline 16") != std::string::npos);
+  CHECK(r.output.find("activations and compute weights bf16") != std::string::npos);
+  CHECK(r.output.find(": fits") != std::string::npos);
+  CHECK(r.output.find("host transients") == std::string::npos);  // GPU: NCCL, no host copies
+
+  RunResult small = plan(recipe + " --world 1024 --device a100 --memory 8");
+  CHECK(small.exit_code == 0);
+  CHECK(small.output.find("DOES NOT FIT") != std::string::npos);
+
+  RunResult s = plan(recipe + " --world 1024 --device a100 --search");
+  CAPTURE(s.output);
+  REQUIRE(s.exit_code == 0);
+  std::smatch m;
+  REQUIRE(std::regex_search(s.output, m, std::regex("([0-9]+) valid layouts, ([0-9]+) fit")));
+  const int n_layouts = std::stoi(m[1]);
+  CHECK(n_layouts > 100);
+  CHECK(std::stoi(m[2]) > 0);
+  CHECK(std::regex_search(s.output, std::regex("\n  20  [0-9]+x[0-9]+x[0-9]+ ")));
+  RunResult js = plan(recipe + " --world 1024 --device a100 --search --json");
+  REQUIRE(js.exit_code == 0);
+  CHECK(count(js.output, "{\"rank\": ") == n_layouts);
+  CHECK(js.output.find("\"recipe_recompute\": \"block\"") != std::string::npos);
+
+  RunResult t = plan(source_dir() + "/configs/model-1t.yaml --world 3072 --device h100 --search --top 5");
+  CAPTURE(t.output);
+  REQUIRE(t.exit_code == 0);
+  CHECK(std::regex_search(t.output, std::regex("\n   5  [0-9]+x[0-9]+x[0-9]+ ")));
+}
+
+TEST_CASE("plan: user errors exit 2 and name the value") {
+  const std::string quick = source_dir() + "/configs/quickstart.yaml";
+  RunResult w = plan(quick + " --world 3");
+  CHECK(w.exit_code == 2);
+  CHECK(w.output.find("but the job has 3") != std::string::npos);
+  RunResult d = plan(quick + " --device tpu");
+  CHECK(d.exit_code == 2);
+  CHECK(d.output.find("'tpu'") != std::string::npos);
+  CHECK(d.output.find("a100, h100, h200, cpu") != std::string::npos);
+  const std::string gpt3 = source_dir() + "/configs/gpt3-175b.yaml";
+  RunResult nodev = plan(gpt3 + " --world 1024");
+  CHECK(nodev.exit_code == 2);
+  CHECK(nodev.output.find("--device") != std::string::npos);
+  RunResult bf16 = plan(gpt3 + " --world 1024 --device cpu");
+  CHECK(bf16.exit_code == 2);
+  CHECK(bf16.output.find("bf16") != std::string::npos);
+  RunResult none = plan(quick + " --world 7 --search --set train.global_batch=8");
+  CHECK(none.exit_code == 2);
+  CHECK(none.output.find("no layout of 7 ranks") != std::string::npos);
+}

@@ -1,0 +1,209 @@
+// trainer plan's memory model without running a trainer: the closed-form unit sizes the layout
+// search uses equal the trainer's StageLayout for every rank coordinate; ParamStore's buffers
+// and GptStage's activation buffers by hand for a small case; the layout search's closed forms
+// agree with the StageLayout-based report for every layout of small worlds. (That the
+// StageLayout-based figures equal what a running trainer allocates is mpi_plan_memory.cpp.)
+#include <doctest/doctest.h>
+
+#include "app/plan_memory.h"
+#include "app/plan_report.h"
+#include "app/plan_search.h"
+#include "model/stage_layout.h"
+
+using namespace trainer;
+
+namespace {
+
+GptConfig small_config(int n_layer, int n_head, int d_model, int vocab, int multiple, int max_seq) {
+  GptConfig c;
+  c.n_layer = n_layer;
+  c.n_head = n_head;
+  c.d_model = d_model;
+  c.vocab_size = vocab;
+  c.padded_vocab = (vocab + multiple - 1) / multiple * multiple;
+  c.max_seq_len = max_seq;
+  return c;
+}
+
+void check_same_units(const PlanUnits& a, const PlanUnits& b) {
+  CHECK(a.padded == b.padded);
+  CHECK(a.max_param == b.max_param);
+  CHECK(a.dp == b.dp);
+  CHECK(a.n_layers == b.n_layers);
+  CHECK(a.first == b.first);
+  CHECK(a.last == b.last);
+  CHECK(a.unit_wte == b.unit_wte);
+  CHECK(a.unit_wpe == b.unit_wpe);
+  CHECK(a.unit_first_block == b.unit_first_block);
+  CHECK(a.unit_lnf == b.unit_lnf);
+  CHECK(a.unit_head_wte == b.unit_head_wte);
+}
+
+}  // namespace
+
+TEST_CASE("plan: closed-form unit sizes equal StageLayout's for every rank coordinate") {
+  const GptConfig c = small_config(5, 6, 48, 257, 12, 24);  // padded vocab 264: tp 1, 2, 3, 6
+  for (int tp : {1, 2, 3, 6})
+    for (int dp : {1, 2, 3, 5})
+      for (int pp : {1, 2, 3, 5})
+        for (int pp_rank = 0; pp_rank < pp; ++pp_rank)
+          for (int tp_rank = 0; tp_rank < tp; ++tp_rank)
+            for (int dp_rank = 0; dp_rank < dp; ++dp_rank) {
+              CAPTURE(tp);
+              CAPTURE(dp);
+              CAPTURE(pp);
+              CAPTURE(pp_rank);
+              LayoutOptions o{tp_rank, tp, pp_rank, pp, dp_rank, dp, {}};
+              StageLayout layout(c, o);
+              const PlanUnits from_layout = plan_units(layout);
+              check_same_units(plan_units_closed_form(c, tp, dp, pp, pp_rank, {}), from_layout);
+              CHECK(from_layout.total() == layout.total());
+              CHECK(from_layout.shard_total() == layout.shard_total());
+              CHECK(from_layout.max_padded() == layout.max_unit_padded());
+            }
+  // An explicit stage split.
+  for (int s = 0; s < 3; ++s) {
+    LayoutOptions o{0, 2, s, 3, 1, 2, {1, 3, 1}};
+    check_same_units(plan_units_closed_form(c, 2, 2, 3, s, {1, 3, 1}), plan_units(StageLayout(c, o)));
+  }
+}
+
+TEST_CASE("plan: ParamStore buffers per ZeRO stage, by hand") {
+  PlanUnits u;
+  u.padded = {100, 40, 60};  // elements, multiples of dp
+  u.dp = 2;
+  const int64_t total = 200, shard = 100;
+  // fp32 (the CPU path): the master is the compute copy except under ZeRO-3.
+  StoreMemory z0 = plan_store_memory(u, 0, 4);
+  CHECK(z0.params == total * 4);
+  CHECK(z0.master == 0);
+  CHECK(z0.grads == total * 4);
+  CHECK(z0.optimizer == 2 * total * 4);
+  StoreMemory z1 = plan_store_memory(u, 1, 4);
+  CHECK(z1.grads == total * 4);
+  CHECK(z1.optimizer == 2 * shard * 4);
+  StoreMemory z2 = plan_store_memory(u, 2, 4);
+  CHECK(z2.params == total * 4);
+  CHECK(z2.grads == shard * 4);
+  StoreMemory z3 = plan_store_memory(u, 3, 4);
+  CHECK(z3.params == 0);  // the shard is the f32 master
+  CHECK(z3.master == shard * 4);
+  CHECK(z3.grads == shard * 4);
+  // bf16: a separate fp32 master, full for zero 0, the shard otherwise.
+  StoreMemory b0 = plan_store_memory(u, 0, 2);
+  CHECK(b0.params == total * 2);
+  CHECK(b0.master == total * 4);
+  StoreMemory b1 = plan_store_memory(u, 1, 2);
+  CHECK(b1.master == shard * 4);
+  StoreMemory b3 = plan_store_memory(u, 3, 2);
+  CHECK(b3.params == shard * 2);
+  CHECK(b3.master == shard * 4);
+  CHECK(b3.optimizer == 2 * shard * 4);
+}
+
+TEST_CASE("plan: activation buffers by hand (B 2, T 4, C 8, 2 heads, vocab 16, one stage)") {
+  ActivationDims d;
+  d.micro_batch = 2;
+  d.seq_len = 4;
+  d.d_model = 8;
+  d.n_head = 2;
+  d.padded_vocab = 16;
+  d.n_layers = 3;
+  d.act_bytes = 4;
+  // N = 8 rows: an (N, C) f32 tensor is 256 bytes; (N) f32 is 32 -> 64 with the arena's
+  // alignment; (N, 3C) 768; (N, 4C) 1024; lse (B, H, T) 64; logits (N, V) 512; row (V) 64.
+  const int64_t nc = 256, n = 64, block_none = nc + 2 * n + 768 + nc + 64 + nc + nc + 2 * n + 1024 + 1024;
+  ActivationPlan p = plan_activations(d, 1);
+  CHECK(p.per_slot == 2 * 64 + 4 * nc + 3 * block_none + nc);
+  CHECK(p.backward_scratch == nc + nc + nc + 1024 + 768);
+  CHECK(p.recompute_scratch == 0);
+  CHECK(p.head_scratch == nc + 2 * n + 512 + n + 64 + n + nc + 64);
+  CHECK(p.p2p == 0);
+  d.recompute = Recompute::gelu;
+  ActivationPlan g = plan_activations(d, 1);
+  CHECK(g.per_slot == p.per_slot - 3 * 1024);
+  CHECK(g.recompute_scratch == 1024);
+  d.recompute = Recompute::block;
+  ActivationPlan b = plan_activations(d, 3);
+  CHECK(b.per_slot == 2 * 64 + 4 * nc + nc);
+  CHECK(b.recompute_scratch == block_none);
+  CHECK(b.total() == 3 * b.per_slot + b.scratch());
+  // A middle pipeline stage: no head, both kinds of point-to-point buffers.
+  d.first = false;
+  d.last = false;
+  ActivationPlan mid = plan_activations(d, 2);
+  CHECK(mid.head_scratch == 0);
+  CHECK(mid.p2p == 6 * nc);
+  CHECK(mid.activations() == mid.total() - 6 * nc);
+}
+
+TEST_CASE("plan: the layout search's closed forms agree with the StageLayout-based report") {
+  const GptConfig c = small_config(6, 4, 32, 257, 64, 16);
+  for (int world : {1, 2, 4, 6, 8}) {
+    for (PlanDevice dev : {PlanDevice::cpu, PlanDevice::h100}) {
+      SearchInput in;
+      in.config = c;
+      in.world = world;
+      in.global_batch = 24;
+      in.seq_len = 16;
+      in.device = device_spec(dev, world);
+      in.peak_flops = 1e12;
+      in.act_bytes = dev == PlanDevice::cpu ? 4 : 2;
+      in.memory_limit = int64_t(1) << 40;
+      in.host = dev == PlanDevice::cpu ? HostTransients::cpu_path : HostTransients::none;
+      in.recompute = {Recompute::none, Recompute::gelu, Recompute::block};
+      const std::vector<PlanLayout> layouts = enumerate_layouts(in);
+      REQUIRE(!layouts.empty());
+      for (const PlanLayout& l : layouts) {
+        CAPTURE(world);
+        CAPTURE(l.data);
+        CAPTURE(l.tensor);
+        CAPTURE(l.pipeline);
+        CAPTURE(l.zero);
+        CAPTURE(l.micro_batch);
+        const PlanCandidate cand = evaluate_layout(in, l);
+        PlanContext ctx;
+        ctx.config = c;
+        ctx.device = in.device;
+        ctx.peak_flops = in.peak_flops;
+        ctx.act_bytes = in.act_bytes;
+        ctx.memory_limit = in.memory_limit;
+        ctx.host = in.host;
+        const PlanReport report = build_plan_report(ctx, l);
+        CHECK(cand.largest_rank_bytes == report.stages[size_t(report.largest_stage())].peak());
+        CHECK(cand.needed_bytes == report.needed_bytes());
+      }
+    }
+  }
+}
+
+TEST_CASE("plan: the CPU path's host transients") {
+  const GptConfig c = small_config(2, 4, 32, 257, 64, 16);  // wte (320, 32) is the largest tensor
+  PlanLayout l;
+  l.data = 2;
+  l.zero = 1;
+  l.micro_batch = 2;
+  l.global_batch = 4;
+  l.seq_len = 16;
+  const PlanUnits u = plan_units_closed_form(c, 1, 2, 1, 0, {});
+  PlanRankMemory m = plan_rank_memory(c, l, 0, u, 4, HostTransients::cpu_path);
+  CHECK(m.init_transient == 320 * 32 * 4);
+  // ZeRO-1: every gradient bucket's all-reduce is in flight at once: a second copy of them.
+  CHECK(m.reduction_transient == u.total() * 4);
+  CHECK(m.peak() == std::max(m.store.total() + m.init_transient, m.total() + m.reduction_transient));
+  // GPUs: NCCL and the host copy are not device memory.
+  PlanRankMemory g = plan_rank_memory(c, l, 0, u, 2, HostTransients::none);
+  CHECK(g.init_transient == 0);
+  CHECK(g.reduction_transient == 0);
+  CHECK(g.peak() == g.total());
+  // One data rank reduces nothing.
+  l.data = 1;
+  l.global_batch = 2;
+  CHECK(plan_rank_memory(c, l, 0, plan_units_closed_form(c, 1, 1, 1, 0, {}), 4, HostTransients::cpu_path)
+            .reduction_transient == 0);
+  // Pipelined: the tied embedding's all-reduce on the first and last stage.
+  l.pipeline = 2;
+  const PlanUnits last = plan_units_closed_form(c, 1, 1, 2, 1, {});
+  CHECK(plan_rank_memory(c, l, 1, last, 4, HostTransients::cpu_path).reduction_transient ==
+        last.padded[size_t(last.unit_head_wte)] * 4);
+}
