@@ -105,6 +105,7 @@ int run_plan(const PlanOptions& opt) {
     layout.schedule = recipe.parallel.schedule;
     layout.recompute = recipe.train.recompute;
     layout.stage_layers = recipe.parallel.stages;
+    layout.bucket_mb = recipe.parallel.bucket_mb;
     PlanReport report = build_plan_report(ctx, layout);
     text = opt.json ? format_plan_json(report) : format_plan_text(report);
   }

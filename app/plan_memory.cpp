@@ -234,10 +234,48 @@ int64_t plan_staging_peak(const PlanUnits& u, int zero, int64_t act_bytes, Sched
   return replay_step(u, zero, act_bytes, schedule, pp_rank, pp, micro_batches).allocated();
 }
 
+std::vector<int64_t> plan_buckets(const PlanUnits& u, double bucket_mb) {
+  const int64_t limit = std::max<int64_t>(1, int64_t(bucket_mb * 1024 * 1024));
+  std::vector<int> order;
+  if (u.last) {
+    order.push_back(u.unit_lnf);
+    if (!u.first) order.push_back(u.unit_head_wte);
+  }
+  for (int l = u.n_layers - 1; l >= 0; --l) order.push_back(u.unit_first_block + l);
+  if (u.first) {
+    order.push_back(u.unit_wpe);
+    order.push_back(u.unit_wte);
+  }
+  std::vector<int64_t> buckets;
+  int lo = -1, hi = -1;
+  int64_t cur = 0;
+  auto flush = [&] {
+    if (lo < 0) return;
+    int64_t bytes = 0;
+    for (int x = lo; x <= hi; ++x) bytes += u.padded[size_t(x)] * 4;
+    buckets.push_back(bytes);
+    lo = hi = -1;
+    cur = 0;
+  };
+  for (int unit : order) {
+    if (lo >= 0 && unit != lo - 1 && unit != hi + 1) flush();
+    lo = lo < 0 ? unit : std::min(lo, unit);
+    hi = std::max(hi, unit);
+    cur += u.padded[size_t(unit)] * 4;
+    if (cur >= limit) flush();
+  }
+  flush();
+  return buckets;
+}
+
 int64_t plan_reduction_transient(const PlanUnits& u, int zero, int64_t act_bytes, Schedule schedule, int pp_rank,
-                                 int pp, int micro_batches) {
+                                 int pp, int micro_batches, double bucket_mb) {
   int64_t grads = 0;
-  if (u.dp > 1 && zero < 2) grads = u.total() * 4;  // every bucket in flight at the end of backward
+  if (u.dp > 1 && zero < 2) {
+    // Two buckets in flight at most: the largest pair of consecutive ones.
+    std::vector<int64_t> b = plan_buckets(u, bucket_mb);
+    for (size_t i = 0; i < b.size(); ++i) grads = std::max(grads, b[i] + (i + 1 < b.size() ? b[i + 1] : 0));
+  }
   if (u.dp > 1 && zero >= 2) grads = replay_step(u, zero, act_bytes, schedule, pp_rank, pp, micro_batches).reducing_peak();
   // Then the tied embedding's all-reduce between the first and last stage (in place, 2 ranks).
   int64_t tied = 0;
@@ -261,9 +299,9 @@ PlanRankMemory plan_rank_memory(const GptConfig& c, const PlanLayout& l, int pp_
   r.store = plan_store_memory(u, l.zero, act_bytes);
   r.staging = plan_staging_peak(u, l.zero, act_bytes, l.schedule, pp_rank, l.pipeline, l.grad_accum());
   if (host == HostTransients::cpu_path) {
-    r.init_transient = u.max_param * 4;
-    r.reduction_transient =
-        plan_reduction_transient(u, l.zero, act_bytes, l.schedule, pp_rank, l.pipeline, l.grad_accum());
+    r.init_transient = std::min<int64_t>(u.max_param, int64_t(1) << 20) * 4;
+    r.reduction_transient = plan_reduction_transient(u, l.zero, act_bytes, l.schedule, pp_rank, l.pipeline,
+                                                     l.grad_accum(), l.bucket_mb);
   }
   ActivationDims d;
   d.micro_batch = l.micro_batch;

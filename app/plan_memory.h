@@ -9,16 +9,16 @@
 //
 // On the CPU path the process also needs host memory for a while beyond those buffers (the
 // peak resident set shows it; tests/app/test_plan_rss.cpp compares):
-// - ParamStore::init_random (and load) fills each parameter from an f32 host vector of its
-//   whole local slice, before GptStage allocates the activations: the largest parameter (the
-//   vocabulary table) counts on top of the store.
+// - ParamStore::init_random fills parameters through an f32 host chunk of at most 2^20
+//   elements, before GptStage allocates the activations.
 // - MpiComm's collectives are Open MPI's non-blocking ones (coll/libnbc), and libnbc reduces
 //   through a temporary host buffer as large as the message, from start to completion (an
 //   in-place all-reduce: one copy; reduce-scatter: one, two on the group's root beyond 2
-//   ranks). ZeRO 0/1 start every gradient bucket's all-reduce during the last backward and
-//   wait at its end, so a second copy of all gradients is alive then; ZeRO 2/3 keep at most 3
-//   unit reduce-scatters in flight; the tied embedding's all-reduce follows. Tensor-parallel
-//   all-reduces of (B,T,C) activations are small and not counted.
+//   ranks). ZeRO 0/1 keep at most two gradient buckets' all-reduces in flight (ParamStore
+//   waits for the older before starting a third), so the two largest consecutive buckets
+//   count; ZeRO 2/3 keep at most 3 unit reduce-scatters in flight; the tied embedding's
+//   all-reduce follows. Tensor-parallel all-reduces of (B,T,C) activations are small and not
+//   counted.
 // With NCCL on GPUs neither is device memory, so GPU plans leave them out.
 #pragma once
 
@@ -72,7 +72,10 @@ int64_t plan_staging_peak(const PlanUnits& units, int zero, int64_t act_bytes, S
                           int pp, int micro_batches);
 // Peak bytes of the CPU path's MPI reduction temporaries over a step (see the top).
 int64_t plan_reduction_transient(const PlanUnits& units, int zero, int64_t act_bytes, Schedule schedule,
-                                 int pp_rank, int pp, int micro_batches);
+                                 int pp_rank, int pp, int micro_batches, double bucket_mb);
+// ZeRO 0/1 gradient buckets in the order backward completes them (bytes), formed as
+// ParamStore forms them: consecutive units until parallel.bucket_mb is reached.
+std::vector<int64_t> plan_buckets(const PlanUnits& units, double bucket_mb);
 
 // Whether to count the CPU path's temporary host memory (see the top of this file).
 enum class HostTransients : uint8_t { none, cpu_path };
@@ -106,6 +109,7 @@ struct PlanLayout {
   Schedule schedule = Schedule::one_f_one_b;
   Recompute recompute = Recompute::none;
   std::vector<int> stage_layers;  // empty = even split
+  double bucket_mb = 25.0;
   int grad_accum() const { return global_batch / (micro_batch * data); }
   int world() const { return data * tensor * pipeline; }
 };

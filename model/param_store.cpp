@@ -130,25 +130,39 @@ struct ParamStore::Impl {
     backend.copy_to_host(dst, s.data, s.bytes());
   }
 
-  // Writes a parameter's whole local slice (f32 host values) into every copy this rank keeps.
-  void set_values(const LocalParam& p, const std::vector<float>& values) {
+  // Writes elements [part.begin, part.end) of a parameter's local slice (f32 host values) into
+  // every copy this rank keeps.
+  void set_values(const LocalParam& p, Range part, const float* values) {
     const LocalUnit& u = layout.units()[p.unit];
-    Range pr{p.offset - u.offset, p.offset - u.offset + p.numel};
-    if (zero < 3) upload(compute.tensor(act, {layout.total()}).flat(p.offset, p.offset + p.numel), values.data());
+    const int64_t base = p.offset - u.offset;  // the parameter's start within its unit
+    Range pr{base + part.begin, base + part.end};
+    auto put = [&](Range piece, Tensor dst) {
+      if (!piece.empty()) upload(dst, values + (piece.begin - pr.begin));
+    };
+    if (zero < 3) put(pr, compute.tensor(act, {layout.total()}).flat(u.offset + pr.begin, u.offset + pr.end));
     if (!master_aliases_compute) {
       Range piece = master_full ? pr : intersect(pr, u.shard);
-      if (!piece.empty()) upload(master_at(u, piece), values.data() + (piece.begin - pr.begin));
+      if (!piece.empty()) put(piece, master_at(u, piece));
     }
     if (zero == 3 && act != DType::f32) {
       Range piece = intersect(pr, u.shard);
-      if (!piece.empty()) upload(copy_at(u, piece), values.data() + (piece.begin - pr.begin));
+      if (!piece.empty()) put(piece, copy_at(u, piece));
     }
+  }
+  void set_values(const LocalParam& p, const std::vector<float>& values) {
+    set_values(p, {0, p.numel}, values.data());
   }
 
   void flush_bucket() {
     if (bucket_lo < 0) return;
     const auto& units = layout.units();
     int64_t begin = units[bucket_lo].offset, end = units[bucket_hi].offset + units[bucket_hi].padded;
+    // At most two buckets in flight: each non-blocking all-reduce holds a temporary buffer of
+    // its size inside MPI, so unbounded overlap would cost another copy of the gradients.
+    while (bucket_requests.size() >= 2) {
+      bucket_requests.front()->wait();
+      bucket_requests.erase(bucket_requests.begin());
+    }
     if (dp.size() > 1)
       bucket_requests.push_back(
           dp.all_reduce_async(grads_full.tensor(DType::f32, {layout.total()}).flat(begin, end), ReduceOp::sum));
@@ -197,18 +211,25 @@ ParamStore::ParamStore(const StageLayout& layout, Backend& backend, Comm& dp, Co
 ParamStore::~ParamStore() = default;
 
 void ParamStore::init_random(uint64_t seed) {
+  // In chunks, so the host never holds more than a few MB beyond the model itself.
+  constexpr int64_t kChunk = int64_t(1) << 20;
   const GptConfig& cfg = layout_.config();
+  std::vector<float> values;
   for (const LocalParam& p : layout_.params()) {
     const ParamSpec& spec = layout_.spec(p);
-    std::vector<float> values(p.numel);
-    int64_t pos = 0;
+    int64_t run_start = 0;  // local index where the current run starts
     for (const Range& r : p.runs) {
-      float* out = values.data() + pos;
+      for (int64_t at = 0; at < r.size(); at += kChunk) {
+        const int64_t n = std::min(kChunk, r.size() - at);
+        values.resize(size_t(n));
+        float* out = values.data();
+        const int64_t g = r.begin + at;
 #pragma omp parallel for schedule(static)
-      for (int64_t i = 0; i < r.size(); ++i) out[i] = init_value(cfg, spec, seed, r.begin + i);
-      pos += r.size();
+        for (int64_t i = 0; i < n; ++i) out[i] = init_value(cfg, spec, seed, g + i);
+        impl_->set_values(p, {run_start + at, run_start + at + n}, out);
+      }
+      run_start += r.size();
     }
-    impl_->set_values(p, values);
   }
   impl_->backend.synchronize();
 }
@@ -447,7 +468,9 @@ MemoryFigures ParamStore::memory() const {
   const Impl& s = *impl_;
   MemoryFigures f;
   f.params = int64_t(s.compute.bytes() + s.compute_shard.bytes());
-  if (zero_ == 3) f.params += 2 * layout_.max_unit_padded() * int64_t(dtype_size(s.act));
+  // ZeRO-3's gathered units live in the staging pool (comm); before the first step has filled
+  // it, estimate them as two of the largest unit.
+  if (zero_ == 3 && s.pool_peak == 0) f.params += 2 * layout_.max_unit_padded() * int64_t(dtype_size(s.act));
   f.master = int64_t(s.master.bytes());
   f.grads = int64_t(s.grads_full.bytes() + s.grads_shard.bytes());
   f.optimizer = int64_t(s.m.bytes() + s.v.bytes());

@@ -60,8 +60,12 @@ done
 ls /usr/include/x86_64-linux-gnu/openblas-openmp/cblas.h >/dev/null 2>&1 ||
   missing+=("OpenBLAS OpenMP build (libopenblas-openmp-dev)")
 for lib in cudnn nccl cublasLt; do
-  ls /usr/local/cuda/lib64/lib$lib.so* /usr/lib/x86_64-linux-gnu/lib$lib.so* >/dev/null 2>&1 ||
-    missing+=("lib$lib (CUDA libraries)")
+  found=0
+  for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/lib/x86_64-linux-gnu; do
+    compgen -G "$dir/lib$lib.so*" >/dev/null && found=1
+  done
+  ldconfig -p 2>/dev/null | grep -q "lib$lib\.so" && found=1
+  [ $found -eq 1 ] || missing+=("lib$lib (CUDA libraries)")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "MISSING on this machine (install them; this machine has no network):"
@@ -100,12 +104,15 @@ echo
 echo "=== ptxas -v for sm_$ARCH (registers, shared memory, spills) ==="
 PTX_DIR="$BUILD/ptxas"
 mkdir -p "$PTX_DIR"
-for f in kernels/cuda/*.cu; do
+pids=()
+for f in "$ROOT"/kernels/cuda/*.cu; do
   timeout 240 "$NVCC" -I"$ROOT" -O3 -DNDEBUG -std=c++17 --expt-relaxed-constexpr \
     -gencode "arch=compute_$ARCH,code=sm_$ARCH" -Xptxas -v -c "$f" -o /dev/null \
     > "$PTX_DIR/$(basename "$f" .cu).log" 2>&1 &
+  pids+=($!)
 done
-wait
+# Wait for these jobs only: a bare `wait` would also wait for the tee above (bash >= 5.1).
+for pid in "${pids[@]}"; do wait "$pid"; done
 spills=0
 for log in "$PTX_DIR"/*.log; do
   awk '

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev doctest-dev
           libopenmpi-dev openmpi-bin libopenblas-openmp-dev libxxhash-dev
-          python3 python3-torch python3-numpy)
+          python3 python3-torch python3-numpy python3-matplotlib)
 command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
 
 missing=()
