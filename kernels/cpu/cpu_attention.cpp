@@ -22,11 +22,15 @@ namespace trainer::cpu {
 namespace {
 
 constexpr int64_t kQueryBlock = 64;
+constexpr Transpose kN = Transpose::none;
+constexpr Transpose kT = Transpose::transpose;
 
 // c (m,n) = alpha * op(a) (m,k) x op(b) (k,n) + beta * c, row-major with leading dimensions.
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+void gemm(Transpose ta, Transpose tb, int64_t m, int64_t n, int64_t k, float alpha,
+          const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+          int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta == Transpose::transpose ? CblasTrans : CblasNoTrans,
+              tb == Transpose::transpose ? CblasTrans : CblasNoTrans,
               static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
               static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
               static_cast<blasint>(ldc));
@@ -77,9 +81,9 @@ void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int6
       const float* q = qkv + (b * T + i0) * 3 * C + h * D;
       const float* k = qkv + b * T * 3 * C + C + h * D;
       const float* v = qkv + b * T * 3 * C + 2 * C + h * D;
-      gemm(false, true, nq, nk, D, scale, q, 3 * C, k, 3 * C, 0.0f, s.data(), nk);
+      gemm(kN, kT, nq, nk, D, scale, q, 3 * C, k, 3 * C, 0.0f, s.data(), nk);
       softmax_rows(s.data(), lse + (b * H + h) * T + i0, nullptr, i0, nq, nk);
-      gemm(false, false, nq, D, nk, 1.0f, s.data(), nk, v, 3 * C, 0.0f,
+      gemm(kN, kN, nq, D, nk, 1.0f, s.data(), nk, v, 3 * C, 0.0f,
            out + (b * T + i0) * C + h * D, C);
     }
   }
@@ -114,9 +118,9 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
         const float* dO = dout + (b * T + i0) * C + h * D;
         const float* O = out + (b * T + i0) * C + h * D;
         float* dq = dqkv + (b * T + i0) * 3 * C + h * D;
-        gemm(false, true, nq, nk, D, scale, q, 3 * C, k, 3 * C, 0.0f, p.data(), nk);
+        gemm(kN, kT, nq, nk, D, scale, q, 3 * C, k, 3 * C, 0.0f, p.data(), nk);
         softmax_rows(p.data(), nullptr, lse + (b * H + h) * T + i0, i0, nq, nk);
-        gemm(false, true, nq, nk, D, 1.0f, dO, C, v, 3 * C, 0.0f, dp.data(), nk);
+        gemm(kN, kT, nq, nk, D, 1.0f, dO, C, v, 3 * C, 0.0f, dp.data(), nk);
         // dS = P * (dP - rowsum(dO * O)) * scale; masked entries have P = 0.
         for (int64_t r = 0; r < nq; ++r) {
           float di = 0;
@@ -127,9 +131,9 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
 #pragma omp simd
           for (int64_t j = 0; j < nk; ++j) ds[j] = pr[j] * (ds[j] - di) * scale;
         }
-        gemm(false, false, nq, D, nk, 1.0f, dp.data(), nk, k, 3 * C, 0.0f, dq, 3 * C);
-        gemm(true, false, nk, D, nq, 1.0f, dp.data(), nk, q, 3 * C, 1.0f, dk, 3 * C);
-        gemm(true, false, nk, D, nq, 1.0f, p.data(), nk, dO, C, 1.0f, dv, 3 * C);
+        gemm(kN, kN, nq, D, nk, 1.0f, dp.data(), nk, k, 3 * C, 0.0f, dq, 3 * C);
+        gemm(kT, kN, nk, D, nq, 1.0f, dp.data(), nk, q, 3 * C, 1.0f, dk, 3 * C);
+        gemm(kT, kN, nk, D, nq, 1.0f, p.data(), nk, dO, C, 1.0f, dv, 3 * C);
       }
     }
   }
