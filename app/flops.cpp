@@ -1,6 +1,8 @@
 // FLOPs per token and device peaks (see flops.h).
 #include "app/flops.h"
 
+#include <omp.h>
+
 namespace trainer {
 
 double flops_per_token(const GptConfig& c, int seq_len) {
@@ -18,7 +20,7 @@ double peak_flops(const std::string& name, bool bf16, double recipe_peak_tflops)
                                 {"L40S", 362, 183}, {"A10", 125, 62.5}, {"V100", 125, 15.7}};
   for (const Entry& e : table)
     if (name.find(e.key) != std::string::npos) return (bf16 ? e.bf16_tflops : e.tf32_tflops) * 1e12;
-  return 0.14e12;
+  return 0.25e12 * double(omp_get_max_threads());
 }
 
 }  // namespace trainer

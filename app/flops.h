@@ -14,8 +14,8 @@ double flops_per_token(const GptConfig& config, int seq_len);
 
 // Dense peak FLOP/s of one rank's device: the recipe's train.peak_tflops when set, else a
 // built-in table by device name (bf16 tensor-core peaks: A100 312, H100/H200 989 TFLOP/s; for
-// fp32 the TF32 peaks), and on the CPU this machine type's measured single-thread sgemm rate
-// (0.14 TFLOP/s per rank).
+// fp32 the TF32 peaks), and on the CPU 0.25 TFLOP/s per OpenMP thread of the rank: the fp32
+// sgemm rate of one AVX-512 thread on this machine type with OpenBLAS's SkylakeX kernels.
 double peak_flops(const std::string& backend_name, bool bf16, double recipe_peak_tflops);
 
 }  // namespace trainer

@@ -6,7 +6,10 @@
 #include <fmt/core.h>
 #include <mpi.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include "app/commands.h"
@@ -25,10 +28,28 @@ void abort_job_if_mpi(int code) {
   }
 }
 
+// OpenBLAS 0.3.21 (Debian 12) does not recognise recent AVX-512 CPUs (Sapphire Rapids in a
+// VM, for one) and falls back to its Haswell kernels, about half the sgemm speed of its
+// SkylakeX ones on the same core. It picks its kernels when the library loads, from
+// OPENBLAS_CORETYPE, so when the user has not set it and the CPU has the AVX-512 subsets the
+// SkylakeX kernels use, set it and re-execute this same program once, before MPI starts.
+void select_openblas_kernels(char** argv) {
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                      __builtin_cpu_supports("avx512cd");
+  setenv("OPENBLAS_CORETYPE", avx512 ? "SkylakeX" : "", 1);
+  if (!avx512) return;
+  execv("/proc/self/exe", argv);
+  // execv only returns on failure: carry on with the kernels already loaded.
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace trainer;
+  select_openblas_kernels(argv);
   CLI::App app{"trainer: train GPT-style transformers from a YAML recipe (CPU or CUDA, "
                "data/tensor/pipeline parallel, ZeRO 1-3)"};
   app.set_version_flag("--version", std::string("trainer ") + TRAINER_VERSION);
