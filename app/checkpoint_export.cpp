@@ -1,6 +1,8 @@
 // Checkpoint export (see checkpoint_export.h).
 #include "app/checkpoint_export.h"
 
+#include "model/atomic_file.h"
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -46,37 +48,19 @@ std::vector<float> transform_tensor(const SafetensorsEntry& e, const std::vector
 void export_safetensors(CheckpointReader& reader, const std::string& path) {
   const std::vector<SafetensorsEntry> entries = safetensors_entries(reader.manifest().model);
   const std::string header = safetensors_header(entries);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw InputError("cannot write safetensors file '" + tmp + "': " + std::strerror(errno));
-  // Any failure (reading the checkpoint included) removes the temporary file.
-  try {
-    auto check_io = [&](bool ok) {
-      if (!ok) throw InputError("cannot write safetensors file '" + tmp + "': " + std::strerror(errno));
-    };
+  write_file_atomically(path, "safetensors file", [&](const AtomicWriteFn& write) {
     unsigned char length[8];
     const uint64_t n = header.size();
     for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(n >> (8 * i));
-    check_io(std::fwrite(length, 1, 8, f) == 8);
-    check_io(std::fwrite(header.data(), 1, header.size(), f) == header.size());
+    write(length, 8);
+    write(header.data(), header.size());
     for (const SafetensorsEntry& e : entries) {
       std::vector<float> values =
           transform_tensor(e, reader.shape_of(e.key), reader.read_full(e.key, CkptState::master));
       TRAINER_CHECK(int64_t(values.size()) * 4 == e.end - e.begin, "export_safetensors: size of " + e.key);
-      check_io(std::fwrite(values.data(), 4, values.size(), f) == values.size());
+      write(values.data(), values.size() * 4);
     }
-    check_io(std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0);
-    FILE* closing = f;
-    f = nullptr;
-    check_io(std::fclose(closing) == 0);
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) throw InputError("cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
-  } catch (...) {
-    if (f) std::fclose(f);
-    std::remove(tmp.c_str());
-    throw;
-  }
+  });
 }
 
 }  // namespace

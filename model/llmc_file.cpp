@@ -1,6 +1,8 @@
 // llm.c model files (see llmc_file.h).
 #include "model/llmc_file.h"
 
+#include "model/atomic_file.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -192,14 +194,7 @@ LlmcModel read_llmc_model(const std::string& path) {
 }
 
 void write_llmc_model(const std::string& path, const GptConfig& config, const LlmcFetchFn& fetch) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw InputError("cannot write llm.c model file '" + tmp + "': " + errno_text());
-  // Any failure (including one of fetch) removes the temporary file and leaves `path` as it was.
-  try {
-    auto check_io = [&](bool ok) {
-      if (!ok) throw InputError("cannot write llm.c model file '" + tmp + "': " + errno_text());
-    };
+  write_file_atomically(path, "llm.c model file", [&](const AtomicWriteFn& write) {
     int32_t header[kLlmcHeaderInts] = {};
     header[0] = kLlmcModelMagic;
     header[1] = kLlmcModelVersionF32;
@@ -209,26 +204,15 @@ void write_llmc_model(const std::string& path, const GptConfig& config, const Ll
     header[5] = config.n_head;
     header[6] = config.d_model;
     header[7] = config.padded_vocab;
-    check_io(std::fwrite(header, 4, kLlmcHeaderInts, f) == size_t(kLlmcHeaderInts));
+    write(header, sizeof header);
     for_each_in_file_order(config, [&](const std::string& name, int64_t n) {
       const std::vector<float> values = fetch(name);
       TRAINER_CHECK(int64_t(values.size()) == n, "write_llmc_model: " + name + " has " +
                                                      std::to_string(values.size()) + " values, expected " +
                                                      std::to_string(n));
-      check_io(std::fwrite(values.data(), 4, values.size(), f) == values.size());
+      write(values.data(), values.size() * 4);
     });
-    check_io(std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0);
-    FILE* closing = f;
-    f = nullptr;
-    check_io(std::fclose(closing) == 0);
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) throw InputError("cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
-  } catch (...) {
-    if (f) std::fclose(f);
-    std::remove(tmp.c_str());
-    throw;
-  }
+  });
 }
 
 void check_llmc_config(const std::string& recipe_path, const std::string& file_path, const GptConfig& file,

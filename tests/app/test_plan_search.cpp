@@ -3,6 +3,8 @@
 // terms against their closed forms; the ranking; the production-size models.
 #include <doctest/doctest.h>
 
+#include "app/trainer.h"
+
 #include <algorithm>
 #include <set>
 #include <tuple>
@@ -22,16 +24,6 @@ Key key_of(const PlanLayout& l) {
   return {l.data, l.tensor, l.pipeline, l.zero, l.micro_batch, int(l.schedule), int(l.recompute)};
 }
 
-GptConfig config_of(const Recipe& r) {
-  GptConfig c;
-  c.n_layer = r.model.n_layer;
-  c.n_head = r.model.n_head;
-  c.d_model = r.model.d_model;
-  c.vocab_size = r.model.vocab_size;
-  c.padded_vocab = r.padded_vocab();
-  c.max_seq_len = r.model.seq_len;
-  return c;
-}
 
 SearchInput input_for(const GptConfig& c, int world, int global_batch, int seq_len, PlanDevice device) {
   SearchInput in;
@@ -92,7 +84,7 @@ TEST_CASE("plan: the search enumerates exactly the layouts the trainer's checks 
                 }
         }
     const std::vector<PlanLayout> layouts =
-        enumerate_layouts(input_for(config_of(base), world, base.train.global_batch, 16, PlanDevice::cpu));
+        enumerate_layouts(input_for(gpt_config_from(base), world, base.train.global_batch, 16, PlanDevice::cpu));
     std::set<Key> enumerated;
     for (const PlanLayout& l : layouts) enumerated.insert(key_of(l));
     CAPTURE(world);
