@@ -104,6 +104,7 @@ int run_plan(const PlanOptions& opt) {
     layout.seq_len = recipe.train.seq_len;
     layout.schedule = recipe.parallel.schedule;
     layout.recompute = recipe.train.recompute;
+    layout.sequence_parallel = recipe.parallel.sequence_parallel;
     layout.stage_layers = recipe.parallel.stages;
     layout.bucket_mb = recipe.parallel.bucket_mb;
     PlanReport report = build_plan_report(ctx, layout);

@@ -29,7 +29,14 @@ struct ActivationDims {
   int n_layers = 1;  // layers of this stage
   bool first = true, last = true;
   Recompute recompute = Recompute::none;
+  bool sequence_parallel = false;  // residual rows split over the tensor group (tp > 1)
   int64_t act_bytes = 4;  // bytes of the activation dtype
+
+  // Rows of the residual stream on a rank: B*T, or B*T / tp under sequence parallelism.
+  int64_t residual_rows() const {
+    const int64_t n = micro_batch * seq_len;
+    return sequence_parallel && tp > 1 ? n / tp : n;
+  }
 };
 
 struct ActivationPlan {

@@ -310,6 +310,7 @@ PlanRankMemory plan_rank_memory(const GptConfig& c, const PlanLayout& l, int pp_
   d.n_head = c.n_head;
   d.padded_vocab = c.padded_vocab;
   d.tp = l.tensor;
+  d.sequence_parallel = l.sequence_parallel;
   d.n_layers = u.n_layers;
   d.first = u.first;
   d.last = u.last;

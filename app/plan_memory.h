@@ -108,6 +108,7 @@ struct PlanLayout {
   int seq_len = 1;
   Schedule schedule = Schedule::one_f_one_b;
   Recompute recompute = Recompute::none;
+  bool sequence_parallel = false;
   std::vector<int> stage_layers;  // empty = even split
   double bucket_mb = 25.0;
   int grad_accum() const { return global_batch / (micro_batch * data); }

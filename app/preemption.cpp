@@ -1,7 +1,10 @@
 // PreemptionGuard implementation.
 #include "app/preemption.h"
 
+#include <cerrno>
 #include <csignal>
+#include <stdexcept>
+#include <string>
 #include <cstring>
 
 namespace trainer {
@@ -29,8 +32,8 @@ PreemptionGuard::PreemptionGuard() {
   std::memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, &g_old_term);
-  sigaction(SIGINT, &sa, &g_old_int);
+  if (sigaction(SIGTERM, &sa, &g_old_term) != 0 || sigaction(SIGINT, &sa, &g_old_int) != 0)
+    throw std::runtime_error(std::string("cannot install the SIGTERM/SIGINT handlers: ") + std::strerror(errno));
 }
 
 PreemptionGuard::~PreemptionGuard() {

@@ -39,6 +39,7 @@ struct ParallelConfig {
   double bucket_mb = 25.0;
   std::vector<int> stages;  // layers per pipeline stage; empty = even split
   double timeout_s = 300;   // a collective that waits longer means a dead rank
+  bool sequence_parallel = false;  // split LayerNorm regions along the sequence (tensor > 1)
 };
 
 struct OptimizerConfig {

@@ -96,6 +96,15 @@ void check_parallel(const Recipe& r, const KeyOrigins& o) {
 
 void check_train(const Recipe& r, const KeyOrigins& o) {
   const TrainConfig& t = r.train;
+  if (r.parallel.sequence_parallel && r.parallel.tensor == 1)
+    fail(o, "parallel.sequence_parallel",
+         "true needs tensor parallelism but parallel.tensor is 1; valid: false, or parallel.tensor > 1");
+  if (r.parallel.sequence_parallel && (int64_t(t.micro_batch) * t.seq_len) % r.parallel.tensor != 0)
+    fail(o, "parallel.sequence_parallel",
+         fmt::format("true splits the {} x {} = {} rows of a micro-batch over parallel.tensor {}, which does "
+                     "not divide them; valid: micro_batch x seq_len a multiple of {}, or false",
+                     t.micro_batch, t.seq_len, int64_t(t.micro_batch) * t.seq_len, r.parallel.tensor,
+                     r.parallel.tensor));
   const int per_step = t.micro_batch * r.parallel.data;
   if (t.global_batch % per_step != 0)
     fail(o, "train.global_batch",

@@ -104,6 +104,8 @@ std::vector<KeySpec> build_schema() {
                          "pipeline schedule: all forwards then all backwards, or one-forward-one-backward"));
   s.push_back(make_key("parallel.zero", TRAINER_FIELD(parallel.zero), at_least(0), at_most(3),
                   "ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also parameters"));
+  s.push_back(make_key("parallel.sequence_parallel", TRAINER_FIELD(parallel.sequence_parallel), kNone, kNone,
+                  "split LayerNorm and residual regions along the sequence across the tensor group"));
   s.push_back(make_key("parallel.bucket_mb", TRAINER_FIELD(parallel.bucket_mb), above(0), kNone,
                   "size of a gradient all-reduce bucket in MiB"));
   s.push_back(make_key("parallel.stages", TRAINER_FIELD(parallel.stages), at_least(1), kNone,

@@ -91,6 +91,8 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   so.seq_len = tr.seq_len;
   so.n_slots = n_slots_;
   so.recompute = tr.recompute;
+  so.sequence_parallel = par.sequence_parallel ? SeqParallel::on : SeqParallel::off;
+  if (par.sequence_parallel) store_->set_tensor_partial_grads(&grid_->tp());
   so.dloss = float(1.0 / (double(tr.global_batch) * double(tr.seq_len)));
   stage_ = std::make_unique<GptStage>(*layout_, *store_, *backend_, par.tensor > 1 ? &grid_->tp() : nullptr, so);
 

@@ -3,7 +3,8 @@
 // projection, with the f/g communication pairs of tp_comm.h.
 //   x2  = x + proj(attn(ln_1(x)))       (B,T,C)
 //   out = x2 + fc_proj(gelu(fc(ln_2(x2))))
-// Shapes with N = B*T rows, Cl = C / tp, Hl = H / tp local heads.
+// Shapes with N = B*T rows, Cl = C / tp, Hl = H / tp local heads, and Nr = N / tp rows of the
+// residual stream under sequence parallelism (N otherwise).
 #pragma once
 
 #include "kernels/backend.h"
@@ -12,6 +13,9 @@
 namespace trainer {
 
 enum class Recompute : uint8_t { none, gelu, block };
+// Sequence parallelism: LayerNorms and residual adds split along the rows across the tensor
+// group, with all-gather / reduce-scatter in place of the all-reduces.
+enum class SeqParallel : uint8_t { off, on };
 
 // Weights of one block (act dtype) or their gradients (f32), as views.
 struct BlockParams {
@@ -25,22 +29,26 @@ struct BlockParams {
 
 // Activations saved by forward for backward.
 struct BlockActs {
-  Tensor ln1, ln1_mean, ln1_rstd;  // (N,C), (N), (N)
+  Tensor ln1, ln1_mean, ln1_rstd;  // (N,C) (gathered under SP), (Nr), (Nr)
   Tensor qkv;                      // (N, 3Cl)
   Tensor atty;                     // (N, Cl)
   Tensor lse;                      // (B, Hl, T)
-  Tensor resid2;                   // (N, C)
-  Tensor ln2, ln2_mean, ln2_rstd;  // (N,C), (N), (N)
+  Tensor resid2;                   // (Nr, C)
+  Tensor ln2, ln2_mean, ln2_rstd;  // (N,C) (gathered under SP), (Nr), (Nr)
   Tensor fch;                      // (N, 4Cl) before GELU
   Tensor fch_gelu;                 // (N, 4Cl); a shared scratch under recompute gelu
 };
 
-// Scratch for backward, shared by all blocks.
+// Scratch shared by all blocks.
 struct BlockScratch {
   Tensor dln;    // (N, C)
   Tensor datty;  // (N, Cl)
   Tensor dfch;   // (N, 4Cl)
   Tensor dqkv;   // (N, 3Cl)
+  // Sequence parallelism only (undefined otherwise):
+  Tensor row_out;    // (N, C) a row-parallel layer's partial output before its reduce-scatter
+  Tensor d_full;     // (N, C) the gathered gradient of the residual stream
+  Tensor dln_local;  // (Nr, C) this rank's rows of the LayerNorm output gradient
 };
 
 struct BlockContext {
@@ -48,11 +56,16 @@ struct BlockContext {
   Comm* tp;
   int tp_rank;
   int B, T, C, n_head_local;
+  SeqParallel sp = SeqParallel::off;
 };
 
-void block_forward(const BlockContext& ctx, const BlockParams& w, const BlockActs& a, Tensor inp, Tensor out);
-// inp (N,C): the block's input. dresid (N,C): in, the gradient of the block output; out, the
-// gradient of its input.
+// inp, out (Nr, C).
+void block_forward(const BlockContext& ctx, const BlockParams& w, const BlockActs& a, const BlockScratch& s,
+                   Tensor inp, Tensor out);
+// inp (Nr,C): the block's input. dresid (Nr,C): in, the gradient of the block output; out, the
+// gradient of its input. Under sequence parallelism the gradients of the replicated
+// parameters (LayerNorms, row-parallel biases) cover this rank's rows only: the caller sums
+// them over the tensor group (ParamStore does, see set_tensor_partial_grads).
 // Parameter gradients are accumulated into g. Under Recompute::gelu, a.fch_gelu is
 // recomputed from a.fch first.
 void block_backward(const BlockContext& ctx, const BlockParams& w, const BlockParams& g, const BlockActs& a,

@@ -15,20 +15,21 @@ namespace {
 constexpr Transpose kN = Transpose::none;
 constexpr Transpose kT = Transpose::transpose;
 
-BlockActs take_block_acts(TensorArena& a, DType act, int64_t B, int64_t T, int64_t C, int64_t Cl, int64_t Hl,
-                          bool own_gelu) {
+// rows: the residual stream's rows on this rank (N, or N / tp under sequence parallelism).
+BlockActs take_block_acts(TensorArena& a, DType act, int64_t B, int64_t T, int64_t rows, int64_t C, int64_t Cl,
+                          int64_t Hl, bool own_gelu) {
   const int64_t N = B * T;
   BlockActs x;
   x.ln1 = a.take(act, {N, C});
-  x.ln1_mean = a.take(DType::f32, {N});
-  x.ln1_rstd = a.take(DType::f32, {N});
+  x.ln1_mean = a.take(DType::f32, {rows});
+  x.ln1_rstd = a.take(DType::f32, {rows});
   x.qkv = a.take(act, {N, 3 * Cl});
   x.atty = a.take(act, {N, Cl});
   x.lse = a.take(DType::f32, {B, Hl, T});
-  x.resid2 = a.take(act, {N, C});
+  x.resid2 = a.take(act, {rows, C});
   x.ln2 = a.take(act, {N, C});
-  x.ln2_mean = a.take(DType::f32, {N});
-  x.ln2_rstd = a.take(DType::f32, {N});
+  x.ln2_mean = a.take(DType::f32, {rows});
+  x.ln2_rstd = a.take(DType::f32, {rows});
   x.fch = a.take(act, {N, 4 * Cl});
   if (own_gelu) x.fch_gelu = a.take(act, {N, 4 * Cl});
   return x;
@@ -43,7 +44,8 @@ struct GptStage::Impl {
   Comm* tp;
   StageOptions opt;
   DType act;
-  int64_t B, T, C, N, Cl, Hl, Vl, vocab_start, valid_cols;
+  int64_t B, T, C, N, Nr, Cl, Hl, Vl, vocab_start, valid_cols;
+  bool sp = false;  // sequence parallelism in effect
   int tp_rank = 0, tp_size = 1, L;
   bool first, last;
 
@@ -57,11 +59,11 @@ struct GptStage::Impl {
   Buffer slot_memory, scratch_memory;
   int64_t slot_bytes = 0, scratch_bytes = 0;
 
-  Tensor dresid;
+  Tensor dresid;  // (Nr, C)
   BlockScratch bs;
   Tensor gelu_scratch;
   BlockActs recompute_acts;
-  Tensor lnf, lnf_mean, lnf_rstd, logits, maxes, sumexp_tl, losses, dlnf, row_f32;
+  Tensor lnf, lnf_mean, lnf_rstd, logits, maxes, sumexp_tl, losses, dlnf, dlnf_local, row_f32;
   Tensor recv_act[2], send_grad[2], recv_grad[2];
   double loss_sum = 0;
 
@@ -75,6 +77,9 @@ struct GptStage::Impl {
     T = o.seq_len;
     C = cfg.d_model;
     N = B * T;
+    sp = o.sequence_parallel == SeqParallel::on && tp_active(tp);
+    TRAINER_CHECK(!sp || N % tp_size == 0, "sequence parallelism needs B*T divisible by the tensor degree");
+    Nr = sp ? N / tp_size : N;
     Cl = C / tp_size;
     Hl = cfg.n_head / tp_size;
     Vl = cfg.padded_vocab / tp_size;
@@ -93,28 +98,34 @@ struct GptStage::Impl {
   void plan(char* slot_base, char* scratch_base) {
     const Device dev = backend.device();
     TensorArena sa(scratch_base, dev);
-    dresid = sa.take(act, {N, C});
+    dresid = sa.take(act, {Nr, C});
     bs.dln = sa.take(act, {N, C});
     bs.datty = sa.take(act, {N, Cl});
     bs.dfch = sa.take(act, {N, 4 * Cl});
     bs.dqkv = sa.take(act, {N, 3 * Cl});
+    if (sp) {
+      bs.row_out = sa.take(act, {N, C});
+      bs.d_full = sa.take(act, {N, C});
+      bs.dln_local = sa.take(act, {Nr, C});
+    }
     if (opt.recompute == Recompute::gelu) gelu_scratch = sa.take(act, {N, 4 * Cl});
-    if (opt.recompute == Recompute::block) recompute_acts = take_block_acts(sa, act, B, T, C, Cl, Hl, true);
+    if (opt.recompute == Recompute::block) recompute_acts = take_block_acts(sa, act, B, T, Nr, C, Cl, Hl, true);
     if (last) {
       lnf = sa.take(act, {N, C});
-      lnf_mean = sa.take(DType::f32, {N});
-      lnf_rstd = sa.take(DType::f32, {N});
+      lnf_mean = sa.take(DType::f32, {Nr});
+      lnf_rstd = sa.take(DType::f32, {Nr});
       logits = sa.take(act, {N, Vl});
       maxes = sa.take(DType::f32, {N});
       sumexp_tl = sa.take(DType::f32, {2 * N});
       losses = sa.take(DType::f32, {N});
       dlnf = sa.take(act, {N, C});
+      if (sp) dlnf_local = sa.take(act, {Nr, C});
       row_f32 = sa.take(DType::f32, {int64_t(tp_size) * Vl});
     }
     for (int i = 0; i < 2; ++i) {
-      if (!first) recv_act[i] = sa.take(act, {B, T, C});
-      if (!first) send_grad[i] = sa.take(act, {B, T, C});
-      if (!last) recv_grad[i] = sa.take(act, {B, T, C});
+      if (!first) recv_act[i] = sa.take(act, {Nr, C});
+      if (!first) send_grad[i] = sa.take(act, {Nr, C});
+      if (!last) recv_grad[i] = sa.take(act, {Nr, C});
     }
     scratch_bytes = int64_t(sa.bytes());
 
@@ -124,20 +135,22 @@ struct GptStage::Impl {
       Slot& s = slots[k];
       s.tokens = a.take(DType::i32, {B, T});
       s.targets = a.take(DType::i32, {B, T});
-      for (int l = 0; l <= L; ++l) s.resid.push_back(a.take(act, {N, C}));
+      for (int l = 0; l <= L; ++l) s.resid.push_back(a.take(act, {Nr, C}));
       if (opt.recompute != Recompute::block) {
         for (int l = 0; l < L; ++l) {
-          BlockActs x = take_block_acts(a, act, B, T, C, Cl, Hl, opt.recompute == Recompute::none);
+          BlockActs x = take_block_acts(a, act, B, T, Nr, C, Cl, Hl, opt.recompute == Recompute::none);
           if (opt.recompute == Recompute::gelu) x.fch_gelu = gelu_scratch;
           s.acts.push_back(x);
         }
       }
-      if (last) s.dhead = a.take(act, {N, C});
+      if (last) s.dhead = a.take(act, {Nr, C});
       if (!slot_base) slot_bytes = int64_t(a.bytes());
     }
   }
 
-  BlockContext ctx() const { return BlockContext{backend, tp, tp_rank, int(B), int(T), int(C), int(Hl)}; }
+  BlockContext ctx() const {
+    return BlockContext{backend, tp, tp_rank, int(B), int(T), int(C), int(Hl), sp ? SeqParallel::on : SeqParallel::off};
+  }
 
   BlockParams block_params(Tensor base, int unit, int local_layer) {
     const std::string h = "h." + std::to_string(layout.first_layer() + local_layer) + ".";
@@ -151,9 +164,16 @@ struct GptStage::Impl {
     const int uw = layout.unit_wte(), up = layout.unit_wpe();
     Tensor wte = store.view(store.acquire(uw), uw, "wte.weight");
     Tensor wpe = store.view(store.acquire(up), up, "wpe.weight");
-    // The position table is added on tensor rank 0 only, before the sum over the group.
-    backend.encoder_forward(s.resid[0].view({B, T, C}), s.tokens, wte, tp_rank == 0 ? wpe : Tensor{}, vocab_start);
-    tp_reduce_forward(s.resid[0], tp);
+    // Vocabulary-parallel rows are partial sums over the group; the position table is added on
+    // tensor rank 0 only, so the sum holds it once.
+    Tensor pos = tp_rank == 0 ? wpe : Tensor{};
+    if (sp) {
+      backend.encoder_forward(bs.row_out.view({B, T, C}), s.tokens, wte, pos, vocab_start);
+      sp_scatter_forward(s.resid[0], bs.row_out, tp);
+    } else {
+      backend.encoder_forward(s.resid[0].view({B, T, C}), s.tokens, wte, pos, vocab_start);
+      tp_reduce_forward(s.resid[0], tp);
+    }
     store.release(up);
     store.release(uw);
   }
@@ -162,7 +182,15 @@ struct GptStage::Impl {
     const int uw = layout.unit_wte(), up = layout.unit_wpe();
     Tensor gwte = store.view(store.grads(uw), uw, "wte.weight");
     Tensor gwpe = store.view(store.grads(up), up, "wpe.weight");
-    backend.encoder_backward(gwte, gwpe, dresid.view({B, T, C}), s.tokens, vocab_start);
+    if (sp) {
+      // The position table's gradient is taken on rank 0 only: the store sums replicated
+      // gradients over the group under sequence parallelism.
+      sp_scatter_backward(bs.d_full, dresid, tp);
+      backend.encoder_backward(gwte, tp_rank == 0 ? gwpe : Tensor{}, bs.d_full.view({B, T, C}), s.tokens,
+                               vocab_start);
+    } else {
+      backend.encoder_backward(gwte, gwpe, dresid.view({B, T, C}), s.tokens, vocab_start);
+    }
     store.grads_done(up);
     store.grads_done(uw);
   }
@@ -173,8 +201,13 @@ struct GptStage::Impl {
     Tensor lnfw = store.view(fbase, uf, "ln_f.weight"), lnfb = store.view(fbase, uf, "ln_f.bias");
     Tensor wte = store.view(store.acquire(uw), uw, "wte.weight");
     Tensor x = s.resid[L];
-    backend.layernorm_forward(lnf, lnf_mean, lnf_rstd, x, lnfw, lnfb);
-    tp_copy_forward(lnf, tp);
+    if (sp) {
+      backend.layernorm_forward(sp_rows(lnf, tp), lnf_mean, lnf_rstd, x, lnfw, lnfb);
+      sp_gather_forward(lnf, tp);
+    } else {
+      backend.layernorm_forward(lnf, lnf_mean, lnf_rstd, x, lnfw, lnfb);
+      tp_copy_forward(lnf, tp);
+    }
     backend.matmul(logits, lnf, wte, kN, kT, Tensor{}, Accumulate::overwrite, Tensor{});
     // Vocabulary-parallel cross-entropy: reduce the row max, then sum-exp and target logit.
     Tensor targets = s.targets.view({N});
@@ -192,10 +225,16 @@ struct GptStage::Impl {
       Tensor gwte = store.view(store.grads(uw), uw, "wte.weight");
       backend.matmul(gwte, logits, lnf, kT, kN, Tensor{}, Accumulate::add, Tensor{});
       backend.matmul(dlnf, logits, wte, kN, kN, Tensor{}, Accumulate::overwrite, Tensor{});
-      tp_copy_backward(dlnf, tp);
+      Tensor dnorm = dlnf;
+      if (sp) {
+        sp_gather_backward(dlnf_local, dlnf, tp);
+        dnorm = dlnf_local;
+      } else {
+        tp_copy_backward(dlnf, tp);
+      }
       Tensor gbase = store.grads(uf);
       backend.layernorm_backward(s.dhead, store.view(gbase, uf, "ln_f.weight"), store.view(gbase, uf, "ln_f.bias"),
-                                 dlnf, x, lnfw, lnf_mean, lnf_rstd, Accumulate::overwrite);
+                                 dnorm, x, lnfw, lnf_mean, lnf_rstd, Accumulate::overwrite);
     }
     store.release(uw);
     store.release(uf);
@@ -224,7 +263,7 @@ void GptStage::forward(int micro, StageMode mode) {
     const int u = m.layout.unit_block(l);
     BlockParams w = m.block_params(m.store.acquire(u), u, l);
     const BlockActs& a = m.opt.recompute == Recompute::block ? m.recompute_acts : s.acts[l];
-    block_forward(m.ctx(), w, a, s.resid[l], s.resid[l + 1]);
+    block_forward(m.ctx(), w, a, m.bs, s.resid[l], s.resid[l + 1]);
     m.store.release(u);
   }
   if (m.last) m.head(s, mode);
@@ -246,7 +285,7 @@ void GptStage::backward(int micro) {
     BlockParams g = m.block_params(m.store.grads(u), u, l);
     const BlockActs& a = m.opt.recompute == Recompute::block ? m.recompute_acts : s.acts[l];
     // Recomputed forward writes the (already saved) block output into scratch.
-    if (m.opt.recompute == Recompute::block) block_forward(m.ctx(), w, a, s.resid[l], m.bs.dln);
+    if (m.opt.recompute == Recompute::block) block_forward(m.ctx(), w, a, m.bs, s.resid[l], m.bs.dln.rows(0, m.Nr));
     block_backward(m.ctx(), w, g, a, m.bs, s.resid[l], m.dresid, m.opt.recompute);
     m.store.release(u);
     m.store.grads_done(u);
@@ -256,10 +295,7 @@ void GptStage::backward(int micro) {
 }
 
 Tensor GptStage::recv_act_buffer(int micro) { return impl_->recv_act[micro % 2]; }
-Tensor GptStage::send_act_buffer(int micro) {
-  auto& s = impl_->slots[micro % impl_->opt.n_slots];
-  return s.resid.back().view({impl_->B, impl_->T, impl_->C});
-}
+Tensor GptStage::send_act_buffer(int micro) { return impl_->slots[micro % impl_->opt.n_slots].resid.back(); }
 Tensor GptStage::recv_grad_buffer(int micro) { return impl_->recv_grad[micro % 2]; }
 Tensor GptStage::send_grad_buffer(int micro) { return impl_->send_grad[micro % 2]; }
 

@@ -31,6 +31,7 @@ struct StageOptions {
   int seq_len = 1;      // T
   int n_slots = 1;      // micro-batches alive at once
   Recompute recompute = Recompute::none;
+  SeqParallel sequence_parallel = SeqParallel::off;  // needs B*T divisible by the tensor degree
   // Gradient of the loss per token: 1 / (tokens per step summed over data ranks).
   float dloss = 1.0f;
 };
@@ -54,7 +55,8 @@ class GptStage {
   void forward(int micro, StageMode mode);
   void backward(int micro);
 
-  // Point-to-point buffers (B, T, C) for the pipeline executor.
+  // Point-to-point buffers for the pipeline executor: (B*T, C), or this rank's (B*T/tp, C)
+  // rows under sequence parallelism.
   Tensor recv_act_buffer(int micro);
   Tensor send_act_buffer(int micro);
   Tensor recv_grad_buffer(int micro);

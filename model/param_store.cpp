@@ -27,6 +27,7 @@ struct ParamStore::Impl {
   Backend& backend;
   Comm& dp;
   Comm* embed;
+  Comm* tp_partial = nullptr;  // sum replicated gradients over this group (sequence parallelism)
   int zero;
   DType act;
   int64_t bucket_bytes;
@@ -362,7 +363,20 @@ void ParamStore::finish_grads() {
                                .flat(u.shard_offset, u.shard_offset + u.shard.size());
     s.embed->all_reduce(g, ReduceOp::sum);
   }
+  if (s.tp_partial && s.tp_partial->size() > 1) {
+    for (const LocalUnit& u : layout_.units()) {
+      for (int pi : u.params) {
+        const LocalParam& p = layout_.params()[pi];
+        if (layout_.spec(p).split != TpSplit::none) continue;
+        Range pr{p.offset - u.offset, p.offset - u.offset + p.numel};
+        Range piece = zero_ < 2 ? pr : intersect(pr, u.shard);
+        if (!piece.empty()) s.tp_partial->all_reduce(s.grads_at(u, piece), ReduceOp::sum);
+      }
+    }
+  }
 }
+
+void ParamStore::set_tensor_partial_grads(Comm* tp) { impl_->tp_partial = tp; }
 
 double ParamStore::grad_sq_norm() {
   Impl& s = *impl_;

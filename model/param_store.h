@@ -76,8 +76,12 @@ class ParamStore {
   // Unit u has received every contribution of this micro-batch: start its reduction.
   void grads_done(int unit);
   // Waits for all reductions and sums the tied embedding's gradient between the first and last
-  // stage. After this the gradients this rank updates are final.
+  // stage (and, after set_tensor_partial_grads, the replicated parameters' gradients over the
+  // tensor group). After this the gradients this rank updates are final.
   void finish_grads();
+  // Under sequence parallelism each tensor rank computes the gradients of the replicated
+  // parameters (TpSplit::none) from its own rows only; finish_grads then sums them over `tp`.
+  void set_tensor_partial_grads(Comm* tp);
   // Sum of squares of the gradients this rank owns for the global norm (each element counted
   // on exactly one rank of the world); the caller sums it over the world.
   double grad_sq_norm();

@@ -1,6 +1,7 @@
 // ranks: 2 4
-// Tensor parallelism (alone, and with data parallelism and ZeRO): 10 steps give the same loss
-// at every step and the same gathered final weights as one process.
+// Tensor parallelism (alone, and with data parallelism and ZeRO), without and with sequence
+// parallelism: 10 steps give the same loss at every step and the same gathered final weights
+// as one process.
 #include <doctest/doctest.h>
 #include <mpi.h>
 
@@ -24,6 +25,8 @@ TEST_CASE("tensor parallel equals one process") {
   TinyLayout tp_only;
   tp_only.tensor = n;
   check_matches_reference(run_recipe(tiny_recipe(glob, tp_only, accum), world, 10), ref);
+  tp_only.sequence_parallel = true;
+  check_matches_reference(run_recipe(tiny_recipe(glob, tp_only, accum), world, 10), ref);
 
   if (n == 4) {
     RunOutput ref2 = run_recipe(tiny_recipe(glob, TinyLayout{}, accum * 2), self, 10);
@@ -35,5 +38,18 @@ TEST_CASE("tensor parallel equals one process") {
       l.zero = zero;
       check_matches_reference(run_recipe(tiny_recipe(glob, l, accum), world, 10), ref2);
     }
+    // Sequence parallelism with data parallelism and ZeRO-2, and with a pipeline (the stages
+    // exchange only their rows of the residual stream).
+    TinyLayout sp_dp;
+    sp_dp.tensor = 2;
+    sp_dp.data = 2;
+    sp_dp.zero = 2;
+    sp_dp.sequence_parallel = true;
+    check_matches_reference(run_recipe(tiny_recipe(glob, sp_dp, accum), world, 10), ref2);
+    TinyLayout sp_pp;
+    sp_pp.tensor = 2;
+    sp_pp.pipeline = 2;
+    sp_pp.sequence_parallel = true;
+    check_matches_reference(run_recipe(tiny_recipe(glob, sp_pp, accum), world, 10), ref);
   }
 }

@@ -23,6 +23,7 @@ struct Case {
   Schedule schedule;
   Recompute recompute;
   std::vector<int> stages;
+  bool sequence_parallel = false;
 };
 
 void check_case(Comm& world, const Case& k) {
@@ -31,6 +32,7 @@ void check_case(Comm& world, const Case& k) {
   tl.tensor = k.tensor;
   tl.pipeline = k.pipeline;
   tl.zero = k.zero;
+  tl.sequence_parallel = k.sequence_parallel;
   tl.schedule = k.schedule;
   Recipe r = tiny_recipe("unused_*.bin", tl, k.accum);
   r.model.n_layer = 5;  // uneven over 2 and 4 stages
@@ -49,6 +51,7 @@ void check_case(Comm& world, const Case& k) {
   l.seq_len = r.train.seq_len;
   l.schedule = k.schedule;
   l.recompute = k.recompute;
+  l.sequence_parallel = k.sequence_parallel;
   l.stage_layers = k.stages;
   const int stage = t.grid().coords().pp;
   const int64_t act = int64_t(dtype_size(t.backend().act_dtype()));
@@ -65,6 +68,7 @@ void check_case(Comm& world, const Case& k) {
   CAPTURE(k.accum);
   CAPTURE(int(k.schedule));
   CAPTURE(int(k.recompute));
+  CAPTURE(k.sequence_parallel);
   CAPTURE(world.rank());
   CHECK(plan.total() == int64_t(t.backend().allocated_bytes()));
   CHECK(closed.total() == plan.total());
@@ -93,6 +97,8 @@ TEST_CASE("plan's memory per rank equals what a running trainer allocates") {
       {1, 4, 1, 0, 2, f, block, {}}, {1, 2, 2, 0, 3, g, none, {}},   {2, 1, 2, 2, 5, f, none, {}},
       {2, 1, 2, 2, 3, g, block, {}}, {1, 1, 4, 0, 6, f, block, {}},  {1, 1, 4, 1, 2, g, gelu, {1, 1, 2, 1}},
       {2, 1, 2, 1, 1, f, none, {4, 1}},
+      // sequence parallelism
+      {2, 2, 1, 1, 2, f, none, {}, true},  {1, 2, 2, 0, 3, g, block, {}, true}, {1, 4, 1, 2, 2, f, gelu, {}, true},
   };
   for (const Case& k : cases) check_case(world, k);
 }

@@ -1,5 +1,6 @@
 // ranks: 2 4
-// Every tensor-parallel layer against its unsharded version, outputs and gradients:
+// Every tensor-parallel layer against its unsharded version, outputs and gradients, without
+// and with sequence parallelism:
 // - a transformer block (column-parallel QKV and FC, row-parallel projections, f/g pairs);
 // - the vocabulary-parallel embedding and the vocabulary-parallel head with cross-entropy
 //   (a one-layer stage: loss and every parameter gradient).
@@ -77,9 +78,10 @@ struct BlockSetup {
   }
 
   BlockSetup(const GptConfig& c, const std::map<std::string, std::vector<float>>& full, int tp_rank, int tp, int B,
-             int T) {
+             int T, SeqParallel sp) {
     store.reserve(64);
     const int64_t C = c.d_model, Cl = C / tp, N = int64_t(B) * T, Hl = c.n_head / tp;
+    const int64_t Nr = sp == SeqParallel::on ? N / tp : N;
     for (const ParamSpec& s : gpt2_param_table(c)) {
       if (s.unit != block_unit(0)) continue;
       w[s.name] = take_runs(full.at(s.name), tp_runs(s, tp_rank, tp));
@@ -94,15 +96,27 @@ struct BlockSetup {
     };
     params = bp(w);
     grads = bp(g);
-    acts = BlockActs{alloc({N, C}), alloc({N}), alloc({N}), alloc({N, 3 * Cl}), alloc({N, Cl}), alloc({B, Hl, T}),
-                     alloc({N, C}), alloc({N, C}), alloc({N}), alloc({N}), alloc({N, 4 * Cl}), alloc({N, 4 * Cl})};
-    scratch = BlockScratch{alloc({N, C}), alloc({N, Cl}), alloc({N, 4 * Cl}), alloc({N, 3 * Cl})};
+    acts = BlockActs{alloc({N, C}),      alloc({Nr}),     alloc({Nr}),     alloc({N, 3 * Cl}),
+                     alloc({N, Cl}),     alloc({B, Hl, T}), alloc({Nr, C}), alloc({N, C}),
+                     alloc({Nr}),        alloc({Nr}),     alloc({N, 4 * Cl}), alloc({N, 4 * Cl})};
+    scratch = BlockScratch{alloc({N, C}), alloc({N, Cl}), alloc({N, 4 * Cl}), alloc({N, 3 * Cl}),
+                           Tensor{},       Tensor{},       Tensor{}};
+    if (sp == SeqParallel::on) {
+      scratch.row_out = alloc({N, C});
+      scratch.d_full = alloc({N, C});
+      scratch.dln_local = alloc({Nr, C});
+    }
   }
 };
 
+std::vector<float> rows_of(const std::vector<float>& v, int64_t cols, int rank, int parts) {
+  const int64_t n = int64_t(v.size()) / cols / parts;
+  return std::vector<float>(v.begin() + rank * n * cols, v.begin() + (rank + 1) * n * cols);
+}
+
 }  // namespace
 
-TEST_CASE("tensor-parallel block equals the unsharded block") {
+TEST_CASE("tensor-parallel block equals the unsharded block, with and without sequence parallelism") {
   MpiComm world(MPI_COMM_WORLD, "world", 60);
   const int tp = world.size(), rank = world.rank();
   const GptConfig c = tp_config();
@@ -113,27 +127,39 @@ TEST_CASE("tensor-parallel block equals the unsharded block") {
   for (const ParamSpec& s : gpt2_param_table(c)) full[s.name] = random_vec(size_t(s.numel()), seed++, 0.2f);
   std::vector<float> x = random_vec(size_t(N) * C, 101, 1.0f), dout = random_vec(size_t(N) * C, 102, 1.0f);
 
-  BlockSetup ref(c, full, 0, 1, B, T), mine(c, full, rank, tp, B, T);
-  std::vector<float> out_ref(size_t(N) * C), out_tp(size_t(N) * C), dx_ref = dout, dx_tp = dout;
+  BlockSetup ref(c, full, 0, 1, B, T, SeqParallel::off);
+  std::vector<float> out_ref(size_t(N) * C), dx_ref = dout;
   BlockContext ctx_ref{*backend, nullptr, 0, B, T, C, c.n_head};
-  BlockContext ctx_tp{*backend, &world, rank, B, T, C, c.n_head / tp};
-  block_forward(ctx_ref, ref.params, ref.acts, host(x, {N, C}), host(out_ref, {N, C}));
-  block_forward(ctx_tp, mine.params, mine.acts, host(x, {N, C}), host(out_tp, {N, C}));
-  CHECK(max_rel(out_tp, out_ref) < 1e-5);
+  block_forward(ctx_ref, ref.params, ref.acts, ref.scratch, host(x, {N, C}), host(out_ref, {N, C}));
   block_backward(ctx_ref, ref.params, ref.grads, ref.acts, ref.scratch, host(x, {N, C}), host(dx_ref, {N, C}),
                  Recompute::none);
-  block_backward(ctx_tp, mine.params, mine.grads, mine.acts, mine.scratch, host(x, {N, C}), host(dx_tp, {N, C}),
-                 Recompute::none);
-  CHECK(max_rel(dx_tp, dx_ref) < 1e-5);
-  for (const ParamSpec& s : gpt2_param_table(c)) {
-    if (s.unit != block_unit(0)) continue;
-    CAPTURE(s.name);
-    std::vector<float> expect = take_runs(ref.g[s.name], tp_runs(s, rank, tp));
-    CHECK(max_rel(mine.g[s.name], expect) < 1e-5);
+
+  for (SeqParallel sp : {SeqParallel::off, SeqParallel::on}) {
+    CAPTURE(int(sp));
+    const bool split = sp == SeqParallel::on;
+    const int Nr = split ? N / tp : N;
+    BlockSetup mine(c, full, rank, tp, B, T, sp);
+    std::vector<float> in = split ? rows_of(x, C, rank, tp) : x;
+    std::vector<float> out_tp(size_t(Nr) * C), dx_tp = split ? rows_of(dout, C, rank, tp) : dout;
+    BlockContext ctx_tp{*backend, &world, rank, B, T, C, c.n_head / tp, sp};
+    block_forward(ctx_tp, mine.params, mine.acts, mine.scratch, host(in, {Nr, C}), host(out_tp, {Nr, C}));
+    CHECK(max_rel(out_tp, split ? rows_of(out_ref, C, rank, tp) : out_ref) < 1e-5);
+    block_backward(ctx_tp, mine.params, mine.grads, mine.acts, mine.scratch, host(in, {Nr, C}), host(dx_tp, {Nr, C}),
+                   Recompute::none);
+    CHECK(max_rel(dx_tp, split ? rows_of(dx_ref, C, rank, tp) : dx_ref) < 1e-5);
+    for (const ParamSpec& s : gpt2_param_table(c)) {
+      if (s.unit != block_unit(0)) continue;
+      CAPTURE(s.name);
+      std::vector<float>& got = mine.g[s.name];
+      // Under sequence parallelism a replicated parameter's gradient covers this rank's rows.
+      if (split && s.split == TpSplit::none)
+        world.all_reduce(make_tensor(got.data(), DType::f32, Device::cpu, {int64_t(got.size())}), ReduceOp::sum);
+      CHECK(max_rel(got, take_runs(ref.g[s.name], tp_runs(s, rank, tp))) < 1e-5);
+    }
   }
 }
 
-TEST_CASE("vocabulary-parallel embedding and head equal the unsharded ones") {
+TEST_CASE("vocabulary-parallel embedding and head equal the unsharded ones, with and without sequence parallelism") {
   MpiComm world(MPI_COMM_WORLD, "world", 60);
   MpiComm self(MPI_COMM_SELF, "self", 60);
   const int tp = world.size(), rank = world.rank();
@@ -151,7 +177,7 @@ TEST_CASE("vocabulary-parallel embedding and head equal the unsharded ones") {
     std::unique_ptr<GptStage> stage;
     double loss = 0;
   };
-  auto run = [&](Comm& comm, int tp_rank, int degree) {
+  auto run = [&](Comm& comm, int tp_rank, int degree, SeqParallel sp) {
     Run r;
     LayoutOptions o;
     o.tp_rank = tp_rank;
@@ -163,6 +189,8 @@ TEST_CASE("vocabulary-parallel embedding and head equal the unsharded ones") {
     so.micro_batch = B;
     so.seq_len = T;
     so.dloss = 1.0f / float(B * T);
+    so.sequence_parallel = sp;
+    if (sp == SeqParallel::on) r.store->set_tensor_partial_grads(&comm);
     r.stage = std::make_unique<GptStage>(*r.layout, *r.store, *backend, degree > 1 ? &comm : nullptr, so);
     r.store->zero_grads();
     r.store->begin_micro(true);
@@ -173,18 +201,21 @@ TEST_CASE("vocabulary-parallel embedding and head equal the unsharded ones") {
     r.loss = r.stage->take_loss_sum();
     return r;
   };
-  Run ref = run(self, 0, 1);
-  Run mine = run(world, rank, tp);
-  CHECK(std::fabs(mine.loss - ref.loss) <= 1e-5 * std::fabs(ref.loss));
-  for (const LocalParam& p : mine.layout->params()) {
-    const std::string& name = mine.layout->spec(p).name;
-    CAPTURE(name);
-    const LocalParam& q = ref.layout->params()[size_t(&p - mine.layout->params().data())];
-    Tensor gm = mine.store->grads(p.unit), gr = ref.store->grads(q.unit);
-    const LocalUnit& um = mine.layout->units()[p.unit];
-    const LocalUnit& ur = ref.layout->units()[q.unit];
-    std::vector<float> got(gm.ptr<float>() + (p.offset - um.offset), gm.ptr<float>() + (p.offset - um.offset) + p.numel);
-    std::vector<float> all(gr.ptr<float>() + (q.offset - ur.offset), gr.ptr<float>() + (q.offset - ur.offset) + q.numel);
-    CHECK(max_rel(got, take_runs(all, p.runs)) < 1e-5);
+  Run ref = run(self, 0, 1, SeqParallel::off);
+  for (SeqParallel sp : {SeqParallel::off, SeqParallel::on}) {
+    CAPTURE(int(sp));
+    Run mine = run(world, rank, tp, sp);
+    CHECK(std::fabs(mine.loss - ref.loss) <= 1e-5 * std::fabs(ref.loss));
+    for (const LocalParam& p : mine.layout->params()) {
+      const std::string& name = mine.layout->spec(p).name;
+      CAPTURE(name);
+      const LocalParam& q = ref.layout->params()[size_t(&p - mine.layout->params().data())];
+      Tensor gm = mine.store->grads(p.unit), gr = ref.store->grads(q.unit);
+      const LocalUnit& um = mine.layout->units()[p.unit];
+      const LocalUnit& ur = ref.layout->units()[q.unit];
+      std::vector<float> got(gm.ptr<float>() + (p.offset - um.offset), gm.ptr<float>() + (p.offset - um.offset) + p.numel);
+      std::vector<float> all(gr.ptr<float>() + (q.offset - ur.offset), gr.ptr<float>() + (q.offset - ur.offset) + q.numel);
+      CHECK(max_rel(got, take_runs(all, p.runs)) < 1e-5);
+    }
   }
 }

@@ -62,6 +62,7 @@ Recipe tiny_recipe(const std::string& train_glob, const TinyLayout& l, int accum
   r.parallel.pipeline = l.pipeline;
   r.parallel.zero = l.zero;
   r.parallel.schedule = l.schedule;
+  r.parallel.sequence_parallel = l.sequence_parallel;
   r.parallel.bucket_mb = 0.01;
   r.parallel.timeout_s = 120;
   r.train.device = DeviceChoice::cpu;

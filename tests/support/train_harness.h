@@ -21,6 +21,7 @@ void write_token_shard(const std::string& path, const std::vector<int>& tokens);
 struct TinyLayout {
   int data = 1, tensor = 1, pipeline = 1, zero = 0;
   Schedule schedule = Schedule::one_f_one_b;
+  bool sequence_parallel = false;
 };
 
 // A 4-layer, 4-head, d_model 32 model with a vocabulary of 97 (padded to 128), seq_len 16,
