@@ -2,6 +2,7 @@
 #include "parallel/mpi_comm.h"
 
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <stdexcept>
 #include <thread>
@@ -87,6 +88,16 @@ MpiComm::MpiComm(MPI_Comm comm, std::string name, double timeout_s)
     : comm_(comm), name_(std::move(name)), timeout_s_(timeout_s) {
   TRAINER_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   TRAINER_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+  // World rank of every member, for messages that name a peer.
+  MPI_Group group, world;
+  TRAINER_MPI_CHECK(MPI_Comm_group(comm_, &group));
+  TRAINER_MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+  std::vector<int> mine(static_cast<size_t>(size_), 0);
+  for (int i = 0; i < size_; ++i) mine[size_t(i)] = i;
+  world_ranks_.resize(size_t(size_));
+  TRAINER_MPI_CHECK(MPI_Group_translate_ranks(group, size_, mine.data(), world, world_ranks_.data()));
+  TRAINER_MPI_CHECK(MPI_Group_free(&group));
+  TRAINER_MPI_CHECK(MPI_Group_free(&world));
 }
 
 MpiComm::~MpiComm() {
@@ -96,9 +107,12 @@ MpiComm::~MpiComm() {
     MPI_Comm_free(&comm_);
 }
 
-CommRequestPtr MpiComm::make_request(MPI_Request request, const char* what) {
-  return std::make_unique<MpiRequest>(request, std::string(what) + " on group '" + name_ + "'",
-                                      timeout_s_);
+CommRequestPtr MpiComm::make_request(MPI_Request request, const char* what, int peer) {
+  std::string text = std::string(what) + " on group '" + name_ + "'";
+  if (peer >= 0)
+    text += std::string(std::strcmp(what, "send") == 0 ? " to" : " from") + " rank " +
+            std::to_string(world_ranks_.at(size_t(peer)));
+  return std::make_unique<MpiRequest>(request, text, timeout_s_);
 }
 
 CommRequestPtr MpiComm::all_reduce_async(Tensor buf, ReduceOp op) {
@@ -139,7 +153,7 @@ CommRequestPtr MpiComm::send_async(Tensor buf, int peer, int tag) {
   MPI_Request r;
   TRAINER_MPI_CHECK(MPI_Isend(buf.data, static_cast<int>(buf.numel()), mpi_type(buf.dtype), peer,
                               tag, comm_, &r));
-  return make_request(r, "send");
+  return make_request(r, "send", peer);
 }
 
 CommRequestPtr MpiComm::recv_async(Tensor buf, int peer, int tag) {
@@ -147,7 +161,7 @@ CommRequestPtr MpiComm::recv_async(Tensor buf, int peer, int tag) {
   MPI_Request r;
   TRAINER_MPI_CHECK(MPI_Irecv(buf.data, static_cast<int>(buf.numel()), mpi_type(buf.dtype), peer,
                               tag, comm_, &r));
-  return make_request(r, "recv");
+  return make_request(r, "recv", peer);
 }
 
 void MpiComm::all_reduce(Tensor buf, ReduceOp op) {

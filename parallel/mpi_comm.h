@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "parallel/comm.h"
 
@@ -43,13 +44,16 @@ class MpiComm : public Comm {
   MPI_Comm handle() const { return comm_; }
 
  private:
-  CommRequestPtr make_request(MPI_Request request, const char* what);
+  // peer: the group rank a message goes to or comes from (-1 for collectives); the watchdog
+  // message then names its world rank.
+  CommRequestPtr make_request(MPI_Request request, const char* what, int peer = -1);
 
   MPI_Comm comm_;
   std::string name_;
   double timeout_s_;
   int rank_ = 0;
   int size_ = 1;
+  std::vector<int> world_ranks_;  // world rank of each member
 };
 
 // Checks an MPI return code; a failure is fatal with the call site.
