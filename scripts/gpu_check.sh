@@ -2,8 +2,10 @@
 # One-command check on a GPU machine (no network needed), in well under 8 minutes:
 #   1. configure + build Release with CUDA into build-gpu (all cores, this GPU's arch only),
 #   2. run the CUDA tests (ctest -L cuda),
-#   3. train the tiny debug model for 50 steps on the GPU,
-#   4. benchmark gpt2-124m for 20 steps (tokens/s, MFU),
+#   3. train the tiny debug model for 50 steps on the GPU (on byte-level data made here: the
+#      GPU machine has no datasets and no network),
+#   4. benchmark gpt2-124m (micro-batch 32 x 1024) for 20 steps and gpt2-1.5b (micro-batch
+#      8 x 1024) for 10 steps on one GPU (tokens/s, MFU, step-time split, peak memory),
 #   5. print registers / shared memory / spills of every kernel (ptxas -v).
 # Every step runs even if an earlier one failed; a summary and a non-zero exit code report
 # failures. Output is also written to build-gpu/gpu_check.log.
@@ -92,12 +94,25 @@ step "build trainer and test_cuda" 330 cmake --build "$BUILD" -j "$(nproc)" --ta
 step "ctest -L cuda" 180 ctest --test-dir "$BUILD" -L cuda --output-on-failure --timeout 120
 
 # ---- 3. tiny training run ----
+DATA="$BUILD/gpu_check_data"
+mkdir -p "$DATA"
+awk 'BEGIN { srand(7); split("the a whale sea ship captain white long of and to in was he it that his", w, " ");
+       for (d = 0; d < 40; d++) { for (l = 0; l < 60; l++) { line = "";
+         for (k = 0; k < 12; k++) line = line w[int(rand() * 17) + 1] " "; print line } print "\n\n\n" } }' \
+  > "$DATA/text.txt"
+step "prepare byte-level data" 60 "$BUILD/trainer" data prepare --input "$DATA/text.txt" --tokenizer byte \
+  --out "$DATA" --val-fraction 0.1 --quiet
 step "train tiny, 50 steps" 120 "$BUILD/trainer" train configs/debug/tiny.yaml \
-  --set train.device=cuda --set train.steps=50
+  --set train.device=cuda --set train.steps=50 --set "data.train=$DATA/train_*.bin" --set "data.val=$DATA/val_*.bin" \
+  --set eval.every=25 --set log.every=10
 
-# ---- 4. benchmark ----
+# ---- 4. benchmarks (one GPU: data 1; one micro-batch per step) ----
 step "bench gpt2-124m, 20 steps" 180 "$BUILD/trainer" bench configs/gpt2-124m.yaml \
-  --set train.device=cuda --set train.micro_batch=32 --steps 20
+  --set train.device=cuda --set parallel.data=1 --set train.micro_batch=32 --set train.global_batch=32 \
+  --steps 20 --warmup 3
+step "bench gpt2-1.5b, 10 steps" 240 "$BUILD/trainer" bench configs/gpt2-1.5b.yaml \
+  --set train.device=cuda --set parallel.data=1 --set train.micro_batch=8 --set train.global_batch=8 \
+  --steps 10 --warmup 2
 
 # ---- 5. registers, shared memory and spills per kernel ----
 echo
