@@ -3,6 +3,10 @@
 #include "parallel/mpi_runtime.h"
 
 #include <mpi.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
 
 #include "parallel/mpi_comm.h"
 
@@ -21,7 +25,10 @@ MpiRuntime::MpiRuntime(double timeout_s) {
   TRAINER_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_->rank(),
                                         MPI_INFO_NULL, &node));
   TRAINER_MPI_CHECK(MPI_Comm_rank(node, &local_rank_));
+  TRAINER_MPI_CHECK(MPI_Comm_size(node, &local_size_));
   TRAINER_MPI_CHECK(MPI_Comm_free(&node));
+  if (std::getenv("OMP_NUM_THREADS") == nullptr && local_size_ > 1)
+    omp_set_num_threads(std::max(1, omp_get_num_procs() / local_size_));
 }
 
 MpiRuntime::~MpiRuntime() {
