@@ -44,9 +44,10 @@ ActivationPlan plan_activations(const ActivationDims& d, int64_t slots) {
   if (d.recompute == Recompute::gelu) p.recompute_scratch = arena(N * 4 * Cl, a);
   if (d.recompute == Recompute::block) p.recompute_scratch = block_acts(d, true);
   if (d.last) {
-    // lnf, lnf_mean, lnf_rstd, logits, maxes, sumexp_tl, losses, dlnf, (dlnf_local,) row_f32.
+    // lnf, lnf_mean, lnf_rstd, logits, maxes, sumexp_tl, losses, loss_acc, dlnf, (dlnf_local,)
+    // row_f32.
     p.head_scratch = arena(N * C, a) + 2 * arena(Nr, 4) + arena(N * Vl, a) + arena(N, 4) + arena(2 * N, 4) +
-                     arena(N, 4) + arena(N * C, a) + arena(int64_t(d.tp) * Vl, 4);
+                     2 * arena(N, 4) + arena(N * C, a) + arena(int64_t(d.tp) * Vl, 4);
     if (sp) p.head_scratch += arena(Nr * C, a);
   }
   const int64_t p2p_one = arena(Nr * C, a);

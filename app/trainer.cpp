@@ -68,6 +68,15 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   Comm& dev_world = device_world_ ? *device_world_ : world_;
   grid_ = std::make_unique<ProcessGrid>(dev_world, GridDims{par.data, par.tensor, par.pipeline});
   const GridCoords& c = grid_->coords();
+  if (par.pipeline > 1) {
+    // NCCL opens point-to-point connections lazily and blocks until both ends arrive; the
+    // schedules' first messages would not meet (see connect_pipeline).
+    Buffer scratch = backend_->alloc(2 * sizeof(float));
+    backend_->memset_zero(scratch.data(), scratch.bytes());
+    Tensor two = scratch.tensor(DType::f32, {2});
+    connect_pipeline(grid_->pp(), grid_->pp_grad(), c.pp, par.pipeline, two.flat(0, 1), two.flat(1, 2));
+    backend_->synchronize();
+  }
 
   LayoutOptions lo;
   lo.tp_rank = c.tp;

@@ -60,7 +60,7 @@ struct AdamWStep {
   float grad_scale = 1;    // multiplies the gradient first (grad-norm clipping)
   int64_t step = 1;        // 1-based, for bias correction
   uint64_t seed = 0;       // stochastic rounding of the low-precision copy (CUDA), keyed by
-  uint64_t offset = 0;     // (seed, global element offset) so any layout rounds alike
+  uint64_t offset = 0;     // (seed, element offset within the rank's slice of the tensor)
 };
 
 class Backend {

@@ -63,9 +63,8 @@ struct GptStage::Impl {
   BlockScratch bs;
   Tensor gelu_scratch;
   BlockActs recompute_acts;
-  Tensor lnf, lnf_mean, lnf_rstd, logits, maxes, sumexp_tl, losses, dlnf, dlnf_local, row_f32;
+  Tensor lnf, lnf_mean, lnf_rstd, logits, maxes, sumexp_tl, losses, loss_acc, dlnf, dlnf_local, row_f32;
   Tensor recv_act[2], send_grad[2], recv_grad[2];
-  double loss_sum = 0;
 
   Impl(const StageLayout& l, ParamStore& s, Backend& b, Comm* t, const StageOptions& o)
       : layout(l), store(s), backend(b), tp(t), opt(o), act(b.act_dtype()) {
@@ -92,6 +91,7 @@ struct GptStage::Impl {
     slot_memory = backend.alloc(size_t(slot_bytes) * size_t(opt.n_slots));
     scratch_memory = backend.alloc(size_t(scratch_bytes));
     plan(static_cast<char*>(slot_memory.data()), static_cast<char*>(scratch_memory.data()));
+    if (last) backend.memset_zero(loss_acc.data, loss_acc.bytes());
   }
 
   // Carves every buffer; with null bases only measures.
@@ -118,6 +118,7 @@ struct GptStage::Impl {
       maxes = sa.take(DType::f32, {N});
       sumexp_tl = sa.take(DType::f32, {2 * N});
       losses = sa.take(DType::f32, {N});
+      loss_acc = sa.take(DType::f32, {N});
       dlnf = sa.take(act, {N, C});
       if (sp) dlnf_local = sa.take(act, {Nr, C});
       row_f32 = sa.take(DType::f32, {int64_t(tp_size) * Vl});
@@ -217,9 +218,8 @@ struct GptStage::Impl {
     backend.xent_sumexp(sumexp, tlogit, logits, maxes, targets, vocab_start, valid_cols);
     if (tp && tp_size > 1) tp->all_reduce(sumexp_tl, ReduceOp::sum);
     backend.xent_loss(losses, maxes, sumexp, tlogit);
-    std::vector<float> host(N);
-    backend.copy_to_host(host.data(), losses.data, losses.bytes());
-    for (float v : host) loss_sum += v;
+    // Summed per row on the device; read once per step (take_loss_sum), not per micro-batch.
+    backend.add(loss_acc, loss_acc, losses);
     if (mode == StageMode::train) {
       backend.xent_backward(logits, logits, maxes, sumexp, targets, vocab_start, valid_cols, opt.dloss);
       Tensor gwte = store.view(store.grads(uw), uw, "wte.weight");
@@ -300,9 +300,14 @@ Tensor GptStage::recv_grad_buffer(int micro) { return impl_->recv_grad[micro % 2
 Tensor GptStage::send_grad_buffer(int micro) { return impl_->send_grad[micro % 2]; }
 
 double GptStage::take_loss_sum() {
-  double v = impl_->loss_sum;
-  impl_->loss_sum = 0;
-  return v;
+  Impl& m = *impl_;
+  if (!m.last) return 0;
+  std::vector<float> host(size_t(m.N));
+  m.backend.copy_to_host(host.data(), m.loss_acc.data, m.loss_acc.bytes());
+  m.backend.memset_zero(m.loss_acc.data, m.loss_acc.bytes());
+  double sum = 0;
+  for (float v : host) sum += v;
+  return sum;
 }
 
 std::vector<float> GptStage::logits_row(int b, int t) {

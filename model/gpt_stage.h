@@ -62,8 +62,8 @@ class GptStage {
   Tensor recv_grad_buffer(int micro);
   Tensor send_grad_buffer(int micro);
 
-  // Sum and count of per-token losses since the last call (last stage; identical on every
-  // tensor rank).
+  // Sum of per-token losses since the last call (last stage, else 0; identical on every
+  // tensor rank). Synchronises with the device.
   double take_loss_sum();
   // After forward(..., StageMode::logits) on the last stage: the logits of row (b, t) over the
   // real vocabulary, gathered across the tensor group (collective over it).

@@ -380,16 +380,27 @@ void ParamStore::set_tensor_partial_grads(Comm* tp) { impl_->tp_partial = tp; }
 
 double ParamStore::grad_sq_norm() {
   Impl& s = *impl_;
-  double total = 0;
+  // The counted pieces, merged where they touch, so a unit costs one reduction (a few with
+  // tensor-replicated parameters excluded) rather than one per parameter.
+  struct Piece {
+    const LocalUnit* unit;
+    Range range;  // relative to the unit
+  };
+  std::vector<Piece> pieces;
   for (const LocalUnit& u : layout_.units()) {
     for (int pi : u.params) {
       const LocalParam& p = layout_.params()[pi];
       if (!p.counts_in_norm) continue;
-      Range pr{p.offset - u.offset, p.offset - u.offset + p.numel};
-      Range piece = intersect(pr, u.shard);
-      if (!piece.empty()) total += s.backend.sum_squares(s.grads_at(u, piece));
+      Range piece = intersect({p.offset - u.offset, p.offset - u.offset + p.numel}, u.shard);
+      if (piece.empty()) continue;
+      if (!pieces.empty() && pieces.back().unit == &u && pieces.back().range.end == piece.begin)
+        pieces.back().range.end = piece.end;
+      else
+        pieces.push_back({&u, piece});
     }
   }
+  double total = 0;
+  for (const Piece& p : pieces) total += s.backend.sum_squares(s.grads_at(*p.unit, p.range));
   return total;
 }
 

@@ -24,6 +24,14 @@ std::vector<Action> make_forward_schedule(int stage, int n_stages, int n_micro) 
   return out;
 }
 
+void connect_pipeline(Comm& act_comm, Comm& grad_comm, int stage, int n_stages, Tensor send, Tensor recv) {
+  // Each rank's first call on a communicator is the one its neighbour's first call waits for.
+  if (stage > 0) act_comm.recv(recv, stage - 1, 0);
+  if (stage < n_stages - 1) act_comm.send(send, stage + 1, 0);
+  if (stage < n_stages - 1) grad_comm.recv(recv, stage + 1, 1);
+  if (stage > 0) grad_comm.send(send, stage - 1, 1);
+}
+
 PipelineTimes run_pipeline(const std::vector<Action>& schedule, Comm* act_comm, Comm* grad_comm, int stage,
                            int act_send_slots, const PipelineHooks& hooks) {
   PipelineTimes times;

@@ -38,4 +38,16 @@ PipelineTimes run_pipeline(const std::vector<Action>& schedule, Comm* act_comm, 
 // Forward only (evaluation, sampling): recv, forward, send per micro-batch.
 std::vector<Action> make_forward_schedule(int stage, int n_stages, int n_micro);
 
+// Opens every neighbour connection of the two pipeline communicators before the first
+// schedule runs: one message each way between stages s and s+1, in chain order (activations
+// from stage 0 upward, then gradients from the last stage downward), which cannot deadlock.
+// Needed by NCCL, which creates a point-to-point connection at a pair's first send/receive and
+// blocks the host until the peer makes its matching call: a training schedule's first
+// communication differs by stage (stage 0 posts its first gradient receive before its last
+// activation send, stage 1 first receives an activation), so without this the first step
+// would deadlock. Collective over the pipeline group; `send` and `recv` are one-element
+// buffers where the communicators can use them (device memory for NCCL); the exchange is
+// complete on return as far as the communicators' ordering goes (wait() has been called).
+void connect_pipeline(Comm& act_comm, Comm& grad_comm, int stage, int n_stages, Tensor send, Tensor recv);
+
 }  // namespace trainer

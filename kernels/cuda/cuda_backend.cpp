@@ -3,7 +3,9 @@
 // for allocated_bytes / peak); a scratch workspace grows to its largest request and is reused;
 // the cuBLASLt workspace is allocated once. The ops themselves live in the .cu files
 // (cuda_ops.h) and cuda_matmul.cpp.
+#include <cstdio>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "kernels/cuda/cuda_backend.h"
@@ -45,9 +47,17 @@ class CudaBackend final : public Backend {
 
   void* raw_alloc(size_t bytes) override { return memory_.alloc(bytes); }
   void raw_free(void* ptr) override {
+    // Called from Buffer's destructor, which must not throw: after a fault (a sticky CUDA
+    // error) every Buffer freed while the first exception unwinds would otherwise call
+    // std::terminate, and that first error would never reach main. CUDA failures here are
+    // reported and skipped; a pointer this backend did not allocate stays a logic_error.
     // The stream may still use the memory: cudaFree waits for the device, but be explicit.
-    TRAINER_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    memory_.free(ptr);
+    TRAINER_CUDA_REPORT(cudaStreamSynchronize(stream_));
+    try {
+      memory_.free(ptr);
+    } catch (const std::runtime_error& e) {
+      std::fprintf(stderr, "CUDA backend: freeing device memory failed: %s\n", e.what());
+    }
   }
   void copy_from_host(void* dst, const void* src, size_t bytes) override {
     // From pageable memory (all our host buffers) the runtime stages the data before it

@@ -1,9 +1,10 @@
 // Matrix products through cuBLASLt (see cuda_matmul.h for the layout trick and precision).
 // Epilogue choice: bias -> CUBLASLT_EPILOGUE_BIAS; bias + GELU with bf16 output and N % 8 == 0
-// -> CUBLASLT_EPILOGUE_GELU_AUX_BIAS (D = gelu_out, aux = the pre-activation `out`). GELU in
-// fp32 always runs as our own kernel, so fp32 results do not depend on cuBLASLt's GELU
-// approximation. When cuBLASLt has no algorithm for an epilogue (an unusual type or alignment
-// mix), the plain product runs and our kernels add the bias and GELU: same result.
+// -> CUBLASLT_EPILOGUE_GELU_AUX_BIAS (D = gelu_out, aux = the pre-activation `out`); both only
+// with 16-byte aligned bias and aux pointers. GELU in fp32 always runs as our own kernel, so
+// fp32 results do not depend on cuBLASLt's GELU approximation. When cuBLASLt has no algorithm
+// for an epilogue (an unusual type or alignment mix), the plain product runs and our kernels
+// add the bias and GELU: same result.
 #include "kernels/cuda/cuda_matmul.h"
 
 #include <cstdint>
@@ -141,14 +142,20 @@ void Matmul::run(const Context& ctx, Tensor out, Tensor a, Tensor b, Transpose t
   if (p.M * p.N == 0) return;
   TRAINER_CHECK(p.K > 0, "matmul: inner dimension is 0");
 
-  const bool fuse_gelu = gelu_out.defined() && out.dtype == DType::bf16 && p.N % 8 == 0;
+  // The heuristic's alignment preferences cover A, B, C and D only, not the epilogue's bias
+  // and aux pointers: it may pick a kernel that assumes 16-byte aligned ones, which then faults
+  // ("misaligned address", fatal for the context). So the epilogues take aligned ones only;
+  // a view at an odd offset gets the plain product and our kernels.
+  const bool bias_aligned = bias.defined() && aligned16(bias.data);
+  const bool fuse_gelu = gelu_out.defined() && out.dtype == DType::bf16 && p.N % 8 == 0 &&
+                         aligned16(out.data) && (!bias.defined() || bias_aligned);
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
   if (fuse_gelu)
     epilogue = bias.defined() ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
-  else if (bias.defined())
+  else if (bias_aligned)
     epilogue = CUBLASLT_EPILOGUE_BIAS;
 
-  bool bias_done = bias.defined(), gelu_done = fuse_gelu;
+  bool bias_done = bias_aligned && epilogue != CUBLASLT_EPILOGUE_DEFAULT, gelu_done = fuse_gelu;
   if (!try_run(ctx, p, epilogue)) {
     TRAINER_CHECK(epilogue != CUBLASLT_EPILOGUE_DEFAULT && try_run(ctx, p, CUBLASLT_EPILOGUE_DEFAULT),
                   "matmul: cuBLASLt has no algorithm for M=" + std::to_string(p.M) + " N=" +

@@ -3,9 +3,11 @@
 // on ctx.stream and checks every launch. Semantics are exactly those of kernels/backend.h;
 // "act" is f32 or bf16 as the tensors say.
 //
-// Determinism: every op gives bit-identical results run to run and on any GPU model: grids
+// Determinism: our kernels give bit-identical results run to run and on any GPU model: grids
 // that reduce are fixed by the problem size (never by the SM count), reductions combine in a
-// fixed order, and no floating-point atomics are used anywhere.
+// fixed order, and no floating-point atomics are used anywhere. Matrix products go through
+// cuBLASLt, which is deterministic run to run on one GPU model but may pick other algorithms
+// (other rounding) on another.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -43,11 +44,17 @@ namespace {
     if (status_ != MPI_SUCCESS) fail("MPI error " + std::to_string(status_), #call, __FILE__, __LINE__); \
   } while (0)
 
-// Teardown paths cannot throw: a failure there is fatal.
+// True while an exception unwinds through the caller: the error that started it has not been
+// printed yet (main prints it), and after a sticky CUDA error every later call fails too.
+bool unwinding() { return std::uncaught_exceptions() > 0; }
+
+// Teardown paths cannot throw: a failure there is fatal, except while an earlier exception
+// unwinds, when it is reported and the first error is left to reach main.
 void check_or_abort(cudaError_t status, const char* what) {
   if (status == cudaSuccess) return;
-  std::fprintf(stderr, "fatal: %s failed: %s\n", what, cudaGetErrorString(status));
-  std::abort();
+  std::fprintf(stderr, "%s: %s failed: %s\n", unwinding() ? "during error cleanup" : "fatal", what,
+               cudaGetErrorString(status));
+  if (!unwinding()) std::abort();
 }
 
 // Cleanup on a path that is already failing or tearing down: report, do not throw.
@@ -118,10 +125,18 @@ class NcclComm final : public Comm {
   }
 
   ~NcclComm() override {
-    check_or_abort(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-    if (ncclCommDestroy(comm_) != ncclSuccess) {
-      std::fprintf(stderr, "fatal: ncclCommDestroy failed\n");
-      std::abort();
+    if (unwinding()) {
+      // An error is on its way to main (which aborts the job): do not wait for operations
+      // whose peers may never arrive; ncclCommAbort drops them.
+      const ncclResult_t aborted = ncclCommAbort(comm_);
+      if (aborted != ncclSuccess)
+        std::fprintf(stderr, "during error cleanup: ncclCommAbort failed: %s\n", ncclGetErrorString(aborted));
+    } else {
+      check_or_abort(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+      if (ncclCommDestroy(comm_) != ncclSuccess) {
+        std::fprintf(stderr, "fatal: ncclCommDestroy failed\n");
+        std::abort();
+      }
     }
     check_or_abort(cudaEventDestroy(ready_), "cudaEventDestroy");
     check_or_abort(cudaStreamDestroy(stream_), "cudaStreamDestroy");

@@ -14,7 +14,10 @@
 // Point-to-point: NCCL has no tags; messages between two ranks match in call order, so the
 // tag is only checked for range. As with large blocking MPI sends, a pair of ranks that both
 // send before they receive deadlocks: issue complementary orders (or send_async/recv_async in
-// matching order on both sides).
+// matching order on both sides). NCCL also opens a pair's connection at its first send/receive
+// and blocks the host until the peer makes the matching call, so the first message of every
+// pair must be reachable without waiting on that pair's other traffic (connect_pipeline in
+// parallel/pipeline_executor.h opens the pipeline's pairs up front).
 // The backend must outlive the communicator.
 #pragma once
 

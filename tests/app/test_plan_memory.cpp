@@ -117,7 +117,7 @@ TEST_CASE("plan: activation buffers by hand (B 2, T 4, C 8, 2 heads, vocab 16, o
   CHECK(p.per_slot == 2 * 64 + 4 * nc + 3 * block_none + nc);
   CHECK(p.backward_scratch == nc + nc + nc + 1024 + 768);
   CHECK(p.recompute_scratch == 0);
-  CHECK(p.head_scratch == nc + 2 * n + 512 + n + 64 + n + nc + 64);
+  CHECK(p.head_scratch == nc + 2 * n + 512 + n + 64 + n + n + nc + 64);  // ... losses, loss_acc, dlnf, row
   CHECK(p.p2p == 0);
   d.recompute = Recompute::gelu;
   ActivationPlan g = plan_activations(d, 1);
