@@ -1,7 +1,8 @@
 // ranks: 2 4 8
-// Pipeline parallelism with both schedules (pipeline = world for 2 and 4 ranks) and the full
-// 3D layout pipeline 2 x tensor 2 x data 2 with ZeRO-1 (8 ranks): 10 steps give the same loss
-// at every step and the same final weights as one process.
+// Pipeline parallelism with both schedules (pipeline = world for 2 and 4 ranks), pipeline 2 x
+// data 2 with ZeRO-2 (4 ranks), and the full 3D layout pipeline 2 x tensor 2 x data 2 with
+// ZeRO-1 (8 ranks): 10 steps give the same loss at every step and the same final weights as
+// one process.
 #include <doctest/doctest.h>
 #include <mpi.h>
 
@@ -29,6 +30,16 @@ TEST_CASE("pipeline parallel equals one process") {
       l.pipeline = n;
       l.schedule = s;
       check_matches_reference(run_recipe(tiny_recipe(glob, l, accum), world, 10), ref);
+    }
+    if (n == 4) {
+      // Pipelining with data parallelism and ZeRO-2 (gradients reduce-scattered per unit,
+      // the tied embedding's shards summed between the first and last stage).
+      RunOutput ref2 = run_recipe(tiny_recipe(glob, TinyLayout{}, accum * 2), self, 10);
+      TinyLayout pz;
+      pz.pipeline = 2;
+      pz.data = 2;
+      pz.zero = 2;
+      check_matches_reference(run_recipe(tiny_recipe(glob, pz, accum), world, 10), ref2);
     }
     TinyLayout one_micro;
     one_micro.pipeline = n;
