@@ -2,8 +2,8 @@
 #include "model/param_store.h"
 
 #include <algorithm>
-#include <deque>
 
+#include "model/param_store_impl.h"
 #include "model/rng.h"
 
 namespace trainer {
@@ -21,168 +21,6 @@ Tensor reshape(Tensor t, const std::vector<int64_t>& shape) {
 }
 
 }  // namespace
-
-struct ParamStore::Impl {
-  const StageLayout& layout;
-  Backend& backend;
-  Comm& dp;
-  Comm* embed;
-  Comm* tp_partial = nullptr;  // sum replicated gradients over this group (sequence parallelism)
-  int zero;
-  DType act;
-  int64_t bucket_bytes;
-
-  bool master_aliases_compute = false;  // act f32 and zero < 3
-  bool master_full = false;             // master indexed like the flat buffer
-  Buffer compute, compute_shard, master, grads_full, grads_shard, m, v;
-
-  // Pools of staging buffers by (bytes); reused across micro-batches and steps.
-  std::map<size_t, std::vector<Buffer>> pool;
-  int64_t pool_bytes = 0, pool_peak = 0;
-  // ZeRO-3 gathered units: unit -> (buffer, refcount).
-  std::map<int, std::pair<Buffer, int>> gathered;
-  // ZeRO-2/3 per-unit gradient staging for the current micro-batch.
-  std::map<int, Buffer> grad_temp;
-  struct Pending {
-    int unit;
-    CommRequestPtr request;
-    Buffer shard_out;
-    Buffer temp;  // the unit's gradients being reduced; the next micro-batch gets a fresh one
-  };
-  std::deque<Pending> pending;
-  std::vector<CommRequestPtr> bucket_requests;
-  int bucket_lo = -1, bucket_hi = -1;
-  int64_t bucket_cur = 0;
-  bool reduce_now = true;
-
-  Impl(const StageLayout& l, Backend& b, Comm& d, Comm* e, int z, double bucket_mb)
-      : layout(l), backend(b), dp(d), embed(e), zero(z), act(b.act_dtype()),
-        bucket_bytes(std::max<int64_t>(1, int64_t(bucket_mb * 1024 * 1024))) {}
-
-  Buffer take(size_t bytes) {
-    auto& list = pool[bytes];
-    if (!list.empty()) {
-      Buffer b = std::move(list.back());
-      list.pop_back();
-      return b;
-    }
-    pool_bytes += int64_t(bytes);
-    pool_peak = std::max(pool_peak, pool_bytes);
-    return backend.alloc(bytes);
-  }
-  void give(Buffer b) {
-    size_t bytes = b.bytes();
-    pool[bytes].push_back(std::move(b));
-  }
-
-  Range opt_range(const LocalUnit& u) const {
-    return zero == 0 ? Range{0, u.numel} : intersect(u.shard, {0, u.numel});
-  }
-  int64_t state_index(const LocalUnit& u, int64_t x) const {
-    return zero == 0 ? u.offset + x : u.shard_offset + (x - u.shard.begin);
-  }
-  int64_t master_index(const LocalUnit& u, int64_t x) const {
-    return master_full ? u.offset + x : u.shard_offset + (x - u.shard.begin);
-  }
-  Tensor master_at(const LocalUnit& u, Range r) {
-    const Buffer& b = master_aliases_compute ? compute : master;
-    int64_t i = master_index(u, r.begin);
-    return b.tensor(DType::f32, {int64_t(b.bytes() / 4)}).flat(i, i + r.size());
-  }
-  Tensor state_at(const Buffer& b, const LocalUnit& u, Range r) {
-    int64_t i = state_index(u, r.begin);
-    return b.tensor(DType::f32, {int64_t(b.bytes() / 4)}).flat(i, i + r.size());
-  }
-  Tensor grads_at(const LocalUnit& u, Range r) {
-    if (zero < 2) return grads_full.tensor(DType::f32, {layout.total()}).flat(u.offset + r.begin, u.offset + r.end);
-    int64_t i = u.shard_offset + (r.begin - u.shard.begin);
-    return grads_shard.tensor(DType::f32, {layout.shard_total()}).flat(i, i + r.size());
-  }
-  // Compute copy to refresh after the master changes (undefined when it is the master).
-  Tensor copy_at(const LocalUnit& u, Range r) {
-    if (zero < 3) {
-      if (master_aliases_compute) return Tensor{};
-      return compute.tensor(act, {layout.total()}).flat(u.offset + r.begin, u.offset + r.end);
-    }
-    if (act == DType::f32) return Tensor{};
-    int64_t i = u.shard_offset + (r.begin - u.shard.begin);
-    return compute_shard.tensor(act, {layout.shard_total()}).flat(i, i + r.size());
-  }
-
-  void upload(Tensor dst, const float* src) {
-    if (dst.dtype == DType::f32) {
-      backend.copy_from_host(dst.data, src, dst.bytes());
-      return;
-    }
-    Buffer staging = backend.alloc(size_t(dst.numel()) * 4);
-    Tensor s = staging.tensor(DType::f32, {dst.numel()});
-    backend.copy_from_host(s.data, src, s.bytes());
-    backend.cast(dst, s);
-    backend.synchronize();
-  }
-  void download(Tensor src, float* dst) {
-    if (src.dtype == DType::f32) {
-      backend.copy_to_host(dst, src.data, src.bytes());
-      return;
-    }
-    Buffer staging = backend.alloc(size_t(src.numel()) * 4);
-    Tensor s = staging.tensor(DType::f32, {src.numel()});
-    backend.cast(s, src);
-    backend.copy_to_host(dst, s.data, s.bytes());
-  }
-
-  // Writes elements [part.begin, part.end) of a parameter's local slice (f32 host values) into
-  // every copy this rank keeps.
-  void set_values(const LocalParam& p, Range part, const float* values) {
-    const LocalUnit& u = layout.units()[p.unit];
-    const int64_t base = p.offset - u.offset;  // the parameter's start within its unit
-    Range pr{base + part.begin, base + part.end};
-    auto put = [&](Range piece, Tensor dst) {
-      if (!piece.empty()) upload(dst, values + (piece.begin - pr.begin));
-    };
-    if (zero < 3) put(pr, compute.tensor(act, {layout.total()}).flat(u.offset + pr.begin, u.offset + pr.end));
-    if (!master_aliases_compute) {
-      Range piece = master_full ? pr : intersect(pr, u.shard);
-      if (!piece.empty()) put(piece, master_at(u, piece));
-    }
-    if (zero == 3 && act != DType::f32) {
-      Range piece = intersect(pr, u.shard);
-      if (!piece.empty()) put(piece, copy_at(u, piece));
-    }
-  }
-  void set_values(const LocalParam& p, const std::vector<float>& values) {
-    set_values(p, {0, p.numel}, values.data());
-  }
-
-  void flush_bucket() {
-    if (bucket_lo < 0) return;
-    const auto& units = layout.units();
-    int64_t begin = units[bucket_lo].offset, end = units[bucket_hi].offset + units[bucket_hi].padded;
-    // At most two buckets in flight: each non-blocking all-reduce holds a temporary buffer of
-    // its size inside MPI, so unbounded overlap would cost another copy of the gradients.
-    while (bucket_requests.size() >= 2) {
-      bucket_requests.front()->wait();
-      bucket_requests.erase(bucket_requests.begin());
-    }
-    if (dp.size() > 1)
-      bucket_requests.push_back(
-          dp.all_reduce_async(grads_full.tensor(DType::f32, {layout.total()}).flat(begin, end), ReduceOp::sum));
-    bucket_lo = bucket_hi = -1;
-    bucket_cur = 0;
-  }
-
-  void complete_oldest() {
-    Pending p = std::move(pending.front());
-    pending.pop_front();
-    p.request->wait();
-    const LocalUnit& u = layout.units()[p.unit];
-    Tensor acc = grads_shard.tensor(DType::f32, {layout.shard_total()})
-                     .flat(u.shard_offset, u.shard_offset + u.shard.size());
-    backend.add(acc, acc, p.shard_out.tensor(DType::f32, {u.shard.size()}));
-    give(std::move(p.shard_out));
-    give(std::move(p.temp));
-  }
-};
 
 ParamStore::ParamStore(const StageLayout& layout, Backend& backend, Comm& dp, Comm* embed, int zero,
                        double bucket_mb)
@@ -233,37 +71,6 @@ void ParamStore::init_random(uint64_t seed) {
     }
   }
   impl_->backend.synchronize();
-}
-
-void ParamStore::load(const FetchFn& fetch) {
-  for (const LocalParam& p : layout_.params()) {
-    std::vector<float> values(p.numel);
-    int64_t pos = 0;
-    for (const Range& r : p.runs) {
-      fetch(layout_.spec(p), r, values.data() + pos);
-      pos += r.size();
-    }
-    impl_->set_values(p, values);
-  }
-  impl_->backend.synchronize();
-}
-
-std::vector<float> ParamStore::local_values(const LocalParam& p) {
-  Impl& s = *impl_;
-  const LocalUnit& u = layout_.units()[p.unit];
-  std::vector<float> out(p.numel);
-  if (s.master_full) {
-    s.download(s.master_at(u, {p.offset - u.offset, p.offset - u.offset + p.numel}), out.data());
-    return out;
-  }
-  // Sharded master: gather the unit over the data group.
-  Buffer whole = s.backend.alloc(size_t(u.padded) * 4);
-  Tensor w = whole.tensor(DType::f32, {u.padded});
-  Tensor mine = s.master.tensor(DType::f32, {layout_.shard_total()})
-                    .flat(u.shard_offset, u.shard_offset + u.shard.size());
-  s.dp.all_gather(w, mine);
-  s.download(w.flat(p.offset - u.offset, p.offset - u.offset + p.numel), out.data());
-  return out;
 }
 
 Tensor ParamStore::acquire(int unit) {
@@ -436,57 +243,6 @@ void ParamStore::optimizer_step(const OptimizerHyper& h) {
     }
     for (auto& r : reqs) r->wait();
   }
-}
-
-std::vector<float> ParamStore::read_state(const LocalParam& p, StateKind kind) {
-  Impl& s = *impl_;
-  const LocalUnit& u = layout_.units()[p.unit];
-  Range own = layout_.owned_slice(p);
-  Range piece{p.offset - u.offset + own.begin, p.offset - u.offset + own.end};
-  std::vector<float> out(piece.size());
-  if (piece.empty()) return out;
-  Tensor src = kind == StateKind::master ? s.master_at(u, piece)
-                                         : s.state_at(kind == StateKind::m ? s.m : s.v, u, piece);
-  s.download(src, out.data());
-  return out;
-}
-
-Range ParamStore::needed_range(const LocalParam& p, StateKind kind) const {
-  const Impl& s = *impl_;
-  const LocalUnit& u = layout_.units()[p.unit];
-  Range pr{p.offset - u.offset, p.offset - u.offset + p.numel};
-  Range piece = (kind == StateKind::master && s.master_full) ? pr : intersect(pr, s.opt_range(u));
-  return {piece.begin - pr.begin, piece.end - pr.begin};
-}
-
-void ParamStore::write_state(const LocalParam& p, StateKind kind, const std::vector<float>& values) {
-  Impl& s = *impl_;
-  const LocalUnit& u = layout_.units()[p.unit];
-  Range need = needed_range(p, kind);
-  TRAINER_CHECK(int64_t(values.size()) == need.size(), "write_state size for " + layout_.spec(p).name);
-  if (need.empty()) return;
-  Range piece{p.offset - u.offset + need.begin, p.offset - u.offset + need.end};
-  Tensor dst = kind == StateKind::master ? s.master_at(u, piece)
-                                         : s.state_at(kind == StateKind::m ? s.m : s.v, u, piece);
-  s.upload(dst, values.data());
-}
-
-void ParamStore::sync_compute_from_master() {
-  Impl& s = *impl_;
-  if (!s.master_aliases_compute) {
-    for (const LocalUnit& u : layout_.units()) {
-      Range r = s.master_full ? Range{0, u.padded} : u.shard;
-      Tensor dst = s.copy_at(u, r);
-      if (dst.defined()) s.backend.cast(dst, s.master_at(u, r));
-    }
-  }
-  if ((zero_ == 1 || zero_ == 2) && s.dp.size() > 1) {
-    for (const LocalUnit& u : layout_.units()) {
-      Tensor whole = s.compute.tensor(s.act, {layout_.total()}).flat(u.offset, u.offset + u.padded);
-      s.dp.all_gather(whole, whole.flat(u.shard.begin, u.shard.end));
-    }
-  }
-  s.backend.synchronize();
 }
 
 MemoryFigures ParamStore::memory() const {
