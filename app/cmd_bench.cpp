@@ -8,13 +8,13 @@
 // slowest rank. With --data synthetic (the default) tokens come from the counter-based
 // generator, so no dataset is needed.
 #include <fmt/core.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <memory>
 
 #include "app/commands.h"
 #include "app/flops.h"
+#include "app/metrics.h"
 #include "app/recipe.h"
 #include "app/run_report.h"
 #include "app/trainer.h"
@@ -33,12 +33,6 @@ struct BenchOptions {
   std::string data = "synthetic";
   bool json = false;
 };
-
-int64_t peak_rss_bytes() {
-  struct rusage u {};
-  getrusage(RUSAGE_SELF, &u);
-  return int64_t(u.ru_maxrss) * 1024;
-}
 
 int run_bench(const BenchOptions& o) {
   if (o.data != "synthetic" && o.data != "recipe")

@@ -4,9 +4,9 @@
 // recipe; it runs on one process by default (any layout via --set under mpirun).
 #include <fmt/core.h>
 
-#include <filesystem>
 #include <memory>
 
+#include "app/checkpoint_inspect.h"
 #include "app/checkpoint_reader.h"
 #include "app/checkpoint_resume.h"
 #include "app/commands.h"
@@ -30,18 +30,10 @@ struct SampleOptions {
   std::vector<std::string> overrides;
 };
 
-std::string resolve_checkpoint(const std::string& path) {
-  if (std::filesystem::exists(std::filesystem::path(path) / "manifest.yaml")) return path;
-  std::vector<std::string> all = list_checkpoints(path);
-  for (const std::string& dir : all)
-    if (std::filesystem::exists(std::filesystem::path(dir) / "manifest.yaml")) return dir;
-  throw InputError(path + ": not a checkpoint (no manifest.yaml) and holds no step_NNNNNNNN checkpoint");
-}
-
 int run_sample(const SampleOptions& o) {
   if (o.tokens < 1) throw ConfigError("--tokens " + std::to_string(o.tokens) + ": valid: >= 1");
   if (o.top_k < 0) throw ConfigError("--top-k " + std::to_string(o.top_k) + ": valid: >= 0 (0 = no limit)");
-  const std::string dir = resolve_checkpoint(o.checkpoint);
+  const std::string dir = resolve_checkpoint_dir(o.checkpoint);
   CkptManifest manifest = read_manifest(dir);
   std::vector<std::string> overrides = {"parallel.data=1",   "parallel.tensor=1", "parallel.pipeline=1",
                                         "parallel.zero=0",   "parallel.stages=[]", "train.micro_batch=1",

@@ -1,6 +1,9 @@
 // MetricsLog implementation.
 #include "app/metrics.h"
 
+#include <sys/resource.h>
+
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 
@@ -44,6 +47,16 @@ std::string format_duration(double s) {
   else if (t >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
   else std::snprintf(buf, sizeof buf, "%lds", t);
   return buf;
+}
+
+double monotonic_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int64_t peak_rss_bytes() {
+  struct rusage u {};
+  getrusage(RUSAGE_SELF, &u);
+  return int64_t(u.ru_maxrss) * 1024;
 }
 
 }  // namespace trainer

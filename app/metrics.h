@@ -3,6 +3,7 @@
 // grad_norm, tokens_per_s, mfu, elapsed_s; evaluation records carry step and val_loss.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -26,5 +27,9 @@ class MetricsLog {
 };
 
 std::string format_duration(double seconds);
+// Seconds on a monotonic clock (for intervals).
+double monotonic_seconds();
+// The process's peak resident set size in bytes.
+int64_t peak_rss_bytes();
 
 }  // namespace trainer

@@ -2,9 +2,7 @@
 #include "app/train_loop.h"
 
 #include <fmt/core.h>
-#include <sys/resource.h>
 
-#include <chrono>
 #include <cmath>
 #include <memory>
 
@@ -21,16 +19,6 @@
 namespace trainer {
 
 namespace {
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-int64_t peak_rss_bytes() {
-  struct rusage u {};
-  getrusage(RUSAGE_SELF, &u);
-  return int64_t(u.ru_maxrss) * 1024;
-}
 
 class Sampler {
  public:
@@ -92,7 +80,7 @@ int run_training(const Recipe& recipe, int64_t stop_at) {
   double last_val = NAN;
   if (eval_on && t.step() == 0) last_val = run_eval();
 
-  const double t_begin = now_s();
+  const double t_begin = monotonic_seconds();
   double interval_start = t_begin;
   int64_t interval_steps = 0;
   int64_t steps_done = 0;
@@ -103,7 +91,7 @@ int run_training(const Recipe& recipe, int64_t stop_at) {
     ++interval_steps;
     const int64_t s = t.step();
     if (s % recipe.log.every == 0 || s == 1 || s == steps) {
-      double now = now_s();
+      double now = monotonic_seconds();
       double dt = (now - interval_start) / double(interval_steps);
       double tok_s = double(t.tokens_per_step()) / dt;
       double mfu = flops_tok * tok_s / (peak * double(recipe.world()));
@@ -143,7 +131,7 @@ int run_training(const Recipe& recipe, int64_t stop_at) {
     }
   }
 
-  const double total = now_s() - t_begin;
+  const double total = monotonic_seconds() - t_begin;
   float rss[1] = {float(peak_rss_bytes())};
   mpi.world().all_reduce(make_tensor(rss, DType::f32, Device::cpu, {1}), ReduceOp::max);
   if (rank0) {

@@ -2,9 +2,9 @@
 #include "app/trainer.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
+#include "app/metrics.h"
 #include "kernels/errors.h"
 #include "model/llmc_file.h"
 #include "model/rng.h"
@@ -17,10 +17,6 @@
 namespace trainer {
 
 namespace {
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 Precision resolve_precision(PrecisionChoice choice, Device device) {
   if (choice == PrecisionChoice::fp32) return Precision::fp32;
@@ -147,7 +143,7 @@ int Trainer::stage_leader(int pp_rank) const {
 }
 
 StepResult Trainer::train_step() {
-  const double t_start = now_s();
+  const double t_start = monotonic_seconds();
   const TrainConfig& tr = recipe_.train;
   const int m = recipe_.grad_accum();
   const int64_t BT = int64_t(tr.micro_batch) * tr.seq_len;
@@ -172,18 +168,18 @@ StepResult Trainer::train_step() {
   PipelineHooks hooks;
   double forward_s = 0, backward_s = 0;
   hooks.forward = [&](int i) {
-    const double t0 = now_s();
+    const double t0 = monotonic_seconds();
     stage_->set_batch(i, in[i].data(), tg[i].data());
     stage_->forward(i, StageMode::train);
     if (sync_timing_) backend_->synchronize();
-    forward_s += now_s() - t0;
+    forward_s += monotonic_seconds() - t0;
   };
   hooks.backward = [&](int i) {
-    const double t0 = now_s();
+    const double t0 = monotonic_seconds();
     store_->begin_micro(i == m - 1);
     stage_->backward(i);
     if (sync_timing_) backend_->synchronize();
-    backward_s += now_s() - t0;
+    backward_s += monotonic_seconds() - t0;
   };
   hooks.recv_act_buffer = [&](int i) { return stage_->recv_act_buffer(i); };
   hooks.send_act_buffer = [&](int i) { return stage_->send_act_buffer(i); };
@@ -193,14 +189,14 @@ StepResult Trainer::train_step() {
   PipelineTimes pt = run_pipeline(make_schedule(schedule, pp_rank, par.pipeline, m), piped ? &grid_->pp() : nullptr,
                                   piped ? &grid_->pp_grad() : nullptr, pp_rank, n_slots_, hooks);
   backend_->synchronize();
-  const double t_compute = now_s();
+  const double t_compute = monotonic_seconds();
 
   store_->finish_grads();
   const bool loss_owner = grid_->last_stage() && grid_->coords().tp == 0;
   const double loss_sum = stage_->take_loss_sum();
   float sums[2] = {float(store_->grad_sq_norm()), loss_owner ? float(loss_sum) : 0.0f};
   world_.all_reduce(make_tensor(sums, DType::f32, Device::cpu, {2}), ReduceOp::sum);
-  const double t_sync = now_s();
+  const double t_sync = monotonic_seconds();
 
   StepResult r;
   r.grad_norm = std::sqrt(double(sums[0]));
@@ -220,7 +216,7 @@ StepResult Trainer::train_step() {
   h.seed = tr.seed ^ (uint64_t(step_ + 1) * 0x9E3779B97F4A7C15ull);
   store_->optimizer_step(h);
   backend_->synchronize();
-  const double t_end = now_s();
+  const double t_end = monotonic_seconds();
 
   step_ += 1;
   r.step = step_;

@@ -65,6 +65,25 @@ void check_matrix(const Tensor& t, int64_t r, int64_t c, const char* op, const c
                                                   std::to_string(c) + ")");
 }
 
+// Typed pointers that also check the element count or the matrix shape.
+float* f32(const Tensor& t, int64_t n, const char* op, const char* arg) {
+  float* p = f32(t, op, arg);
+  check_numel(t, n, op, arg);
+  return p;
+}
+
+float* f32(const Tensor& t, int64_t r, int64_t c, const char* op, const char* arg) {
+  float* p = f32(t, op, arg);
+  check_matrix(t, r, c, op, arg);
+  return p;
+}
+
+const int32_t* i32(const Tensor& t, int64_t n, const char* op, const char* arg) {
+  const int32_t* p = i32(t, op, arg);
+  check_numel(t, n, op, arg);
+  return p;
+}
+
 class CpuBackend final : public Backend {
  public:
   CpuBackend() { cpu_enable_flush_denormals(); }
@@ -149,8 +168,7 @@ class CpuBackend final : public Backend {
     float* dw = f32(dwte, op, "dwte");
     TRAINER_CHECK(dwte.ndim == 2, where(op, "dwte") + " must be (V, C), got " + dwte.shape_str());
     const int64_t V = dwte.shape[0], C = dwte.shape[1];
-    const float* d = f32(dout, op, "dout");
-    check_matrix(dout, B * T, C, op, "dout");
+    const float* d = f32(dout, B * T, C, op, "dout");
     float* dp = f32_or_null(dwpe, op, "dwpe");
     if (dp)
       TRAINER_CHECK(dwpe.ndim == 2 && dwpe.shape[0] >= T && dwpe.shape[1] == C,
@@ -164,16 +182,11 @@ class CpuBackend final : public Backend {
     const char* op = "layernorm_forward";
     const int64_t C = cols(inp), N = rows(inp);
     const float* x = f32(inp, op, "inp");
-    float* o = f32(out, op, "out");
-    check_matrix(out, N, C, op, "out");
-    float* m = f32(mean, op, "mean");
-    check_numel(mean, N, op, "mean");
-    float* s = f32(rstd, op, "rstd");
-    check_numel(rstd, N, op, "rstd");
-    const float* w = f32(weight, op, "weight");
-    check_numel(weight, C, op, "weight");
-    const float* b = f32(bias, op, "bias");
-    check_numel(bias, C, op, "bias");
+    float* o = f32(out, N, C, op, "out");
+    float* m = f32(mean, N, op, "mean");
+    float* s = f32(rstd, N, op, "rstd");
+    const float* w = f32(weight, C, op, "weight");
+    const float* b = f32(bias, C, op, "bias");
     cpu::layernorm_forward(o, m, s, x, w, b, N, C);
   }
 
@@ -183,20 +196,13 @@ class CpuBackend final : public Backend {
     const char* op = "layernorm_backward";
     const int64_t C = cols(inp), N = rows(inp);
     const float* x = f32(inp, op, "inp");
-    float* di = f32(dinp, op, "dinp");
-    check_matrix(dinp, N, C, op, "dinp");
-    const float* d = f32(dout, op, "dout");
-    check_matrix(dout, N, C, op, "dout");
-    float* dw = f32(dweight, op, "dweight");
-    check_numel(dweight, C, op, "dweight");
-    float* db = f32(dbias, op, "dbias");
-    check_numel(dbias, C, op, "dbias");
-    const float* w = f32(weight, op, "weight");
-    check_numel(weight, C, op, "weight");
-    const float* m = f32(mean, op, "mean");
-    check_numel(mean, N, op, "mean");
-    const float* s = f32(rstd, op, "rstd");
-    check_numel(rstd, N, op, "rstd");
+    float* di = f32(dinp, N, C, op, "dinp");
+    const float* d = f32(dout, N, C, op, "dout");
+    float* dw = f32(dweight, C, op, "dweight");
+    float* db = f32(dbias, C, op, "dbias");
+    const float* w = f32(weight, C, op, "weight");
+    const float* m = f32(mean, N, op, "mean");
+    const float* s = f32(rstd, N, op, "rstd");
     cpu::layernorm_backward(di, dw, db, d, x, w, m, s, N, C, dinp_mode);
   }
 
@@ -229,8 +235,7 @@ class CpuBackend final : public Backend {
   void bias_backward(Tensor dbias, Tensor dout) override {
     const char* op = "bias_backward";
     const float* d = f32(dout, op, "dout");
-    float* db = f32(dbias, op, "dbias");
-    check_numel(dbias, cols(dout), op, "dbias");
+    float* db = f32(dbias, cols(dout), op, "dbias");
     cpu::bias_backward(db, d, rows(dout), cols(dout));
   }
 
@@ -238,10 +243,8 @@ class CpuBackend final : public Backend {
   void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head) override {
     const char* op = "attention_forward";
     const AttentionShape s = attention_shape(qkv, n_head, op);
-    float* o = f32(out, op, "out");
-    check_matrix(out, s.B * s.T, s.H * s.D, op, "out");
-    float* l = f32(lse, op, "lse");
-    check_numel(lse, s.B * s.H * s.T, op, "lse");
+    float* o = f32(out, s.B * s.T, s.H * s.D, op, "out");
+    float* l = f32(lse, s.B * s.H * s.T, op, "lse");
     cpu::attention_forward(o, l, qkv.ptr<float>(), s.B, s.T, s.H, s.D);
   }
 
@@ -249,41 +252,32 @@ class CpuBackend final : public Backend {
                           int n_head) override {
     const char* op = "attention_backward";
     const AttentionShape s = attention_shape(qkv, n_head, op);
-    float* dq = f32(dqkv, op, "dqkv");
-    check_matrix(dqkv, s.B * s.T, 3 * s.H * s.D, op, "dqkv");
-    const float* d = f32(dout, op, "dout");
-    check_matrix(dout, s.B * s.T, s.H * s.D, op, "dout");
-    const float* o = f32(out, op, "out");
-    check_matrix(out, s.B * s.T, s.H * s.D, op, "out");
-    const float* l = f32(lse, op, "lse");
-    check_numel(lse, s.B * s.H * s.T, op, "lse");
+    float* dq = f32(dqkv, s.B * s.T, 3 * s.H * s.D, op, "dqkv");
+    const float* d = f32(dout, s.B * s.T, s.H * s.D, op, "dout");
+    const float* o = f32(out, s.B * s.T, s.H * s.D, op, "out");
+    const float* l = f32(lse, s.B * s.H * s.T, op, "lse");
     cpu::attention_backward(dq, d, qkv.ptr<float>(), o, l, s.B, s.T, s.H, s.D);
   }
 
   // ---- element-wise ----
   void gelu_forward(Tensor out, Tensor inp) override {
     const float* x = f32(inp, "gelu_forward", "inp");
-    float* o = f32(out, "gelu_forward", "out");
-    check_numel(out, inp.numel(), "gelu_forward", "out");
+    float* o = f32(out, inp.numel(), "gelu_forward", "out");
     cpu::gelu_forward(o, x, inp.numel());
   }
 
   void gelu_backward(Tensor dinp, Tensor inp, Tensor dout) override {
     const char* op = "gelu_backward";
     const float* x = f32(inp, op, "inp");
-    const float* d = f32(dout, op, "dout");
-    check_numel(dout, inp.numel(), op, "dout");
-    float* di = f32(dinp, op, "dinp");
-    check_numel(dinp, inp.numel(), op, "dinp");
+    const float* d = f32(dout, inp.numel(), op, "dout");
+    float* di = f32(dinp, inp.numel(), op, "dinp");
     cpu::gelu_backward(di, x, d, inp.numel());
   }
 
   void add(Tensor out, Tensor a, Tensor b) override {
     const float* pa = f32(a, "add", "a");
-    const float* pb = f32(b, "add", "b");
-    check_numel(b, a.numel(), "add", "b");
-    float* po = f32(out, "add", "out");
-    check_numel(out, a.numel(), "add", "out");
+    const float* pb = f32(b, a.numel(), "add", "b");
+    float* po = f32(out, a.numel(), "add", "out");
     cpu::add(po, pa, pb, a.numel());
   }
 
@@ -293,8 +287,7 @@ class CpuBackend final : public Backend {
 
   void cast(Tensor dst, Tensor src) override {
     const float* s = f32(src, "cast", "src");
-    float* d = f32(dst, "cast", "dst");
-    check_numel(dst, src.numel(), "cast", "dst");
+    float* d = f32(dst, src.numel(), "cast", "dst");
     cpu::copy(d, s, src.bytes());
   }
 
@@ -307,8 +300,7 @@ class CpuBackend final : public Backend {
     const char* op = "xent_max";
     const float* lg = f32(logits, op, "logits");
     check_valid_cols(logits, valid_cols, op);
-    float* mx = f32(maxes, op, "maxes");
-    check_numel(maxes, rows(logits), op, "maxes");
+    float* mx = f32(maxes, rows(logits), op, "maxes");
     cpu::xent_max(mx, lg, rows(logits), cols(logits), valid_cols);
   }
 
@@ -318,14 +310,10 @@ class CpuBackend final : public Backend {
     const float* lg = f32(logits, op, "logits");
     check_valid_cols(logits, valid_cols, op);
     const int64_t N = rows(logits);
-    float* se = f32(sumexp, op, "sumexp");
-    check_numel(sumexp, N, op, "sumexp");
-    float* tl = f32(target_logit, op, "target_logit");
-    check_numel(target_logit, N, op, "target_logit");
-    const float* mx = f32(maxes, op, "maxes");
-    check_numel(maxes, N, op, "maxes");
-    const int32_t* tg = i32(targets, op, "targets");
-    check_numel(targets, N, op, "targets");
+    float* se = f32(sumexp, N, op, "sumexp");
+    float* tl = f32(target_logit, N, op, "target_logit");
+    const float* mx = f32(maxes, N, op, "maxes");
+    const int32_t* tg = i32(targets, N, op, "targets");
     cpu::xent_sumexp(se, tl, lg, mx, tg, N, cols(logits), vocab_start, valid_cols);
   }
 
@@ -333,12 +321,9 @@ class CpuBackend final : public Backend {
     const char* op = "xent_loss";
     const int64_t N = losses.numel();
     float* lo = f32(losses, op, "losses");
-    const float* mx = f32(maxes, op, "maxes");
-    check_numel(maxes, N, op, "maxes");
-    const float* se = f32(sumexp, op, "sumexp");
-    check_numel(sumexp, N, op, "sumexp");
-    const float* tl = f32(target_logit, op, "target_logit");
-    check_numel(target_logit, N, op, "target_logit");
+    const float* mx = f32(maxes, N, op, "maxes");
+    const float* se = f32(sumexp, N, op, "sumexp");
+    const float* tl = f32(target_logit, N, op, "target_logit");
     cpu::xent_loss(lo, mx, se, tl, N);
   }
 
@@ -348,14 +333,10 @@ class CpuBackend final : public Backend {
     const float* lg = f32(logits, op, "logits");
     check_valid_cols(logits, valid_cols, op);
     const int64_t N = rows(logits);
-    float* dl = f32(dlogits, op, "dlogits");
-    check_matrix(dlogits, N, cols(logits), op, "dlogits");
-    const float* mx = f32(maxes, op, "maxes");
-    check_numel(maxes, N, op, "maxes");
-    const float* se = f32(sumexp, op, "sumexp");
-    check_numel(sumexp, N, op, "sumexp");
-    const int32_t* tg = i32(targets, op, "targets");
-    check_numel(targets, N, op, "targets");
+    float* dl = f32(dlogits, N, cols(logits), op, "dlogits");
+    const float* mx = f32(maxes, N, op, "maxes");
+    const float* se = f32(sumexp, N, op, "sumexp");
+    const int32_t* tg = i32(targets, N, op, "targets");
     cpu::xent_backward(dl, lg, mx, se, tg, N, cols(logits), vocab_start, valid_cols, dloss);
   }
 
@@ -365,12 +346,9 @@ class CpuBackend final : public Backend {
     const char* op = "adamw";
     const int64_t n = param.numel();
     float* p = f32(param, op, "param");
-    const float* g = f32(grad, op, "grad");
-    check_numel(grad, n, op, "grad");
-    float* pm = f32(m, op, "m");
-    check_numel(m, n, op, "m");
-    float* pv = f32(v, op, "v");
-    check_numel(v, n, op, "v");
+    const float* g = f32(grad, n, op, "grad");
+    float* pm = f32(m, n, op, "m");
+    float* pv = f32(v, n, op, "v");
     float* pc = f32_or_null(param_copy, op, "param_copy");
     if (pc) check_numel(param_copy, n, op, "param_copy");
     TRAINER_CHECK(h.step >= 1, "adamw: step is 1-based, got " + std::to_string(h.step));

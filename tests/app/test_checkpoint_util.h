@@ -19,16 +19,7 @@
 namespace trainer::testing {
 
 // Small enough for tests, divisible for tensor 2 (heads, rows, padded vocabulary).
-inline GptConfig ckpt_test_config() {
-  GptConfig c;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.d_model = 8;
-  c.vocab_size = 10;
-  c.padded_vocab = 16;
-  c.max_seq_len = 5;
-  return c;
-}
+inline GptConfig ckpt_test_config() { return tiny_gpt_config(); }
 
 // A distinct value for every (tensor, state, global element), so one read from the wrong place
 // shows.

@@ -18,16 +18,7 @@
 namespace trainer::testing {
 namespace {
 
-GptConfig small_config() {
-  GptConfig c;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.d_model = 8;
-  c.vocab_size = 10;
-  c.padded_vocab = 16;
-  c.max_seq_len = 5;
-  return c;
-}
+GptConfig small_config() { return tiny_gpt_config(); }
 
 // Distinct values per tensor and element, so a tensor read from the wrong place shows.
 std::vector<float> pattern(const std::string& name, int64_t n) {

@@ -68,6 +68,17 @@ std::string read_text_file(const std::string& path) {
   return s.str();
 }
 
+GptConfig tiny_gpt_config() {
+  GptConfig c;
+  c.n_layer = 2;
+  c.n_head = 2;
+  c.d_model = 8;
+  c.vocab_size = 10;
+  c.padded_vocab = 16;
+  c.max_seq_len = 5;
+  return c;
+}
+
 std::vector<float> random_floats(size_t n, uint64_t seed, float lo, float hi) {
   std::mt19937_64 gen(seed);
   std::uniform_real_distribution<float> dist(lo, hi);

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "model/gpt_config.h"
+
 namespace trainer::testing {
 
 std::string source_dir();
@@ -26,6 +28,10 @@ RunResult run_command(const std::string& command_line);
 std::string scratch_dir(const std::string& name);
 void write_text_file(const std::string& path, const std::string& text);
 std::string read_text_file(const std::string& path);
+
+// A 2-layer, 2-head, d_model 8 model with a vocabulary of 10 padded to 16 and 5 positions:
+// small enough for file-format tests, divisible for tensor 2.
+GptConfig tiny_gpt_config();
 
 // Deterministic pseudo-random floats in [lo, hi) from a seed.
 std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f);
