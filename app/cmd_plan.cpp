@@ -66,7 +66,9 @@ int run_plan(const PlanOptions& opt) {
   ctx.device = device_spec(device, world);
   if (opt.mfu > 0) ctx.device.mfu = opt.mfu;
   ctx.act_bytes = resolve_act_bytes(recipe, device);
-  ctx.peak_flops = peak_flops(ctx.device.name, ctx.act_bytes == 2, recipe.train.peak_tflops);
+  ctx.peak_flops = device_peak(ctx.device.gpu ? Device::cuda : Device::cpu, ctx.device.name,
+                               ctx.act_bytes == 2 ? DType::bf16 : DType::f32, recipe.train.peak_tflops)
+                       .flops;
   ctx.host = device == PlanDevice::cpu ? HostTransients::cpu_path : HostTransients::none;
   ctx.memory_limit = opt.memory_gib > 0 ? int64_t(opt.memory_gib * 1024.0 * 1024.0 * 1024.0) : ctx.device.memory_bytes;
 

@@ -4,18 +4,38 @@
 // forward and backward, with causal masking ignored.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
+#include "kernels/tensor.h"
 #include "model/gpt_config.h"
 
 namespace trainer {
 
 double flops_per_token(const GptConfig& config, int seq_len);
 
-// Dense peak FLOP/s of one rank's device: the recipe's train.peak_tflops when set, else a
-// built-in table by device name (bf16 tensor-core peaks: A100 312, H100/H200 989 TFLOP/s; for
-// fp32 the TF32 peaks), and on the CPU 0.25 TFLOP/s per OpenMP thread of the rank: the fp32
-// sgemm rate of one AVX-512 thread on this machine type with OpenBLAS's SkylakeX kernels.
-double peak_flops(const std::string& backend_name, bool bf16, double recipe_peak_tflops);
+// Which peak an MFU divides by. The CUDA backend's fp32 GEMMs are strict fp32 (no TF32), so an
+// fp32 run on a GPU divides by the plain fp32 rate, a bf16 run by the dense (not "with
+// sparsity") bf16 tensor-core rate.
+enum class PeakKind : uint8_t { bf16_dense, fp32, cpu_fp32, recipe, unknown };
+const char* peak_kind_name(PeakKind kind);
+
+struct DevicePeak {
+  double flops = 0;  // per second; 0 when unknown (no MFU is reported then)
+  PeakKind kind = PeakKind::unknown;
+  std::string device;  // the device name it was looked up by
+  std::string describe() const;  // "989 TFLOP/s bf16 dense (NVIDIA H200)" / "unknown peak for ..."
+};
+
+// The peak FLOP/s of one rank's device: train.peak_tflops when set (> 0); on a GPU the data
+// sheet's figure looked up by the driver's device name ("NVIDIA H200", "NVIDIA A100-SXM4-80GB",
+// "NVIDIA H100 PCIe"; the planner passes "H100") and the activation dtype (bf16: dense bf16,
+// f32: fp32), and for a GPU not in the table PeakKind::unknown, never a guess; on the CPU 0.25
+// TFLOP/s per OpenMP thread of the rank (the fp32 sgemm rate of one AVX-512 thread with
+// OpenBLAS's SkylakeX kernels on the machines these numbers were measured on).
+DevicePeak device_peak(Device device, const std::string& device_name, DType act_dtype, double recipe_peak_tflops);
+
+// MFU as a fraction, or a negative value when the peak is unknown.
+double mfu_of(double flops_per_s, const DevicePeak& peak);
 
 }  // namespace trainer

@@ -37,11 +37,11 @@ void print_run_report(Trainer& t, bool print) {
   const ParallelConfig& p = r.parallel;
   fmt::print("model: gpt2 {} layers, {} heads, d_model {}, vocab {} (padded {}), context {}; {:.2f}M parameters\n",
              c.n_layer, c.n_head, c.d_model, c.vocab_size, c.padded_vocab, c.max_seq_len, double(c.num_params()) / 1e6);
-  fmt::print("layout: world {} = data {} x tensor {} x pipeline {}; zero {}{}; device {} ({} threads per rank); "
+  fmt::print("layout: world {} = data {} x tensor {} x pipeline {}; zero {}{}; device {} = {} ({} threads per rank); "
              "micro-batch {} x {} tokens; global batch {} sequences ({} tokens); {} micro-batches per data rank per "
              "step\n",
              r.world(), p.data, p.tensor, p.pipeline, p.zero, p.sequence_parallel ? "; sequence parallel" : "",
-             t.backend().name(), omp_get_max_threads(), r.train.micro_batch,
+             t.backend().name(), t.backend().device_name(), omp_get_max_threads(), r.train.micro_batch,
              r.train.seq_len, r.train.global_batch, t.tokens_per_step(), r.grad_accum());
   if (p.pipeline > 1)
     fmt::print("pipeline: schedule {}, {} stages, {} micro-batches, bubble fraction {:.3f}\n",

@@ -62,7 +62,8 @@ int run_training(const Recipe& recipe, int64_t stop_at) {
 
   MetricsLog metrics(recipe.log.metrics, rank0);
   Sampler sampler(recipe);
-  const double peak = peak_flops(t.backend().name(), t.backend().act_dtype() == DType::bf16, recipe.train.peak_tflops);
+  const DevicePeak peak =
+      device_peak(t.backend().device(), t.backend().device_name(), t.backend().act_dtype(), recipe.train.peak_tflops);
   const double flops_tok = flops_per_token(t.config(), recipe.train.seq_len);
   const int steps = recipe.train.steps;
   const bool eval_on = recipe.eval.every > 0;
@@ -94,16 +95,20 @@ int run_training(const Recipe& recipe, int64_t stop_at) {
       double now = monotonic_seconds();
       double dt = (now - interval_start) / double(interval_steps);
       double tok_s = double(t.tokens_per_step()) / dt;
-      double mfu = flops_tok * tok_s / (peak * double(recipe.world()));
+      const double mfu = mfu_of(flops_tok * tok_s / double(recipe.world()), peak);
+      const std::string mfu_text = mfu >= 0 ? fmt::format("{:.1f}%", 100.0 * mfu) : "n/a";
       double elapsed = now - t_begin;
       double eta = dt * double(steps - s);
       if (rank0) {
-        fmt::print("step {:>6}/{} | loss {:.4f} | lr {:.2e} | norm {:.4f} | {:.0f} tok/s | MFU {:.1f}% | {:.3f} s/step | ETA {}\n",
-                   s, steps, last.loss, last.lr, last.grad_norm, tok_s, 100.0 * mfu, dt, format_duration(eta));
+        fmt::print("step {:>6}/{} | loss {:.4f} | lr {:.2e} | norm {:.4f} | {:.0f} tok/s | MFU {} | {:.3f} s/step | ETA {}\n",
+                   s, steps, last.loss, last.lr, last.grad_norm, tok_s, mfu_text, dt, format_duration(eta));
         std::fflush(stdout);
       }
-      metrics.write({{"step", double(s)}, {"loss", last.loss}, {"lr", last.lr}, {"grad_norm", last.grad_norm},
-                     {"tokens_per_s", tok_s}, {"mfu", mfu}, {"elapsed_s", elapsed}});
+      std::vector<std::pair<std::string, double>> record = {
+          {"step", double(s)}, {"loss", last.loss}, {"lr", last.lr}, {"grad_norm", last.grad_norm}, {"tokens_per_s", tok_s}};
+      if (mfu >= 0) record.push_back({"mfu", mfu});  // omitted when the device's peak is unknown
+      record.push_back({"elapsed_s", elapsed});
+      metrics.write(record);
       interval_start = now;
       interval_steps = 0;
     }

@@ -8,11 +8,8 @@
 #include "kernels/errors.h"
 #include "model/llmc_file.h"
 #include "model/rng.h"
-#include "parallel/mpi_comm.h"
+#include "parallel/device_comm.h"
 #include "parallel/pipeline_executor.h"
-#ifdef TRAINER_HAVE_CUDA
-#include "parallel/cuda/nccl_comm.h"
-#endif
 
 namespace trainer {
 
@@ -38,7 +35,7 @@ GptConfig gpt_config_from(const Recipe& r) {
   return c;
 }
 
-Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed data)
+Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed data, OpProfile profile)
     : recipe_(recipe), world_(world), local_rank_(local_rank), config_(gpt_config_from(recipe)) {
   check_layout(recipe_, world_.size());
   const ParallelConfig& par = recipe_.parallel;
@@ -52,14 +49,11 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   bo.stochastic_rounding = tr.stochastic_rounding;
   bo.local_rank = local_rank_;
   backend_ = make_backend(bo);
-#ifdef TRAINER_HAVE_CUDA
-  // On GPUs every device-side collective goes through NCCL; host scalars stay on MPI.
-  if (backend_->device() == Device::cuda) {
-    auto* mpi_world = dynamic_cast<MpiComm*>(&world_);
-    TRAINER_CHECK(mpi_world != nullptr, "the CUDA path needs an MPI world communicator");
-    device_world_ = make_nccl_comm(mpi_world->handle(), *backend_, "world");
-  }
-#endif
+  if (profile == OpProfile::on) profiler_ = std::make_unique<ProfilingBackend>(*backend_);
+  ops_ = profiler_ ? profiler_.get() : backend_.get();
+  // On GPUs every device-side collective goes through NCCL (none for a world of one); host
+  // scalars stay on MPI.
+  device_world_ = make_device_comm(world_, *backend_, par.timeout_s);
 
   Comm& dev_world = device_world_ ? *device_world_ : world_;
   grid_ = std::make_unique<ProcessGrid>(dev_world, GridDims{par.data, par.tensor, par.pipeline});
@@ -83,7 +77,7 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   lo.dp = par.data;
   lo.stage_layers = par.stages;
   layout_ = std::make_unique<StageLayout>(config_, lo);
-  store_ = std::make_unique<ParamStore>(*layout_, *backend_, grid_->dp(), grid_->embed(), par.zero, par.bucket_mb);
+  store_ = std::make_unique<ParamStore>(*layout_, *ops_, grid_->dp(), grid_->embed(), par.zero, par.bucket_mb);
   if (recipe_.model.init_from.empty())
     store_->init_random(tr.seed);
   else
@@ -99,7 +93,7 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   so.sequence_parallel = par.sequence_parallel ? SeqParallel::on : SeqParallel::off;
   if (par.sequence_parallel) store_->set_tensor_partial_grads(&grid_->tp());
   so.dloss = float(1.0 / (double(tr.global_batch) * double(tr.seq_len)));
-  stage_ = std::make_unique<GptStage>(*layout_, *store_, *backend_, par.tensor > 1 ? &grid_->tp() : nullptr, so);
+  stage_ = std::make_unique<GptStage>(*layout_, *store_, *ops_, par.tensor > 1 ? &grid_->tp() : nullptr, so);
 
   lr_schedule_.kind = tr.lr_schedule.kind;
   lr_schedule_.max_lr = tr.optimizer.lr;

@@ -12,6 +12,7 @@
 #include "app/recipe.h"
 #include "data/loader.h"
 #include "kernels/backend.h"
+#include "kernels/profiling_backend.h"
 #include "model/gpt_stage.h"
 #include "model/lr_schedule.h"
 #include "model/param_store.h"
@@ -49,11 +50,14 @@ struct RankMemory {
 // What kind of data a run needs: training reads data.train (and data.val when evaluation is
 // on); bench may run without data on random tokens.
 enum class DataNeed : uint8_t { train, none };
+// on: every Backend op is timed (ProfilingBackend) for `trainer bench --profile`.
+enum class OpProfile : uint8_t { off, on };
 
 class Trainer {
  public:
   // world: the host (MPI) world of this job; local_rank picks the GPU on a node.
-  Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed data = DataNeed::train);
+  Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed data = DataNeed::train,
+          OpProfile profile = OpProfile::off);
   ~Trainer();
 
   StepResult train_step();
@@ -72,7 +76,9 @@ class Trainer {
   const GptConfig& config() const { return config_; }
   ProcessGrid& grid() { return *grid_; }
   Comm& host_world() { return world_; }
-  Backend& backend() { return *backend_; }
+  Backend& backend() { return *ops_; }
+  // The op timer when constructed with OpProfile::on, else null.
+  ProfilingBackend* profiler() { return profiler_.get(); }
   ParamStore& store() { return *store_; }
   const StageLayout& layout() const { return *layout_; }
   DataLoader* train_loader() { return train_loader_.get(); }
@@ -90,7 +96,11 @@ class Trainer {
   int local_rank_;
   GptConfig config_;
   std::unique_ptr<Backend> backend_;
-  std::unique_ptr<Comm> device_world_;  // NCCL on CUDA; null on the CPU (the MPI world serves)
+  std::unique_ptr<ProfilingBackend> profiler_;
+  Backend* ops_ = nullptr;  // what the model runs on: profiler_ when profiling, else backend_
+  // make_device_comm: LocalComm for a world of one, NCCL on GPUs, null on CPU ranks (the MPI
+  // world serves).
+  std::unique_ptr<Comm> device_world_;
   std::unique_ptr<ProcessGrid> grid_;
   std::unique_ptr<StageLayout> layout_;
   std::unique_ptr<ParamStore> store_;

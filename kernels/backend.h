@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernels/tensor.h"
 
@@ -63,12 +64,39 @@ struct AdamWStep {
   uint64_t offset = 0;     // (seed, element offset within the rank's slice of the tensor)
 };
 
+// Memory of the device as the device itself reports it: for a GPU what the driver says is
+// used (the context, library workspaces and other processes included), for the CPU the host's
+// MemTotal and MemAvailable.
+struct DeviceMemory {
+  int64_t total_bytes = 0;
+  int64_t free_bytes = 0;
+  int64_t used_bytes() const { return total_bytes - free_bytes; }
+};
+
+// Times device work without a synchronisation per region: record() marks a point in the
+// backend's queue (a CUDA event on the compute stream, a clock reading on the CPU, whose ops
+// are synchronous) and returns its index; seconds(a, b) is the time between two marks, waiting
+// for b if needed. reset() forgets all marks (their storage is reused).
+class EventTimer {
+ public:
+  virtual ~EventTimer() = default;
+  virtual int record() = 0;
+  virtual double seconds(int from, int to) = 0;
+  virtual void reset() = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
 
   virtual Device device() const = 0;
+  // "cpu", "cuda:0 (bf16)": the backend and its settings.
   virtual std::string name() const = 0;
+  // The hardware's own name: the GPU's as the driver reports it ("NVIDIA H200"), the CPU's
+  // model name from /proc/cpuinfo.
+  virtual std::string device_name() const = 0;
+  virtual DeviceMemory device_memory() const = 0;
+  virtual std::unique_ptr<EventTimer> make_event_timer() = 0;
   // Dtype of activations and of the compute copy of the weights.
   virtual DType act_dtype() const = 0;
 

@@ -48,9 +48,10 @@ class Comm {
   virtual CommRequestPtr send_async(Tensor buf, int peer, int tag) = 0;
   virtual CommRequestPtr recv_async(Tensor buf, int peer, int tag) = 0;
 
-  // Ranks with the same color form a new group, ordered by key. Collective over this group;
-  // a rank passing a negative color joins no group and gets nullptr.
-  virtual std::unique_ptr<Comm> split(int color, int key) = 0;
+  // Ranks with the same color form a new group, ordered by key, called `group` in messages
+  // ("data", "tensor", "pipeline"). Collective over this group; a rank passing a negative color
+  // joins no group and gets nullptr.
+  virtual std::unique_ptr<Comm> split(int color, int key, const std::string& group) = 0;
 };
 
 }  // namespace trainer

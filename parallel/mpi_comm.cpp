@@ -193,11 +193,11 @@ void MpiComm::barrier() {
   make_request(r, "barrier")->wait();
 }
 
-std::unique_ptr<Comm> MpiComm::split(int color, int key) {
+std::unique_ptr<Comm> MpiComm::split(int color, int key, const std::string& group) {
   MPI_Comm sub;
   TRAINER_MPI_CHECK(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &sub));
   if (sub == MPI_COMM_NULL) return nullptr;
-  return std::make_unique<MpiComm>(sub, name_ + "/" + std::to_string(color), timeout_s_);
+  return std::make_unique<MpiComm>(sub, group, timeout_s_);
 }
 
 }  // namespace trainer

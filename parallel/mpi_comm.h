@@ -39,7 +39,7 @@ class MpiComm : public Comm {
   CommRequestPtr send_async(Tensor buf, int peer, int tag) override;
   CommRequestPtr recv_async(Tensor buf, int peer, int tag) override;
 
-  std::unique_ptr<Comm> split(int color, int key) override;
+  std::unique_ptr<Comm> split(int color, int key, const std::string& group) override;
 
   MPI_Comm handle() const { return comm_; }
 

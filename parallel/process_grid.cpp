@@ -20,12 +20,12 @@ ProcessGrid::ProcessGrid(Comm& world, const GridDims& dims) : world_(world), dim
                                                   " != data*tensor*pipeline " + std::to_string(dims.world()));
   coords_ = grid_coords(dims, world.rank());
   const GridCoords& c = coords_;
-  tp_ = world.split(c.pp * dims.data + c.dp, c.tp);
-  dp_ = world.split(c.pp * dims.tensor + c.tp, c.dp);
-  pp_ = world.split(c.dp * dims.tensor + c.tp, c.pp);
-  pp_grad_ = world.split(c.dp * dims.tensor + c.tp, c.pp);
+  tp_ = world.split(c.pp * dims.data + c.dp, c.tp, "tensor");
+  dp_ = world.split(c.pp * dims.tensor + c.tp, c.dp, "data");
+  pp_ = world.split(c.dp * dims.tensor + c.tp, c.pp, "pipeline");
+  pp_grad_ = world.split(c.dp * dims.tensor + c.tp, c.pp, "pipeline (gradients)");
   bool holds_embedding = dims.pipeline > 1 && (c.pp == 0 || c.pp == dims.pipeline - 1);
-  embed_ = world.split(holds_embedding ? c.dp * dims.tensor + c.tp : -1, c.pp);
+  embed_ = world.split(holds_embedding ? c.dp * dims.tensor + c.tp : -1, c.pp, "tied embedding");
 }
 
 }  // namespace trainer

@@ -7,14 +7,18 @@
 #include <pmmintrin.h>
 #include <xmmintrin.h>
 
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
+#include "kernels/cpu/cpu_host_info.h"
 #include "kernels/cpu/cpu_ops.h"
 
 namespace trainer {
@@ -84,12 +88,33 @@ const int32_t* i32(const Tensor& t, int64_t n, const char* op, const char* arg) 
   return p;
 }
 
+// CPU ops are synchronous, so a mark is a clock reading.
+class CpuEventTimer final : public EventTimer {
+ public:
+  int record() override {
+    marks_.push_back(std::chrono::steady_clock::now());
+    return int(marks_.size()) - 1;
+  }
+  double seconds(int from, int to) override {
+    TRAINER_CHECK(from >= 0 && to >= 0 && size_t(from) < marks_.size() && size_t(to) < marks_.size(),
+                  "CpuEventTimer: unknown mark");
+    return std::chrono::duration<double>(marks_[size_t(to)] - marks_[size_t(from)]).count();
+  }
+  void reset() override { marks_.clear(); }
+
+ private:
+  std::vector<std::chrono::steady_clock::time_point> marks_;
+};
+
 class CpuBackend final : public Backend {
  public:
   CpuBackend() { cpu_enable_flush_denormals(); }
 
   Device device() const override { return Device::cpu; }
   std::string name() const override { return "cpu"; }
+  std::string device_name() const override { return cpu_model_name(); }
+  DeviceMemory device_memory() const override { return host_memory(); }
+  std::unique_ptr<EventTimer> make_event_timer() override { return std::make_unique<CpuEventTimer>(); }
   DType act_dtype() const override { return DType::f32; }
 
   // ---- memory ----

@@ -10,6 +10,7 @@
 
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_event_timer.h"
 #include "kernels/cuda/cuda_matmul.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/errors.h"
@@ -25,6 +26,9 @@ class CudaBackend final : public Backend {
         act_(options.precision == Precision::bf16 ? DType::bf16 : DType::f32),
         rounding_(options.stochastic_rounding ? cuda::Rounding::stochastic : cuda::Rounding::nearest) {
     TRAINER_CUDA_CHECK(cudaSetDevice(device_));
+    cudaDeviceProp prop{};
+    TRAINER_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
+    device_name_ = prop.name;
     TRAINER_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     workspace_ = std::make_unique<cuda::Workspace>(memory_, stream_);
     matmul_ = std::make_unique<cuda::Matmul>(memory_);
@@ -44,6 +48,14 @@ class CudaBackend final : public Backend {
     return std::string("cuda:") + std::to_string(device_) + " (" + dtype_name(act_) + ")";
   }
   DType act_dtype() const override { return act_; }
+  std::string device_name() const override { return device_name_; }
+  DeviceMemory device_memory() const override {
+    size_t free_bytes = 0, total_bytes = 0;
+    TRAINER_CUDA_CHECK(cudaSetDevice(device_));
+    TRAINER_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    return {int64_t(total_bytes), int64_t(free_bytes)};
+  }
+  std::unique_ptr<EventTimer> make_event_timer() override { return cuda::make_cuda_event_timer(stream_); }
 
   void* raw_alloc(size_t bytes) override { return memory_.alloc(bytes); }
   void raw_free(void* ptr) override {
@@ -132,6 +144,7 @@ class CudaBackend final : public Backend {
 
  private:
   int device_;
+  std::string device_name_;
   DType act_;
   cuda::Rounding rounding_;
   cudaStream_t stream_ = nullptr;
@@ -140,6 +153,12 @@ class CudaBackend final : public Backend {
   std::unique_ptr<cuda::Matmul> matmul_;
   cuda::Context ctx_;
 };
+
+#ifdef TRAINER_HAVE_CUDNN
+constexpr const char* kCudnnState = "linked into this build";
+#else
+constexpr const char* kCudnnState = "not in this build";
+#endif
 
 CudaBackend& as_cuda(Backend& backend) {
   auto* cuda_backend = dynamic_cast<CudaBackend*>(&backend);
@@ -151,7 +170,8 @@ CudaBackend& as_cuda(Backend& backend) {
 
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options) {
   if (options.attention == AttentionImpl::cudnn)
-    throw ConfigError("attention: cudnn is not available in this build; valid: flash, auto");
+    throw ConfigError(std::string("train.attention: cudnn is not implemented yet (cuDNN is ") + kCudnnState +
+                      "); valid: flash, auto");
   const int count = cuda_device_count();
   if (count == 0)
     throw ConfigError("train.device: cuda was requested but no CUDA GPU is available on this machine; "

@@ -1,18 +1,27 @@
 // NcclComm (see nccl_comm.h): NCCL collectives and p2p on a communication stream, ordered
-// against the compute stream with events. Every CUDA, NCCL and MPI call is checked.
+// against the compute stream with events, watched by a monitor thread. Every CUDA, NCCL and
+// MPI call is checked.
 #include "parallel/cuda/nccl_comm.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "kernels/cuda/cuda_backend.h"
+#include "parallel/local_comm.h"
+#include "parallel/op_watchdog.h"
 
 namespace trainer {
 
@@ -104,14 +113,31 @@ class NcclRequest final : public CommRequest {
   bool waited_ = false;
 };
 
+double monotonic_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int world_rank() {
+  int rank = -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
 class NcclComm final : public Comm {
  public:
-  NcclComm(MPI_Comm mpi_comm, Backend& backend, std::string name)
-      : backend_(backend), compute_(cuda_backend_stream(backend)), name_(std::move(name)) {
+  NcclComm(MPI_Comm mpi_comm, Backend& backend, std::string name, double timeout_s)
+      : backend_(backend),
+        compute_(cuda_backend_stream(backend)),
+        name_(std::move(name)),
+        timeout_s_(timeout_s),
+        watchdog_(name_, timeout_s),
+        my_world_rank_(world_rank()),
+        device_(cuda_backend_device(backend)) {
     NCCL_COMM_MPI_CHECK(MPI_Comm_dup(mpi_comm, &mpi_));
     NCCL_COMM_MPI_CHECK(MPI_Comm_rank(mpi_, &rank_));
     NCCL_COMM_MPI_CHECK(MPI_Comm_size(mpi_, &size_));
-    NCCL_COMM_CUDA_CHECK(cudaSetDevice(cuda_backend_device(backend)));
+    world_ranks_ = member_world_ranks(mpi_, size_);
+    NCCL_COMM_CUDA_CHECK(cudaSetDevice(device_));
     ncclUniqueId id;
     if (rank_ == 0) NCCL_COMM_NCCL_CHECK(ncclGetUniqueId(&id));
     NCCL_COMM_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi_));
@@ -122,9 +148,18 @@ class NcclComm final : public Comm {
     // they need as soon as blocks free up.
     NCCL_COMM_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, highest));
     NCCL_COMM_CUDA_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
+    monitor_ = std::thread([this] { monitor(); });
   }
 
   ~NcclComm() override {
+    {
+      std::lock_guard<std::mutex> lock(stop_mutex_);
+      stop_ = true;
+    }
+    stop_cv_.notify_all();
+    monitor_.join();
+    for (const WatchedOp& op : watchdog_.drain())
+      if (op.handle) check_or_abort(cudaEventDestroy(reinterpret_cast<cudaEvent_t>(op.handle)), "cudaEventDestroy");
     if (unwinding()) {
       // An error is on its way to main (which aborts the job): do not wait for operations
       // whose peers may never arrive; ncclCommAbort drops them.
@@ -158,7 +193,7 @@ class NcclComm final : public Comm {
   void broadcast(Tensor buf, int root) override {
     const Wire w = wire(buf, false, "broadcast");
     check_rank(root, "broadcast root");
-    enqueue([&] { NCCL_COMM_NCCL_CHECK(ncclBroadcast(buf.data, buf.data, w.count, w.type, root, comm_, stream_)); })
+    enqueue("broadcast", -1, buf.bytes(), [&] { NCCL_COMM_NCCL_CHECK(ncclBroadcast(buf.data, buf.data, w.count, w.type, root, comm_, stream_)); })
         ->wait();
   }
 
@@ -171,7 +206,7 @@ class NcclComm final : public Comm {
   CommRequestPtr all_reduce_async(Tensor buf, ReduceOp op) override {
     const Wire w = wire(buf, true, "all_reduce");
     const ncclRedOp_t nccl_op = op == ReduceOp::sum ? ncclSum : ncclMax;
-    return enqueue([&] { NCCL_COMM_NCCL_CHECK(ncclAllReduce(buf.data, buf.data, w.count, w.type, nccl_op, comm_, stream_)); });
+    return enqueue("all_reduce", -1, buf.bytes(), [&] { NCCL_COMM_NCCL_CHECK(ncclAllReduce(buf.data, buf.data, w.count, w.type, nccl_op, comm_, stream_)); });
   }
 
   CommRequestPtr reduce_scatter_async(Tensor out, Tensor in) override {
@@ -179,7 +214,7 @@ class NcclComm final : public Comm {
     const Wire wi = wire(in, true, "reduce_scatter in");
     if (in.dtype != out.dtype || wi.count != wo.count * size_t(size_))
       fail("NcclComm: reduce_scatter needs in = size() x out of one dtype", "reduce_scatter", __FILE__, __LINE__);
-    return enqueue([&] { NCCL_COMM_NCCL_CHECK(ncclReduceScatter(in.data, out.data, wo.count, wo.type, ncclSum, comm_, stream_)); });
+    return enqueue("reduce_scatter", -1, in.bytes(), [&] { NCCL_COMM_NCCL_CHECK(ncclReduceScatter(in.data, out.data, wo.count, wo.type, ncclSum, comm_, stream_)); });
   }
 
   CommRequestPtr all_gather_async(Tensor out, Tensor in) override {
@@ -187,30 +222,36 @@ class NcclComm final : public Comm {
     const Wire wi = wire(in, false, "all_gather in");
     if (in.dtype != out.dtype || wo.count != wi.count * size_t(size_))
       fail("NcclComm: all_gather needs out = size() x in of one dtype", "all_gather", __FILE__, __LINE__);
-    return enqueue([&] { NCCL_COMM_NCCL_CHECK(ncclAllGather(in.data, out.data, wi.count, wi.type, comm_, stream_)); });
+    return enqueue("all_gather", -1, out.bytes(), [&] { NCCL_COMM_NCCL_CHECK(ncclAllGather(in.data, out.data, wi.count, wi.type, comm_, stream_)); });
   }
 
   CommRequestPtr send_async(Tensor buf, int peer, int tag) override {
     const Wire w = wire(buf, false, "send");
     check_rank(peer, "send peer");
     check_tag(tag);
-    return enqueue([&] { NCCL_COMM_NCCL_CHECK(ncclSend(buf.data, w.count, w.type, peer, comm_, stream_)); });
+    return enqueue("send", world_ranks_[size_t(peer)], buf.bytes(), [&] { NCCL_COMM_NCCL_CHECK(ncclSend(buf.data, w.count, w.type, peer, comm_, stream_)); });
   }
 
   CommRequestPtr recv_async(Tensor buf, int peer, int tag) override {
     const Wire w = wire(buf, false, "recv");
     check_rank(peer, "recv peer");
     check_tag(tag);
-    return enqueue([&] { NCCL_COMM_NCCL_CHECK(ncclRecv(buf.data, w.count, w.type, peer, comm_, stream_)); });
+    return enqueue("recv", world_ranks_[size_t(peer)], buf.bytes(), [&] { NCCL_COMM_NCCL_CHECK(ncclRecv(buf.data, w.count, w.type, peer, comm_, stream_)); });
   }
 
-  std::unique_ptr<Comm> split(int color, int key) override {
+  std::unique_ptr<Comm> split(int color, int key, const std::string& group) override {
     MPI_Comm sub = MPI_COMM_NULL;
     NCCL_COMM_MPI_CHECK(MPI_Comm_split(mpi_, color < 0 ? MPI_UNDEFINED : color, key, &sub));
     if (sub == MPI_COMM_NULL) return nullptr;
+    int sub_size = 0;
+    NCCL_COMM_MPI_CHECK(MPI_Comm_size(sub, &sub_size));
     std::unique_ptr<Comm> comm;
     try {
-      comm = std::make_unique<NcclComm>(sub, backend_, name_ + "/" + std::to_string(color));
+      // A group of one needs no NCCL communicator (see local_comm.h).
+      if (sub_size == 1)
+        comm = std::make_unique<LocalComm>(backend_, group);
+      else
+        comm = std::make_unique<NcclComm>(sub, backend_, group, timeout_s_);
     } catch (...) {
       report_mpi(MPI_Comm_free(&sub), "MPI_Comm_free");
       throw;
@@ -220,13 +261,32 @@ class NcclComm final : public Comm {
   }
 
  private:
+  static std::vector<int> member_world_ranks(MPI_Comm comm, int size) {
+    MPI_Group group, world;
+    NCCL_COMM_MPI_CHECK(MPI_Comm_group(comm, &group));
+    NCCL_COMM_MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    std::vector<int> mine(static_cast<size_t>(size)), out(static_cast<size_t>(size));
+    for (int i = 0; i < size; ++i) mine[size_t(i)] = i;
+    NCCL_COMM_MPI_CHECK(MPI_Group_translate_ranks(group, size, mine.data(), world, out.data()));
+    NCCL_COMM_MPI_CHECK(MPI_Group_free(&group));
+    NCCL_COMM_MPI_CHECK(MPI_Group_free(&world));
+    return out;
+  }
+
   // Orders `issue` (which queues NCCL work on stream_) after the compute stream's queued work
-  // and returns a request for its completion.
+  // and returns a request for its completion. The watchdog knows the operation before it is
+  // issued (NCCL may block the host in a first send/recv until the peer arrives) and gets an
+  // event of its own to query once it is queued.
   template <class F>
-  CommRequestPtr enqueue(F&& issue) {
+  CommRequestPtr enqueue(const char* op, int peer_world, size_t bytes, F&& issue) {
     NCCL_COMM_CUDA_CHECK(cudaEventRecord(ready_, compute_));
     NCCL_COMM_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready_, 0));
+    cudaEvent_t watch = nullptr;
+    NCCL_COMM_CUDA_CHECK(cudaEventCreateWithFlags(&watch, cudaEventDisableTiming));
+    const uint64_t seq = watchdog_.begin(op, peer_world, bytes, monotonic_now(), 0);
     issue();
+    NCCL_COMM_CUDA_CHECK(cudaEventRecord(watch, stream_));
+    watchdog_.attach(seq, reinterpret_cast<uint64_t>(watch));
     cudaEvent_t done = nullptr;
     NCCL_COMM_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
     const cudaError_t recorded = cudaEventRecord(done, stream_);
@@ -237,6 +297,43 @@ class NcclComm final : public Comm {
       NCCL_COMM_CUDA_CHECK(recorded);
     }
     return std::make_unique<NcclRequest>(done, compute_);
+  }
+
+  // The monitor thread: every 100 ms, NCCL's asynchronous error state and the oldest pending
+  // operation. Either failure is fatal for the whole job: the report goes to stderr, the
+  // communicator is aborted (its kernels return, so no GPU stays occupied) and the process exits
+  // with code 3, which makes mpirun/srun end the other ranks. MPI is not called from here: the
+  // runtime is initialised MPI_THREAD_FUNNELED.
+  void monitor() {
+    if (cudaSetDevice(device_) != cudaSuccess) die("cudaSetDevice failed in the watchdog thread");
+    std::unique_lock<std::mutex> lock(stop_mutex_);
+    while (!stop_cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stop_; })) {
+      ncclResult_t state = ncclSuccess;
+      if (ncclCommGetAsyncError(comm_, &state) == ncclSuccess && state != ncclSuccess && state != ncclInProgress)
+        die("NCCL reported an asynchronous error on the " + name_ + " group: " + ncclGetErrorString(state));
+      const double now = monotonic_now();
+      std::optional<WatchedOp> late = watchdog_.poll(now, [this](uint64_t handle) {
+        if (handle == 0) return false;  // still being issued
+        auto event = reinterpret_cast<cudaEvent_t>(handle);
+        const cudaError_t status = cudaEventQuery(event);
+        if (status == cudaErrorNotReady) return false;
+        if (status != cudaSuccess)
+          die(std::string("CUDA error while watching the ") + name_ + " group: " + cudaGetErrorString(status));
+        check_or_abort(cudaEventDestroy(event), "cudaEventDestroy");
+        return true;
+      });
+      if (late)
+        die(watchdog_.describe(*late, now) + "; another rank has probably died or hung");
+    }
+  }
+
+  [[noreturn]] void die(const std::string& why) {
+    std::fprintf(stderr, "fatal (rank %d): NCCL watchdog: %s; aborting the job\n", my_world_rank_, why.c_str());
+    std::fflush(stderr);
+    const ncclResult_t aborted = ncclCommAbort(comm_);
+    if (aborted != ncclSuccess) std::fprintf(stderr, "ncclCommAbort failed: %s\n", ncclGetErrorString(aborted));
+    std::fflush(stderr);
+    std::_Exit(3);
   }
 
   void check_rank(int r, const char* what) const {
@@ -251,6 +348,15 @@ class NcclComm final : public Comm {
   Backend& backend_;
   cudaStream_t compute_;
   std::string name_;
+  double timeout_s_;
+  OpWatchdog watchdog_;
+  int my_world_rank_;
+  int device_;
+  std::vector<int> world_ranks_;  // world rank of each member, for messages naming a peer
+  std::thread monitor_;
+  std::mutex stop_mutex_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;
   MPI_Comm mpi_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
@@ -261,8 +367,8 @@ class NcclComm final : public Comm {
 
 }  // namespace
 
-std::unique_ptr<Comm> make_nccl_comm(MPI_Comm mpi_comm, Backend& backend, std::string name) {
-  return std::make_unique<NcclComm>(mpi_comm, backend, std::move(name));
+std::unique_ptr<Comm> make_nccl_comm(MPI_Comm mpi_comm, Backend& backend, std::string name, double timeout_s) {
+  return std::make_unique<NcclComm>(mpi_comm, backend, std::move(name), timeout_s);
 }
 
 }  // namespace trainer

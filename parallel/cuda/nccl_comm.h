@@ -18,6 +18,11 @@
 // and blocks the host until the peer makes the matching call, so the first message of every
 // pair must be reachable without waiting on that pair's other traffic (connect_pipeline in
 // parallel/pipeline_executor.h opens the pipeline's pairs up front).
+// Watchdog: a monitor thread per communicator polls NCCL's asynchronous error state and the
+// oldest queued operation (see parallel/op_watchdog.h); an operation that has not completed
+// within timeout_s (parallel.timeout_s) is reported with its name, group, sequence number, peer
+// and size, the communicator is aborted (ncclCommAbort) and the process exits with code 3.
+// Sub-groups of one rank are LocalComms: no NCCL communicator is made for them.
 // The backend must outlive the communicator.
 #pragma once
 
@@ -31,6 +36,6 @@
 
 namespace trainer {
 
-std::unique_ptr<Comm> make_nccl_comm(MPI_Comm mpi_comm, Backend& backend, std::string name);
+std::unique_ptr<Comm> make_nccl_comm(MPI_Comm mpi_comm, Backend& backend, std::string name, double timeout_s);
 
 }  // namespace trainer

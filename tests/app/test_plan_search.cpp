@@ -32,7 +32,8 @@ SearchInput input_for(const GptConfig& c, int world, int global_batch, int seq_l
   in.global_batch = global_batch;
   in.seq_len = seq_len;
   in.device = device_spec(device, world);
-  in.peak_flops = peak_flops(in.device.name, device != PlanDevice::cpu, 0);
+  const bool gpu = device != PlanDevice::cpu;
+  in.peak_flops = device_peak(gpu ? Device::cuda : Device::cpu, in.device.name, gpu ? DType::bf16 : DType::f32, 0).flops;
   in.act_bytes = device == PlanDevice::cpu ? 4 : 2;
   in.memory_limit = in.device.memory_bytes;
   in.host = device == PlanDevice::cpu ? HostTransients::cpu_path : HostTransients::none;

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # trainer bench --json prints one JSON object with the documented fields, on one process and
-# under mpiexec with a pipeline (bubble) and data parallelism (communication).
+# under mpiexec with a pipeline (bubble) and data parallelism (communication); the device's own
+# name, peak kind and memory; and with --profile a per-op table whose rows name the model's ops
+# and add up to no more than the step (text report and JSON).
 source "$(dirname "$0")/lib.sh"
-check() {  # json expected_world
-  /usr/bin/python3 - "$1" "$2" <<'PY' || fail "bad bench JSON: $1"
+check() {  # json expected_world [profiled]
+  /usr/bin/python3 - "$@" <<'PY' || fail "bad bench JSON: $1"
 import json, sys
 d = json.loads(sys.argv[1])
 need = ["tokens_per_s", "tokens_per_s_per_rank", "mfu", "step_s", "forward_s", "backward_s", "optimizer_s",
         "comm_s", "bubble_s", "peak_memory_bytes", "planned_memory_bytes", "world", "data", "tensor", "pipeline",
         "zero", "schedule", "micro_batch", "global_batch", "seq_len", "device", "precision", "flops_per_token",
-        "peak_flops_per_rank"]
+        "peak_flops_per_rank", "device_name", "peak_kind", "device_memory_used_bytes", "device_memory_total_bytes",
+        "profile"]
 missing = [k for k in need if k not in d]
 assert not missing, missing
 assert d["world"] == int(sys.argv[2]), d["world"]
@@ -18,6 +21,19 @@ assert abs(d["tokens_per_s_per_rank"] * d["world"] - d["tokens_per_s"]) < 1e-5 *
 assert d["forward_s"] > 0 and d["backward_s"] > 0 and d["step_s"] >= d["forward_s"], d
 assert d["peak_memory_bytes"] > d["planned_memory_bytes"] > 0, d
 assert abs(d["tokens_per_s"] * d["step_s"] - d["global_batch"] * d["seq_len"]) < 1e-3 * d["global_batch"] * d["seq_len"]
+assert d["device_name"] and d["peak_kind"].startswith("cpu fp32"), d
+assert 0 < d["device_memory_used_bytes"] < d["device_memory_total_bytes"], d
+prof = d["profile"]
+if len(sys.argv) > 3:
+    ops = {r["op"] for r in prof}
+    for op in ("encoder_forward", "layernorm_forward", "matmul+bias", "attention_forward", "attention_backward",
+               "gelu_backward", "xent_backward", "adamw"):
+        assert op in ops, (op, sorted(ops))
+    total = sum(r["seconds_per_step"] for r in prof)
+    assert 0 < total <= d["step_s"] * 1.01, (total, d["step_s"])
+    assert all(r["calls_per_step"] > 0 and r["shape"] for r in prof), prof
+else:
+    assert prof is None, prof
 PY
 }
 out=$("$trainer" bench configs/debug/layouts.yaml --steps 2 --warmup 1 --json) || fail "bench: $out"
@@ -28,4 +44,13 @@ out=$("${MPIEXEC[@]}" -n 4 "$trainer" bench configs/debug/layouts.yaml $(layout_
 check "$out" 4
 /usr/bin/python3 -c "import json,sys; d=json.loads(sys.argv[1]); assert d['pipeline']==2 and d['bubble_s']>=0 and d['comm_s']>0" "$out" \
   || fail "4-rank fields: $out"
+out=$("$trainer" bench configs/debug/layouts.yaml --steps 2 --warmup 1 --json --profile) || fail "bench --profile: $out"
+check "$out" 1 profiled
+out=$("${MPIEXEC[@]}" -n 2 "$trainer" bench configs/debug/layouts.yaml $(layout_args 1 2 1 1) --steps 2 --warmup 1 --json --profile) \
+  || fail "bench --profile 2 ranks: $out"
+check "$out" 2 profiled
+text=$("$trainer" bench configs/debug/layouts.yaml --steps 2 --warmup 1 --profile) || fail "bench --profile text: $text"
+grep -q "op profile (rank 0, per step" <<<"$text" || fail "no op table: $text"
+grep -Eq "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +attention_forward +\(" <<<"$text" || fail "no attention row: $text"
+grep -q "MFU [0-9.]*% of .* TFLOP/s cpu fp32" <<<"$text" || fail "MFU line does not name the peak: $text"
 echo "PASS: $out"

@@ -11,6 +11,7 @@
 
 #include "parallel/pipeline_executor.h"
 #include "parallel/pipeline_schedule.h"
+#include "tests/support/unused_comm.h"
 
 using namespace trainer;
 
@@ -68,29 +69,15 @@ struct Step {
 };
 
 // Records the point-to-point calls connect_pipeline makes; nothing else may be called.
-class RecordingComm final : public Comm {
+class RecordingComm final : public testing::UnusedComm {
  public:
-  RecordingComm(int id, int rank, int size, std::vector<Step>* log) : id_(id), rank_(rank), size_(size), log_(log) {}
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  std::string name() const override { return "recording"; }
+  RecordingComm(int id, int rank, int size, std::vector<Step>* log)
+      : UnusedComm(rank, size, "recording"), id_(id), log_(log) {}
   void send(Tensor, int peer, int) override { log_->push_back(Step{false, id_, true, peer, {}}); }
   void recv(Tensor, int peer, int) override { log_->push_back(Step{false, id_, false, peer, {}}); }
-  void all_reduce(Tensor, ReduceOp) override { unexpected(); }
-  void reduce_scatter(Tensor, Tensor) override { unexpected(); }
-  void all_gather(Tensor, Tensor) override { unexpected(); }
-  void broadcast(Tensor, int) override { unexpected(); }
-  void barrier() override { unexpected(); }
-  CommRequestPtr all_reduce_async(Tensor, ReduceOp) override { unexpected(); }
-  CommRequestPtr reduce_scatter_async(Tensor, Tensor) override { unexpected(); }
-  CommRequestPtr all_gather_async(Tensor, Tensor) override { unexpected(); }
-  CommRequestPtr send_async(Tensor, int, int) override { unexpected(); }
-  CommRequestPtr recv_async(Tensor, int, int) override { unexpected(); }
-  std::unique_ptr<Comm> split(int, int) override { unexpected(); }
 
  private:
-  [[noreturn]] static void unexpected() { throw std::logic_error("connect_pipeline made an unexpected call"); }
-  int id_, rank_, size_;
+  int id_;
   std::vector<Step>* log_;
 };
 

@@ -2,11 +2,19 @@
 // ranks on one device). Checks each collective's result, in-place semantics, the ordering of
 // the communication stream after queued compute work, async requests, split, and that
 // reductions reject u16. Multi-rank sums are checked where a multi-GPU machine runs the
-// trainer's data-parallel equivalence tests.
+// trainer's data-parallel equivalence tests. Also: a one-rank world (and a one-rank split)
+// creates no NCCL communicator, and the watchdog ends a process whose receive never completes
+// with exit code 3 and a report naming the operation, group, sequence number and peer.
 #include <mpi.h>
 
+#include <cstdlib>
+
 #include "parallel/cuda/nccl_comm.h"
+#include "parallel/device_comm.h"
+#include "parallel/local_comm.h"
+#include "parallel/mpi_comm.h"
 #include "tests/kernels/cuda/cuda_test_util.h"
+#include "tests/support/test_util.h"
 
 namespace trainer::testing {
 namespace {
@@ -35,7 +43,7 @@ TEST_CASE("nccl comm collectives on one rank") {
   MpiSession mpi;
   Rig rig = make_rig(Precision::bf16);
   Backend& be = *rig.gpu;
-  std::unique_ptr<Comm> comm = make_nccl_comm(MPI_COMM_WORLD, be, "world");
+  std::unique_ptr<Comm> comm = make_nccl_comm(MPI_COMM_WORLD, be, "world", 300);
   REQUIRE(comm->size() == 1);
   CHECK(comm->rank() == 0);
   CHECK(comm->name() == "world");
@@ -79,17 +87,58 @@ TEST_CASE("nccl comm collectives on one rank") {
   for (float& v : half) v *= 0.5f;
   check_equal(gpu.read(async_buf), half, "all_reduce_async then scale");
 
-  std::unique_ptr<Comm> sub = comm->split(0, 0);
+  std::unique_ptr<Comm> sub = comm->split(0, 0, "sub");
   REQUIRE(sub != nullptr);
   CHECK(sub->size() == 1);
+  CHECK(dynamic_cast<LocalComm*>(sub.get()) != nullptr);  // no NCCL communicator for one rank
   Tensor sub_buf = gpu.upload(x, DType::f32, {n});
   sub->all_reduce(sub_buf, ReduceOp::sum);
   check_equal(gpu.read(sub_buf), x, "split group all_reduce");
-  CHECK(comm->split(-1, 0) == nullptr);
+  CHECK(comm->split(-1, 0, "none") == nullptr);
 
   Tensor u16 = gpu.alloc(DType::u16, {8});
   CHECK_THROWS(comm->all_reduce(u16, ReduceOp::sum));
   comm->barrier();
+}
+
+TEST_CASE("a one-rank world on the GPU creates no NCCL communicator") {
+  MpiSession mpi;
+  Rig rig = make_rig(Precision::bf16);
+  MpiComm world(MPI_COMM_WORLD, "world", 300);
+  REQUIRE(world.size() == 1);
+  std::unique_ptr<Comm> dev = make_device_comm(world, *rig.gpu, 300);
+  REQUIRE(dev != nullptr);
+  CHECK(dynamic_cast<LocalComm*>(dev.get()) != nullptr);
+  Tensors gpu(*rig.gpu);
+  const auto x = random_floats(64, 7);
+  Tensor in = gpu.upload(x, DType::f32, {64});
+  Tensor out = gpu.poisoned(DType::f32, {64});
+  dev->all_gather(out, in);
+  check_equal(gpu.read(out), x, "LocalComm all_gather on the GPU");
+}
+
+// Run only as the child of the next case (skipped unless --no-skip): a receive from ourselves
+// that no send matches.
+TEST_CASE("nccl watchdog child: a receive that never completes" * doctest::skip()) {
+  REQUIRE(std::getenv("TRAINER_WATCHDOG_CHILD") != nullptr);
+  MpiSession mpi;
+  Rig rig = make_rig(Precision::fp32);
+  std::unique_ptr<Comm> comm = make_nccl_comm(MPI_COMM_WORLD, *rig.gpu, "pipeline", 2);
+  Tensors gpu(*rig.gpu);
+  Tensor buf = gpu.alloc(DType::f32, {1024});
+  comm->recv_async(buf, 0, 0)->wait();
+  rig.gpu->synchronize();  // blocks until the watchdog ends the process
+  FAIL("the receive completed");
+}
+
+TEST_CASE("nccl watchdog ends a stalled receive with exit code 3 and names it") {
+  const std::string self = binary_dir() + "/tests/test_cuda";
+  RunResult r = run_command("TRAINER_WATCHDOG_CHILD=1 timeout 120 " + self +
+                            " --no-skip -tc='nccl watchdog child: a receive that never completes'");
+  CAPTURE(r.output);
+  CHECK(r.exit_code == 3);
+  CHECK(r.output.find("NCCL watchdog: recv #1 on the pipeline group from rank 0 (4096 bytes) did not complete "
+                      "within 2 s (parallel.timeout_s)") != std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,68 @@
+// MFU peaks by device name (app/flops.h): the driver's names of real GPUs map to their dense
+// bf16 or fp32 data-sheet figures, an unknown GPU says so instead of guessing, the recipe's
+// override wins, and the CPU keeps its per-thread figure.
+#include <doctest/doctest.h>
+#include <omp.h>
+
+#include "app/flops.h"
+
+namespace trainer {
+namespace {
+
+TEST_CASE("peaks come from the GPU's own name and the precision") {
+  struct Case {
+    const char* name;
+    DType dtype;
+    double tflops;
+    PeakKind kind;
+  };
+  const Case cases[] = {
+      {"NVIDIA A100-SXM4-80GB", DType::bf16, 312, PeakKind::bf16_dense},
+      {"NVIDIA A100-SXM4-40GB", DType::f32, 19.5, PeakKind::fp32},
+      {"NVIDIA A100 80GB PCIe", DType::bf16, 312, PeakKind::bf16_dense},
+      {"NVIDIA H100 80GB HBM3", DType::bf16, 989, PeakKind::bf16_dense},
+      {"NVIDIA H100 80GB HBM3", DType::f32, 67, PeakKind::fp32},
+      {"NVIDIA H100 PCIe", DType::bf16, 756, PeakKind::bf16_dense},
+      {"NVIDIA H100 NVL", DType::bf16, 835, PeakKind::bf16_dense},
+      {"NVIDIA H200", DType::bf16, 989, PeakKind::bf16_dense},
+      {"NVIDIA H200", DType::f32, 67, PeakKind::fp32},
+      {"NVIDIA H200 NVL", DType::bf16, 835, PeakKind::bf16_dense},
+      {"NVIDIA GH200 480GB", DType::bf16, 989, PeakKind::bf16_dense},
+      {"NVIDIA L40S", DType::bf16, 362, PeakKind::bf16_dense},
+      {"NVIDIA L4", DType::bf16, 121, PeakKind::bf16_dense},
+      {"NVIDIA A10", DType::bf16, 125, PeakKind::bf16_dense},
+      {"H100", DType::bf16, 989, PeakKind::bf16_dense},  // the planner's device names
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const DevicePeak p = device_peak(Device::cuda, c.name, c.dtype, 0);
+    CHECK(p.kind == c.kind);
+    CHECK(p.flops == doctest::Approx(c.tflops * 1e12));
+    CHECK(p.describe().find(c.name) != std::string::npos);
+  }
+}
+
+TEST_CASE("an unknown GPU has an unknown peak and no MFU, never a guess") {
+  for (const char* name : {"NVIDIA GeForce RTX 4090", "NVIDIA A1000", "NVIDIA H1000", "Tesla V100-SXM2-16GB", ""}) {
+    CAPTURE(name);
+    const DevicePeak p = device_peak(Device::cuda, name, DType::bf16, 0);
+    CHECK(p.kind == PeakKind::unknown);
+    CHECK(p.flops == 0);
+    CHECK(mfu_of(1e15, p) < 0);
+    CHECK(p.describe().find("unknown peak") != std::string::npos);
+  }
+}
+
+TEST_CASE("train.peak_tflops overrides the table and the CPU counts its threads") {
+  const DevicePeak forced = device_peak(Device::cuda, "NVIDIA GeForce RTX 4090", DType::bf16, 165);
+  CHECK(forced.kind == PeakKind::recipe);
+  CHECK(forced.flops == doctest::Approx(165e12));
+  CHECK(mfu_of(82.5e12, forced) == doctest::Approx(0.5));
+
+  const DevicePeak cpu = device_peak(Device::cpu, "AMD EPYC", DType::f32, 0);
+  CHECK(cpu.kind == PeakKind::cpu_fp32);
+  CHECK(cpu.flops == doctest::Approx(0.25e12 * omp_get_max_threads()));
+}
+
+}  // namespace
+}  // namespace trainer

@@ -1,0 +1,50 @@
+# cmake/cuda_libraries.cmake finds NCCL and cuDNN where GPU machines keep them: in the Python
+# wheels' layout (site-packages/nvidia/{nccl,cudnn}/{include,lib}, versioned libraries only)
+# through the first python3 on PATH, and under NCCL_HOME; and a missing cuDNN is not an error.
+# Run as: cmake -DSOURCE_DIR=... -DWORK_DIR=... -P test_cuda_libraries.cmake (ctest does).
+cmake_minimum_required(VERSION 3.25)
+if(NOT SOURCE_DIR OR NOT WORK_DIR)
+  message(FATAL_ERROR "pass -DSOURCE_DIR and -DWORK_DIR")
+endif()
+file(REMOVE_RECURSE ${WORK_DIR})
+
+function(fake_library dir name)
+  file(MAKE_DIRECTORY ${dir}/include ${dir}/lib)
+  file(WRITE ${dir}/include/${name}.h "/* fake */\n")
+endfunction()
+
+function(expect var want)
+  if(NOT "${${var}}" STREQUAL "${want}")
+    message(FATAL_ERROR "${var} = '${${var}}', expected '${want}'")
+  endif()
+endfunction()
+
+# 1. Wheel layout, found through python3: libnccl.so.2 and libcudnn.so.9, no unversioned links.
+set(site ${WORK_DIR}/site)
+fake_library(${site}/nvidia/nccl nccl)
+file(WRITE ${site}/nvidia/nccl/lib/libnccl.so.2 "")
+fake_library(${site}/nvidia/cudnn cudnn)
+file(WRITE ${site}/nvidia/cudnn/lib/libcudnn.so.9 "")
+set(ENV{PYTHONPATH} ${site})
+set(CUDAToolkit_LIBRARY_DIR ${WORK_DIR}/no-toolkit/lib)
+set(CUDAToolkit_INCLUDE_DIRS ${WORK_DIR}/no-toolkit/include)
+include(${SOURCE_DIR}/cmake/cuda_libraries.cmake)
+expect(TRAINER_NCCL_LIB ${site}/nvidia/nccl/lib/libnccl.so.2)
+expect(TRAINER_NCCL_INCLUDE_DIR ${site}/nvidia/nccl/include)
+expect(TRAINER_HAVE_CUDNN ON)
+expect(TRAINER_CUDNN_LIB ${site}/nvidia/cudnn/lib/libcudnn.so.9)
+
+# 2. NCCL_HOME wins over the wheel; no cuDNN anywhere is fine.
+unset(TRAINER_NCCL_LIB CACHE)
+unset(TRAINER_NCCL_INCLUDE_DIR CACHE)
+unset(TRAINER_CUDNN_LIB CACHE)
+unset(TRAINER_CUDNN_INCLUDE_DIR CACHE)
+file(REMOVE_RECURSE ${site}/nvidia/cudnn)
+set(home ${WORK_DIR}/nccl-home)
+fake_library(${home} nccl)
+file(WRITE ${home}/lib/libnccl.so.2 "")
+set(ENV{NCCL_HOME} ${home})
+include(${SOURCE_DIR}/cmake/cuda_libraries.cmake)
+expect(TRAINER_NCCL_LIB ${home}/lib/libnccl.so.2)
+expect(TRAINER_HAVE_CUDNN OFF)
+message(STATUS "cuda_libraries.cmake: wheel layout, NCCL_HOME and optional cuDNN found as expected")
