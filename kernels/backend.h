@@ -10,6 +10,9 @@
 //   call run(); they are what the model calls.
 // - An implementation checks only its device's limits (sgemm's 32-bit sizes, head sizes and
 //   grid limits of CUDA kernels, shared memory) and never repeats the contract.
+// - Adding an op: its struct and contract here (with run, compute and the positional form),
+//   its check and profile key in backend_ops.cpp, compute() in both backends, and a row in
+//   each table of tests: tests/kernels/contract_cases.h and tests/kernels/cuda/parity_cases.h.
 //
 // Contract (checked by the front door, the same on every backend; tests/kernels check it):
 // - Every defined tensor lives on the backend's device. An undefined Tensor (data == nullptr)
@@ -33,8 +36,9 @@
 // Where the two backends disagreed before the front doors, the rule is now: layernorm's mean
 // and rstd are required (the backward needs them; CUDA used to accept them absent); matrices
 // are read as matrices everywhere (CUDA used to ask for exact (B, T, C) outputs in encoder and
-// attention); matmul's bias is act (CUDA took any float) and gelu_out has out's dtype; a
-// matmul with K = 0 is an empty sum (CUDA used to reject it).
+// attention); matmul's bias and adamw's param_copy are act (CUDA took any float) and gelu_out
+// has out's dtype; a matmul with K = 0 is an empty sum (CUDA used to reject it); the aliasing
+// rule is new to both (neither checked overlaps).
 #pragma once
 
 #include <cstdint>
