@@ -2,11 +2,12 @@
 // dtypes, devices, optional arguments, aliasing) and the key the profiler files it under, then
 // Backend::run(op) = check, time when a profiler is attached, compute.
 // Every failure is a TRAINER_CHECK (std::logic_error: the caller broke the contract) whose
-// message starts "<op>: <argument> ", so a bad call names itself.
+// message starts "<op>: <argument> ", so a bad call names itself. A call that passes costs a
+// few comparisons per argument: nothing is allocated and no message is formatted.
 #include <string>
 #include <utility>
-#include <vector>
 
+#include "kernels/arg_check.h"
 #include "kernels/backend.h"
 #include "kernels/op_profiler.h"
 
@@ -40,107 +41,10 @@ AttentionDims attention_dims(const Tensor& qkv, int n_head) {
 
 namespace {
 
-// What dtype an argument needs (see "dtypes" in backend.h).
-enum class Want : uint8_t { act, f32, i32, float_any };
-enum class Role : uint8_t { in, out };
-enum class Presence : uint8_t { required, optional };
-
-std::string dims(int64_t r, int64_t c) { return "(" + std::to_string(r) + ", " + std::to_string(c) + ")"; }
-
-// Checks the arguments of one op call and remembers them for the aliasing rule.
-class ArgCheck {
- public:
-  ArgCheck(const char* op, const Backend& backend) : op_(op), device_(backend.device()), act_(backend.act_dtype()) {}
-
-  // Presence, device and dtype of one argument. Returns whether it is defined.
-  bool arg(const char* name, const Tensor& t, Want want, Role role, Presence presence = Presence::required) {
-    if (!t.defined()) {
-      that(presence == Presence::optional, name, "is undefined");
-      return false;
-    }
-    that(t.device == device_, name, std::string("lives on ") + device_name(t.device) + ", the backend on " +
-                                        device_name(device_));
-    that(dtype_ok(t.dtype, want), name, std::string("has dtype ") + dtype_name(t.dtype) + ", needs " + wanted(want));
-    args_.push_back({name, t, role});
-    return true;
-  }
-  void same_dtype(const char* name, const Tensor& t, const char* other_name, const Tensor& other) {
-    that(t.dtype == other.dtype, name, std::string("has dtype ") + dtype_name(t.dtype) + ", needs " + other_name +
-                                           "'s " + dtype_name(other.dtype));
-  }
-  void matrix(const char* name, const Tensor& t, int64_t rows, int64_t cols) {
-    that(matrix_rows(t) == rows && matrix_cols(t) == cols, name, t.shape_str() + " should be " + dims(rows, cols));
-  }
-  void exact(const char* name, const Tensor& t, int ndim, const char* what) {
-    that(t.ndim == ndim, name, t.shape_str() + " should be exactly " + what);
-  }
-  void numel(const char* name, const Tensor& t, int64_t n) {
-    that(t.numel() == n, name, t.shape_str() + " should have " + std::to_string(n) + " elements");
-  }
-  // The output `out` may be exactly the input `in` (an in-place form of the op).
-  void in_place(const char* out, const char* in) { in_place_.emplace_back(out, in); }
-  void that(bool ok, const char* name, const std::string& what) const {
-    TRAINER_CHECK(ok, std::string(op_) + ": " + name + " " + what);
-  }
-
-  // The aliasing rule: an output overlaps no other argument unless it is exactly the same
-  // tensor in a declared in-place form.
-  void check_aliases() const {
-    for (const Seen& w : args_) {
-      if (w.role != Role::out) continue;
-      for (const Seen& x : args_) {
-        if (&x == &w || !overlap(w.t, x.t)) continue;
-        that(same_tensor(w.t, x.t) && allowed(w.name, x.name), w.name,
-             std::string("overlaps ") + x.name + (allowed(w.name, x.name) ? " (in place needs the same tensor)" : ""));
-      }
-    }
-  }
-
- private:
-  struct Seen {
-    const char* name;
-    Tensor t;
-    Role role;
-  };
-
-  bool dtype_ok(DType d, Want want) const {
-    switch (want) {
-      case Want::act: return d == act_;
-      case Want::f32: return d == DType::f32;
-      case Want::i32: return d == DType::i32;
-      case Want::float_any: return d == DType::f32 || d == act_;
-    }
-    return false;
-  }
-  std::string wanted(Want want) const {
-    switch (want) {
-      case Want::act: return std::string(dtype_name(act_)) + " (act)";
-      case Want::f32: return "f32";
-      case Want::i32: return "i32";
-      case Want::float_any: return act_ == DType::f32 ? "f32" : std::string("f32 or ") + dtype_name(act_);
-    }
-    return "?";
-  }
-  static bool overlap(const Tensor& a, const Tensor& b) {
-    const char* pa = static_cast<const char*>(a.data);
-    const char* pb = static_cast<const char*>(b.data);
-    return a.bytes() > 0 && b.bytes() > 0 && pa < pb + b.bytes() && pb < pa + a.bytes();
-  }
-  static bool same_tensor(const Tensor& a, const Tensor& b) {
-    return a.data == b.data && a.dtype == b.dtype && a.numel() == b.numel();
-  }
-  bool allowed(const char* out, const char* in) const {
-    for (const auto& [o, i] : in_place_)
-      if (std::string(o) == out && std::string(i) == in) return true;
-    return false;
-  }
-
-  const char* op_;
-  Device device_;
-  DType act_;
-  std::vector<Seen> args_;
-  std::vector<std::pair<const char*, const char*>> in_place_;
-};
+using op_check::ArgCheck;
+using op_check::Presence;
+using op_check::Role;
+using op_check::Want;
 
 constexpr Role kIn = Role::in;
 constexpr Role kOut = Role::out;
@@ -156,7 +60,9 @@ void check(const EncoderForwardOp& op, ArgCheck& k) {
   k.exact("tokens", op.tokens, 2, "(B, T)");
   const int64_t T = op.tokens.shape[1], C = matrix_cols(op.wte);
   k.matrix("out", op.out, op.tokens.numel(), C);
-  if (wpe) k.that(matrix_rows(op.wpe) >= T && matrix_cols(op.wpe) == C, "wpe", op.wpe.shape_str() + " should be (>= T, C)");
+  if (wpe)
+    k.that(matrix_rows(op.wpe) >= T && matrix_cols(op.wpe) == C, "wpe",
+           [&] { return op.wpe.shape_str() + " should be (>= T, C)"; });
 }
 
 void check(const EncoderBackwardOp& op, ArgCheck& k) {
@@ -168,7 +74,8 @@ void check(const EncoderBackwardOp& op, ArgCheck& k) {
   const int64_t T = op.tokens.shape[1], C = matrix_cols(op.dwte);
   k.matrix("dout", op.dout, op.tokens.numel(), C);
   if (dwpe)
-    k.that(matrix_rows(op.dwpe) >= T && matrix_cols(op.dwpe) == C, "dwpe", op.dwpe.shape_str() + " should be (>= T, C)");
+    k.that(matrix_rows(op.dwpe) >= T && matrix_cols(op.dwpe) == C, "dwpe",
+           [&] { return op.dwpe.shape_str() + " should be (>= T, C)"; });
 }
 
 void check(const LayernormForwardOp& op, ArgCheck& k) {
@@ -215,8 +122,10 @@ void check(const MatmulOp& op, ArgCheck& k) {
   const MatmulDims d = matmul_dims(op);
   const bool tb = op.tb == Transpose::transpose;
   const int64_t b_k = tb ? matrix_cols(op.b) : matrix_rows(op.b);
-  k.that(b_k == d.K, "b", op.b.shape_str() + (tb ? "^T" : "") + " does not fit a " + op.a.shape_str() +
-                              (op.ta == Transpose::transpose ? "^T" : "") + ": inner dimensions differ");
+  k.that(b_k == d.K, "b", [&] {
+    return op.b.shape_str() + (tb ? "^T" : "") + " does not fit a " + op.a.shape_str() +
+           (op.ta == Transpose::transpose ? "^T" : "") + ": inner dimensions differ";
+  });
   k.matrix("out", op.out, d.M, d.N);
   if (bias) k.numel("bias", op.bias, d.N);
   if (gelu) {
@@ -235,8 +144,9 @@ void check(const BiasBackwardOp& op, ArgCheck& k) {
 // qkv (B, T, 3*H*D) with D >= 1; returns the dimensions.
 AttentionDims check_qkv(const char* name, const Tensor& qkv, int n_head, ArgCheck& k) {
   k.exact(name, qkv, 3, "(B, T, 3*C)");
-  k.that(n_head > 0 && qkv.shape[2] > 0 && qkv.shape[2] % (3 * int64_t(n_head)) == 0, name,
-         qkv.shape_str() + ": 3 * n_head (n_head " + std::to_string(n_head) + ") must divide its last dimension");
+  k.that(n_head > 0 && qkv.shape[2] > 0 && qkv.shape[2] % (3 * int64_t(n_head)) == 0, name, [&] {
+    return qkv.shape_str() + ": 3 * n_head (n_head " + std::to_string(n_head) + ") must divide its last dimension";
+  });
   return attention_dims(qkv, n_head);
 }
 
@@ -300,17 +210,21 @@ void check(const CastOp& op, ArgCheck& k) {
 
 void check(const SumSquaresOp& op, ArgCheck& k) { k.arg("x", op.x, Want::float_any, kIn); }
 
-void check_valid_cols(const Tensor& logits, int64_t valid_cols, ArgCheck& k) {
-  k.that(valid_cols >= 0 && valid_cols <= matrix_cols(logits), "valid_cols",
-         std::to_string(valid_cols) + " outside [0, " + std::to_string(matrix_cols(logits)) + "] for logits " +
-             logits.shape_str());
+// logits (N, Vl) with 0 <= valid_cols <= Vl; maxes and the other per-row vectors (N). Returns N.
+int64_t check_logit_rows(const Tensor& logits, int64_t valid_cols, const Tensor& maxes, ArgCheck& k) {
+  k.that(valid_cols >= 0 && valid_cols <= matrix_cols(logits), "valid_cols", [&] {
+    return std::to_string(valid_cols) + " outside [0, " + std::to_string(matrix_cols(logits)) + "] for logits " +
+           logits.shape_str();
+  });
+  const int64_t N = matrix_rows(logits);
+  k.numel("maxes", maxes, N);
+  return N;
 }
 
 void check(const XentMaxOp& op, ArgCheck& k) {
   k.arg("maxes", op.maxes, Want::f32, kOut);
   k.arg("logits", op.logits, Want::act, kIn);
-  check_valid_cols(op.logits, op.valid_cols, k);
-  k.numel("maxes", op.maxes, matrix_rows(op.logits));
+  check_logit_rows(op.logits, op.valid_cols, op.maxes, k);
 }
 
 void check(const XentSumexpOp& op, ArgCheck& k) {
@@ -319,11 +233,9 @@ void check(const XentSumexpOp& op, ArgCheck& k) {
   k.arg("logits", op.logits, Want::act, kIn);
   k.arg("maxes", op.maxes, Want::f32, kIn);
   k.arg("targets", op.targets, Want::i32, kIn);
-  check_valid_cols(op.logits, op.valid_cols, k);
-  const int64_t N = matrix_rows(op.logits);
+  const int64_t N = check_logit_rows(op.logits, op.valid_cols, op.maxes, k);
   k.numel("sumexp", op.sumexp, N);
   k.numel("target_logit", op.target_logit, N);
-  k.numel("maxes", op.maxes, N);
   k.numel("targets", op.targets, N);
 }
 
@@ -344,10 +256,8 @@ void check(const XentBackwardOp& op, ArgCheck& k) {
   k.arg("maxes", op.maxes, Want::f32, kIn);
   k.arg("sumexp", op.sumexp, Want::f32, kIn);
   k.arg("targets", op.targets, Want::i32, kIn);
-  check_valid_cols(op.logits, op.valid_cols, k);
-  const int64_t N = matrix_rows(op.logits);
+  const int64_t N = check_logit_rows(op.logits, op.valid_cols, op.maxes, k);
   k.matrix("dlogits", op.dlogits, N, matrix_cols(op.logits));
-  k.numel("maxes", op.maxes, N);
   k.numel("sumexp", op.sumexp, N);
   k.numel("targets", op.targets, N);
   k.in_place("dlogits", "logits");
@@ -364,7 +274,7 @@ void check(const AdamWOp& op, ArgCheck& k) {
   k.numel("m", op.m, n);
   k.numel("v", op.v, n);
   if (copy) k.numel("param_copy", op.param_copy, n);
-  k.that(op.h.step >= 1, "step", "is 1-based, got " + std::to_string(op.h.step));
+  k.that(op.h.step >= 1, "step", [&] { return "is 1-based, got " + std::to_string(op.h.step); });
 }
 
 // ---- profile keys: an op's name and the shape that tells its calls apart ----
@@ -386,12 +296,9 @@ Key profile_key(const MatmulOp& op) {
                     dtype_name(op.out.dtype)};
 }
 Key profile_key(const BiasBackwardOp& op) { return {op.kName, shape_of(op.dout)}; }
-Key profile_key(const AttentionForwardOp& op) {
-  return {op.kName, shape_of(op.qkv) + " heads=" + std::to_string(op.n_head)};
-}
-Key profile_key(const AttentionBackwardOp& op) {
-  return {op.kName, shape_of(op.qkv) + " heads=" + std::to_string(op.n_head)};
-}
+std::string heads_of(const Tensor& qkv, int n_head) { return shape_of(qkv) + " heads=" + std::to_string(n_head); }
+Key profile_key(const AttentionForwardOp& op) { return {op.kName, heads_of(op.qkv, op.n_head)}; }
+Key profile_key(const AttentionBackwardOp& op) { return {op.kName, heads_of(op.qkv, op.n_head)}; }
 Key profile_key(const GeluForwardOp& op) { return {op.kName, shape_of(op.inp)}; }
 Key profile_key(const GeluBackwardOp& op) { return {op.kName, shape_of(op.inp)}; }
 Key profile_key(const AddOp& op) { return {op.kName, shape_of(op.out)}; }
