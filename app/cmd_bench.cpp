@@ -10,7 +10,7 @@
 // MFU divides by the device's own peak (flops.h: looked up by the GPU's name and the precision;
 // "n/a" / null for a GPU the table does not know). Device memory is reported twice: the peak of
 // our own allocations and what the device says is in use (CUDA context and library workspaces
-// included). --profile times every Backend op of the timed steps (ProfilingBackend: CUDA events
+// included). --profile times every Backend op of the timed steps (OpProfiler: CUDA events
 // on the GPU, a clock on the CPU) and prints rank 0's table, op by op, per step.
 #include <fmt/core.h>
 

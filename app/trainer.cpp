@@ -49,8 +49,7 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   bo.stochastic_rounding = tr.stochastic_rounding;
   bo.local_rank = local_rank_;
   backend_ = make_backend(bo);
-  if (profile == OpProfile::on) profiler_ = std::make_unique<ProfilingBackend>(*backend_);
-  ops_ = profiler_ ? profiler_.get() : backend_.get();
+  if (profile == OpProfile::on) profiler_ = std::make_unique<OpProfiler>(*backend_);
   // On GPUs every device-side collective goes through NCCL (none for a world of one); host
   // scalars stay on MPI.
   device_world_ = make_device_comm(world_, *backend_, par.timeout_s);
@@ -77,7 +76,7 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   lo.dp = par.data;
   lo.stage_layers = par.stages;
   layout_ = std::make_unique<StageLayout>(config_, lo);
-  store_ = std::make_unique<ParamStore>(*layout_, *ops_, grid_->dp(), grid_->embed(), par.zero, par.bucket_mb);
+  store_ = std::make_unique<ParamStore>(*layout_, *backend_, grid_->dp(), grid_->embed(), par.zero, par.bucket_mb);
   if (recipe_.model.init_from.empty())
     store_->init_random(tr.seed);
   else
@@ -93,7 +92,7 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   so.sequence_parallel = par.sequence_parallel ? SeqParallel::on : SeqParallel::off;
   if (par.sequence_parallel) store_->set_tensor_partial_grads(&grid_->tp());
   so.dloss = float(1.0 / (double(tr.global_batch) * double(tr.seq_len)));
-  stage_ = std::make_unique<GptStage>(*layout_, *store_, *ops_, par.tensor > 1 ? &grid_->tp() : nullptr, so);
+  stage_ = std::make_unique<GptStage>(*layout_, *store_, *backend_, par.tensor > 1 ? &grid_->tp() : nullptr, so);
 
   lr_schedule_.kind = tr.lr_schedule.kind;
   lr_schedule_.max_lr = tr.optimizer.lr;

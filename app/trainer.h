@@ -12,7 +12,7 @@
 #include "app/recipe.h"
 #include "data/loader.h"
 #include "kernels/backend.h"
-#include "kernels/profiling_backend.h"
+#include "kernels/op_profiler.h"
 #include "model/gpt_stage.h"
 #include "model/lr_schedule.h"
 #include "model/param_store.h"
@@ -50,7 +50,7 @@ struct RankMemory {
 // What kind of data a run needs: training reads data.train (and data.val when evaluation is
 // on); bench may run without data on random tokens.
 enum class DataNeed : uint8_t { train, none };
-// on: every Backend op is timed (ProfilingBackend) for `trainer bench --profile`.
+// on: every Backend op is timed (OpProfiler) for `trainer bench --profile`.
 enum class OpProfile : uint8_t { off, on };
 
 class Trainer {
@@ -76,9 +76,9 @@ class Trainer {
   const GptConfig& config() const { return config_; }
   ProcessGrid& grid() { return *grid_; }
   Comm& host_world() { return world_; }
-  Backend& backend() { return *ops_; }
+  Backend& backend() { return *backend_; }
   // The op timer when constructed with OpProfile::on, else null.
-  ProfilingBackend* profiler() { return profiler_.get(); }
+  OpProfiler* profiler() { return profiler_.get(); }
   ParamStore& store() { return *store_; }
   const StageLayout& layout() const { return *layout_; }
   DataLoader* train_loader() { return train_loader_.get(); }
@@ -96,8 +96,7 @@ class Trainer {
   int local_rank_;
   GptConfig config_;
   std::unique_ptr<Backend> backend_;
-  std::unique_ptr<ProfilingBackend> profiler_;
-  Backend* ops_ = nullptr;  // what the model runs on: profiler_ when profiling, else backend_
+  std::unique_ptr<OpProfiler> profiler_;  // attached to backend_, so declared after it
   // make_device_comm: LocalComm for a world of one, NCCL on GPUs, null on CPU ranks (the MPI
   // world serves).
   std::unique_ptr<Comm> device_world_;

@@ -1,18 +1,44 @@
 // Backend: the one interface between the model and the hardware. Memory (alloc, copies,
-// memset, synchronize) plus one method per op, forward and backward, at llm.c's granularity.
+// memset, synchronize) plus one op per struct, forward and backward, at llm.c's granularity.
 //
-// Conventions every implementation keeps (the tests in tests/kernels check them):
-// - "act" tensors (activations, their gradients, the compute copy of the weights) have the
-//   backend's activation dtype: f32 on the CPU, bf16 or f32 on CUDA. Parameter gradients,
-//   optimizer state and statistics (mean, rstd, lse, max, sum-exp, losses) are always f32;
-//   tokens and targets are i32.
+// Front doors (ggml's style: ggml_mul_mat checks once, backends only compute):
+// - Each op's arguments live in one struct (MatmulOp, ...) that the front door, both
+//   implementations, the profiler and the tests share. Backend::run(op) is public and not
+//   virtual: it checks the op's whole contract below once (TRAINER_CHECK, a message
+//   "<op>: <argument> ..."), times it when an OpProfiler is attached, then calls the protected
+//   virtual compute(op). The positional methods (matmul(out, a, b, ...)) build the struct and
+//   call run(); they are what the model calls.
+// - An implementation checks only its device's limits (sgemm's 32-bit sizes, head sizes and
+//   grid limits of CUDA kernels, shared memory) and never repeats the contract.
+// - Adding an op: its struct and contract here (with run, compute and the positional form),
+//   its check and profile key in backend_ops.cpp, compute() in both backends, and a row in
+//   each table of tests: tests/kernels/contract_cases.h and tests/kernels/cuda/parity_cases.h.
+//
+// Contract (checked by the front door, the same on every backend; tests/kernels check it):
+// - Every defined tensor lives on the backend's device. An undefined Tensor (data == nullptr)
+//   is an absent optional argument; only arguments marked "optional" may be absent.
+// - dtypes: "act" is the backend's activation dtype (activations, their gradients, the compute
+//   copy of the weights: f32 on the CPU, bf16 or f32 on CUDA); "f32" is f32 whatever act is
+//   (parameter gradients, optimizer state, statistics such as mean, rstd, lse, max, sum-exp,
+//   losses); "float" is f32 or act; tokens and targets are i32.
+// - Shapes: "(R, C)" is a matrix: any tensor whose last dimension is C and whose other
+//   dimensions multiply to R, so (B, T, C) may stand where (B*T, C) is asked for. "(n)" is a
+//   vector: only the element count is checked. Shapes spelled "exactly" must match dimension
+//   by dimension (they define B and T).
+// - Aliasing: an output never overlaps another argument, except the in-place forms listed
+//   with its op, where it is exactly the same tensor (same pointer, dtype and element count),
+//   never a partial overlap. Inputs may overlap each other.
 // - Parameter gradients are accumulated (+=), so gradient accumulation over micro-batches
 //   needs no extra pass. Activation gradients are overwritten unless an Accumulate argument
-//   says otherwise.
-// - Linear weights use nn.Linear's layout (out_features, in_features).
-// - An undefined Tensor (data == nullptr) is an absent optional argument.
+//   says otherwise. Linear weights use nn.Linear's layout (out_features, in_features).
 // - Ops are asynchronous on devices that are; synchronize() waits. Copies to the host and
-//   sum_squares() synchronize.
+//   sum_squares synchronize.
+// Where the two backends disagreed before the front doors, the rule is now: layernorm's mean
+// and rstd are required (the backward needs them; CUDA used to accept them absent); matrices
+// are read as matrices everywhere (CUDA used to ask for exact (B, T, C) outputs in encoder and
+// attention); matmul's bias and adamw's param_copy are act (CUDA took any float) and gelu_out
+// has out's dtype; a matmul with K = 0 is an empty sum (CUDA used to reject it); the aliasing
+// rule is new to both (neither checked overlaps).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +54,7 @@ enum class Accumulate : uint8_t { overwrite, add };
 enum class Transpose : uint8_t { none, transpose };
 
 class Backend;
+class OpProfiler;
 
 // Owning device memory obtained from a Backend; freed on destruction. Move-only.
 class Buffer {
@@ -63,6 +90,171 @@ struct AdamWStep {
   uint64_t seed = 0;       // stochastic rounding of the low-precision copy (CUDA), keyed by
   uint64_t offset = 0;     // (seed, element offset within the rank's slice of the tensor)
 };
+
+// ---- the ops: arguments and contracts ----
+
+// out[b,t,:] = wte[tok - vocab_start] if vocab_start <= tok < vocab_start + Vl, else 0; plus
+// wpe[t] when wpe is defined. The zero rows make a vocabulary-parallel embedding a sum over
+// the tensor group. out (B*T, C) act; tokens exactly (B, T) i32; wte (Vl, C) act;
+// wpe (>= T, C) act, optional.
+struct EncoderForwardOp {
+  static constexpr const char* kName = "encoder_forward";
+  Tensor out, tokens, wte, wpe;
+  int64_t vocab_start = 0;
+};
+// dwte (Vl, C) f32 +=; dwpe (>= T, C) f32 +=, optional; dout (B*T, C) act; tokens exactly
+// (B, T) i32. Deterministic: no floating-point atomics.
+struct EncoderBackwardOp {
+  static constexpr const char* kName = "encoder_backward";
+  Tensor dwte, dwpe, dout, tokens;
+  int64_t vocab_start = 0;
+};
+
+// LayerNorm, eps 1e-5, biased variance. out (N, C) act; mean, rstd (N) f32; inp (N, C) act;
+// weight, bias (C) act.
+struct LayernormForwardOp {
+  static constexpr const char* kName = "layernorm_forward";
+  Tensor out, mean, rstd, inp, weight, bias;
+};
+// dinp (N, C) act, overwritten or added per dinp_mode; dweight, dbias (C) f32 +=; dout, inp
+// (N, C) act; weight (C) act; mean, rstd (N) f32. In place: dinp may be dout.
+struct LayernormBackwardOp {
+  static constexpr const char* kName = "layernorm_backward";
+  Tensor dinp, dweight, dbias, dout, inp, weight, mean, rstd;
+  Accumulate dinp_mode = Accumulate::overwrite;
+};
+
+// out (M, N) = op(a) (M, K) x op(b) (K, N) [+ bias (N) broadcast over rows]; with
+// Accumulate::add the product is added to out. a is (M, K), or (K, M) with ta; b is (K, N), or
+// (N, K) with tb; a, b act; out act or f32 (f32 is how weight gradients are accumulated);
+// bias act, optional; gelu_out (M, N) with out's dtype, optional, only with
+// Accumulate::overwrite: it receives gelu(out) too (a fused epilogue where it pays).
+// K = 0 is an empty sum: out = bias or 0 (out += bias with Accumulate::add).
+struct MatmulOp {
+  static constexpr const char* kName = "matmul";
+  Tensor out, a, b;
+  Transpose ta = Transpose::none, tb = Transpose::none;
+  Tensor bias;
+  Accumulate mode = Accumulate::overwrite;
+  Tensor gelu_out;
+};
+// dbias (N) f32 += column sums of dout (M, N) act.
+struct BiasBackwardOp {
+  static constexpr const char* kName = "bias_backward";
+  Tensor dbias, dout;
+};
+
+// Causal attention, scale 1/sqrt(D), D = C / n_head >= 1. qkv exactly (B, T, 3*C) act laid
+// out [q heads | k heads | v heads]; out (B*T, C) act; lse (B*H*T) f32, laid out (B, H, T):
+// the log-sum-exp of each softmax row, saved for backward.
+struct AttentionForwardOp {
+  static constexpr const char* kName = "attention_forward";
+  Tensor out, lse, qkv;
+  int n_head = 0;
+};
+// dqkv (B*T, 3*C) act, overwritten; dout, out (B*T, C) act; lse (B*H*T) f32.
+struct AttentionBackwardOp {
+  static constexpr const char* kName = "attention_backward";
+  Tensor dqkv, dout, qkv, out, lse;
+  int n_head = 0;
+};
+
+// GELU, tanh approximation; all act with one element count. In place: out may be inp.
+struct GeluForwardOp {
+  static constexpr const char* kName = "gelu_forward";
+  Tensor out, inp;
+};
+// In place: dinp may be dout.
+struct GeluBackwardOp {
+  static constexpr const char* kName = "gelu_backward";
+  Tensor dinp, inp, dout;
+};
+// out = a + b (the residual, loss sums); each float, one element count. In place: out may be
+// a or b.
+struct AddOp {
+  static constexpr const char* kName = "add";
+  Tensor out, a, b;
+};
+// x *= alpha; x float.
+struct ScaleOp {
+  static constexpr const char* kName = "scale";
+  Tensor x;
+  float alpha = 1;
+};
+// x = value; x float.
+struct FillOp {
+  static constexpr const char* kName = "fill";
+  Tensor x;
+  float value = 0;
+};
+// dst = src converted (round to nearest); dst, src float, one element count.
+struct CastOp {
+  static constexpr const char* kName = "cast";
+  Tensor dst, src;
+};
+// Sum of squares of x (float) in double precision; synchronizes.
+struct SumSquaresOp {
+  static constexpr const char* kName = "sum_squares";
+  Tensor x;
+};
+
+// Softmax cross-entropy over the (local slice of the) vocabulary, in three passes so that a
+// vocabulary-parallel caller can reduce the row max, the sum of exponentials and the target
+// logit across its tensor group in between. logits (N, Vl) act; only the first valid_cols
+// (0 <= valid_cols <= Vl) columns are real vocabulary (padding is ignored); targets (N) i32
+// are global ids, local column = target - vocab_start. maxes (N) f32 = row max over valid
+// columns.
+struct XentMaxOp {
+  static constexpr const char* kName = "xent_max";
+  Tensor maxes, logits;
+  int64_t valid_cols = 0;
+};
+// sumexp (N) f32 = sum over valid columns of exp(logit - maxes); target_logit (N) f32 = the
+// target's logit when it falls in this slice, else 0; maxes (N) f32.
+struct XentSumexpOp {
+  static constexpr const char* kName = "xent_sumexp";
+  Tensor sumexp, target_logit, logits, maxes, targets;
+  int64_t vocab_start = 0;
+  int64_t valid_cols = 0;
+};
+// losses (N) f32 = log(sumexp) + maxes - target_logit, all (N) f32.
+struct XentLossOp {
+  static constexpr const char* kName = "xent_loss";
+  Tensor losses, maxes, sumexp, target_logit;
+};
+// dlogits (N, Vl) act = dloss * (softmax - onehot(target)) on valid columns, 0 on padding.
+// In place: dlogits may be logits (the logits are not needed afterwards).
+struct XentBackwardOp {
+  static constexpr const char* kName = "xent_backward";
+  Tensor dlogits, logits, maxes, sumexp, targets;
+  int64_t vocab_start = 0;
+  int64_t valid_cols = 0;
+  float dloss = 1;
+};
+
+// AdamW on one contiguous range: param (n) f32 master, grad, m, v (n) f32; param_copy (n)
+// act, optional, receives the updated weights in the compute dtype (absent when the master
+// is itself the compute copy). step >= 1.
+struct AdamWOp {
+  static constexpr const char* kName = "adamw";
+  Tensor param, grad, m, v, param_copy;
+  AdamWStep h;
+};
+
+// Shapes the contract derives, shared by the front doors and the implementations.
+// A tensor read as a matrix: the last dimension is the columns, the others fold into rows.
+int64_t matrix_rows(const Tensor& t);
+int64_t matrix_cols(const Tensor& t);
+struct MatmulDims {
+  int64_t M = 0, N = 0, K = 0;
+};
+// M and K from a (and ta), N from b (and tb).
+MatmulDims matmul_dims(const MatmulOp& op);
+struct AttentionDims {
+  int64_t B = 0, T = 0, H = 0, D = 0;
+};
+// From qkv (B, T, 3*H*D) and n_head; valid once the front door has accepted the op.
+AttentionDims attention_dims(const Tensor& qkv, int n_head);
 
 // Memory of the device as the device itself reports it: for a GPU what the driver says is
 // used (the context, library workspaces and other processes included), for the CPU the host's
@@ -113,84 +305,109 @@ class Backend {
   virtual size_t allocated_bytes() const = 0;
   virtual size_t peak_allocated_bytes() const = 0;
 
-  // ---- encoder ----
-  // out[b,t,:] = wte[tok - vocab_start] if vocab_start <= tok < vocab_start + Vl, else 0;
-  // plus wpe[t] when wpe is defined. The zero rows make a vocabulary-parallel embedding a
-  // sum over the tensor group.
-  // out (B,T,C) act; tokens (B,T) i32; wte (Vl,C) act; wpe (>=T,C) act or undefined.
-  virtual void encoder_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe,
-                               int64_t vocab_start) = 0;
-  // dwte (Vl,C) f32 +=; dwpe (>=T,C) f32 += or undefined; dout (B,T,C) act.
-  // Deterministic: no floating-point atomics.
-  virtual void encoder_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens,
-                                int64_t vocab_start) = 0;
+  // ---- the front doors (backend_ops.cpp) ----
+  void run(const EncoderForwardOp& op);
+  void run(const EncoderBackwardOp& op);
+  void run(const LayernormForwardOp& op);
+  void run(const LayernormBackwardOp& op);
+  void run(const MatmulOp& op);
+  void run(const BiasBackwardOp& op);
+  void run(const AttentionForwardOp& op);
+  void run(const AttentionBackwardOp& op);
+  void run(const GeluForwardOp& op);
+  void run(const GeluBackwardOp& op);
+  void run(const AddOp& op);
+  void run(const ScaleOp& op);
+  void run(const FillOp& op);
+  void run(const CastOp& op);
+  double run(const SumSquaresOp& op);
+  void run(const XentMaxOp& op);
+  void run(const XentSumexpOp& op);
+  void run(const XentLossOp& op);
+  void run(const XentBackwardOp& op);
+  void run(const AdamWOp& op);
 
-  // ---- layernorm (eps 1e-5) ----
-  // out (N,C) act; mean, rstd (N) f32; inp (N,C) act; weight, bias (C) act.
-  virtual void layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight,
-                                 Tensor bias) = 0;
-  // dinp (N,C) act (overwritten or added per dinp_mode); dweight, dbias (C) f32 +=.
-  virtual void layernorm_backward(Tensor dinp, Tensor dweight, Tensor dbias, Tensor dout,
-                                  Tensor inp, Tensor weight, Tensor mean, Tensor rstd,
-                                  Accumulate dinp_mode) = 0;
+  // ---- the same front doors, positionally (argument order of the structs) ----
+  void encoder_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe, int64_t vocab_start) {
+    run(EncoderForwardOp{out, tokens, wte, wpe, vocab_start});
+  }
+  void encoder_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens, int64_t vocab_start) {
+    run(EncoderBackwardOp{dwte, dwpe, dout, tokens, vocab_start});
+  }
+  void layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight, Tensor bias) {
+    run(LayernormForwardOp{out, mean, rstd, inp, weight, bias});
+  }
+  void layernorm_backward(Tensor dinp, Tensor dweight, Tensor dbias, Tensor dout, Tensor inp, Tensor weight,
+                          Tensor mean, Tensor rstd, Accumulate dinp_mode) {
+    run(LayernormBackwardOp{dinp, dweight, dbias, dout, inp, weight, mean, rstd, dinp_mode});
+  }
+  void matmul(Tensor out, Tensor a, Tensor b, Transpose ta, Transpose tb, Tensor bias, Accumulate mode,
+              Tensor gelu_out) {
+    run(MatmulOp{out, a, b, ta, tb, bias, mode, gelu_out});
+  }
+  void bias_backward(Tensor dbias, Tensor dout) { run(BiasBackwardOp{dbias, dout}); }
+  void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head) {
+    run(AttentionForwardOp{out, lse, qkv, n_head});
+  }
+  void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse, int n_head) {
+    run(AttentionBackwardOp{dqkv, dout, qkv, out, lse, n_head});
+  }
+  void gelu_forward(Tensor out, Tensor inp) { run(GeluForwardOp{out, inp}); }
+  void gelu_backward(Tensor dinp, Tensor inp, Tensor dout) { run(GeluBackwardOp{dinp, inp, dout}); }
+  void add(Tensor out, Tensor a, Tensor b) { run(AddOp{out, a, b}); }
+  void scale(Tensor x, float alpha) { run(ScaleOp{x, alpha}); }
+  void fill(Tensor x, float value) { run(FillOp{x, value}); }
+  void cast(Tensor dst, Tensor src) { run(CastOp{dst, src}); }
+  double sum_squares(Tensor x) { return run(SumSquaresOp{x}); }
+  void xent_max(Tensor maxes, Tensor logits, int64_t valid_cols) { run(XentMaxOp{maxes, logits, valid_cols}); }
+  void xent_sumexp(Tensor sumexp, Tensor target_logit, Tensor logits, Tensor maxes, Tensor targets,
+                   int64_t vocab_start, int64_t valid_cols) {
+    run(XentSumexpOp{sumexp, target_logit, logits, maxes, targets, vocab_start, valid_cols});
+  }
+  void xent_loss(Tensor losses, Tensor maxes, Tensor sumexp, Tensor target_logit) {
+    run(XentLossOp{losses, maxes, sumexp, target_logit});
+  }
+  void xent_backward(Tensor dlogits, Tensor logits, Tensor maxes, Tensor sumexp, Tensor targets,
+                     int64_t vocab_start, int64_t valid_cols, float dloss) {
+    run(XentBackwardOp{dlogits, logits, maxes, sumexp, targets, vocab_start, valid_cols, dloss});
+  }
+  void adamw(Tensor param, Tensor grad, Tensor m, Tensor v, Tensor param_copy, const AdamWStep& h) {
+    run(AdamWOp{param, grad, m, v, param_copy, h});
+  }
 
-  // ---- matmul ----
-  // out (M,N) = op(a) (M,K) x op(b) (K,N) [+ bias (N) broadcast over rows]; with
-  // Accumulate::add the product is added to out. If gelu_out is defined (only with
-  // Accumulate::overwrite) it receives gelu(out) as well (a fused epilogue where it pays).
-  // a, b act; out act or f32 (f32 is how weight gradients are accumulated); bias act.
-  virtual void matmul(Tensor out, Tensor a, Tensor b, Transpose ta, Transpose tb, Tensor bias,
-                      Accumulate mode, Tensor gelu_out) = 0;
-  // dbias (N) f32 += column sums of dout (M,N) act.
-  virtual void bias_backward(Tensor dbias, Tensor dout) = 0;
+  // Every op that passes a front door is timed by `profiler` (null: none) until it is
+  // detached; OpProfiler attaches and detaches itself.
+  void set_op_profiler(OpProfiler* profiler) { profiler_ = profiler; }
 
-  // ---- attention (causal, scale 1/sqrt(head_dim)) ----
-  // qkv (B,T,3*H*D) act laid out [q heads | k heads | v heads]; out (B,T,H*D) act;
-  // lse (B,H,T) f32 log-sum-exp of each softmax row, saved for backward.
-  virtual void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head) = 0;
-  // dqkv (B,T,3*H*D) act overwritten; dout, out (B,T,H*D) act.
-  virtual void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse,
-                                  int n_head) = 0;
+ protected:
+  // The implementations: the contract holds; only the device's own limits are left to check.
+  virtual void compute(const EncoderForwardOp& op) = 0;
+  virtual void compute(const EncoderBackwardOp& op) = 0;
+  virtual void compute(const LayernormForwardOp& op) = 0;
+  virtual void compute(const LayernormBackwardOp& op) = 0;
+  virtual void compute(const MatmulOp& op) = 0;
+  virtual void compute(const BiasBackwardOp& op) = 0;
+  virtual void compute(const AttentionForwardOp& op) = 0;
+  virtual void compute(const AttentionBackwardOp& op) = 0;
+  virtual void compute(const GeluForwardOp& op) = 0;
+  virtual void compute(const GeluBackwardOp& op) = 0;
+  virtual void compute(const AddOp& op) = 0;
+  virtual void compute(const ScaleOp& op) = 0;
+  virtual void compute(const FillOp& op) = 0;
+  virtual void compute(const CastOp& op) = 0;
+  virtual double compute(const SumSquaresOp& op) = 0;
+  virtual void compute(const XentMaxOp& op) = 0;
+  virtual void compute(const XentSumexpOp& op) = 0;
+  virtual void compute(const XentLossOp& op) = 0;
+  virtual void compute(const XentBackwardOp& op) = 0;
+  virtual void compute(const AdamWOp& op) = 0;
 
-  // ---- element-wise ----
-  // GELU, tanh approximation. dinp may alias dout.
-  virtual void gelu_forward(Tensor out, Tensor inp) = 0;
-  virtual void gelu_backward(Tensor dinp, Tensor inp, Tensor dout) = 0;
-  // out = a + b (residual); out may alias a or b. Any dtype pair the backend supports
-  // (act + act, f32 + f32).
-  virtual void add(Tensor out, Tensor a, Tensor b) = 0;
-  virtual void scale(Tensor x, float alpha) = 0;
-  virtual void fill(Tensor x, float value) = 0;
-  // Element-wise conversion between f32 and act dtypes (same numel).
-  virtual void cast(Tensor dst, Tensor src) = 0;
-  // Sum of squares of x (f32 or act) in double precision; synchronizes.
-  virtual double sum_squares(Tensor x) = 0;
+ private:
+  // Check, time when profiled, compute: the body of every front door.
+  template <class Op>
+  auto enter(const Op& op);
 
-  // ---- softmax cross-entropy over the (local slice of the) vocabulary ----
-  // Split in three passes so that a vocabulary-parallel caller can reduce the row max, the
-  // sum of exponentials and the target logit across its tensor group in between.
-  // logits (N,Vl) act; only the first valid_cols columns are real vocabulary (padding is
-  // ignored); targets (N) i32 are global ids, local column = target - vocab_start.
-  // maxes (N) f32 = row max over valid columns.
-  virtual void xent_max(Tensor maxes, Tensor logits, int64_t valid_cols) = 0;
-  // sumexp (N) f32 = sum over valid columns of exp(logit - maxes); target_logit (N) f32 = the
-  // target's logit when it falls in this slice, else 0.
-  virtual void xent_sumexp(Tensor sumexp, Tensor target_logit, Tensor logits, Tensor maxes,
-                           Tensor targets, int64_t vocab_start, int64_t valid_cols) = 0;
-  // losses (N) f32 = log(sumexp) + maxes - target_logit.
-  virtual void xent_loss(Tensor losses, Tensor maxes, Tensor sumexp, Tensor target_logit) = 0;
-  // dlogits (N,Vl) act = dloss * (softmax - onehot(target)) on valid columns, 0 on padding.
-  // dlogits may alias logits (the logits are not needed afterwards).
-  virtual void xent_backward(Tensor dlogits, Tensor logits, Tensor maxes, Tensor sumexp,
-                             Tensor targets, int64_t vocab_start, int64_t valid_cols,
-                             float dloss) = 0;
-
-  // ---- optimizer ----
-  // AdamW on one contiguous range: param (n) f32 master, grad (n) f32, m, v (n) f32;
-  // param_copy (n) act receives the updated weights in the compute dtype (undefined when the
-  // master is itself the compute copy).
-  virtual void adamw(Tensor param, Tensor grad, Tensor m, Tensor v, Tensor param_copy,
-                     const AdamWStep& h) = 0;
+  OpProfiler* profiler_ = nullptr;
 };
 
 // Which backend a recipe asked for. auto picks CUDA when a GPU is present.

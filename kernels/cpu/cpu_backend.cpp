@@ -1,7 +1,7 @@
 // CpuBackend: memory (aligned host allocations with byte accounting), FTZ/DAZ set-up, and
-// dispatch of every Backend op to the fast kernels in cpu_ops.h after checking dtypes, device
-// and shapes. Matrices are read as 2-D: rows = numel / size(-1), cols = size(-1), so callers
-// may pass (B, T, C) tensors where an op wants (N, C).
+// dispatch of every Backend op to the fast kernels in cpu_ops.h. The front doors
+// (backend_ops.cpp) have checked each op's contract; the only limit left here is sgemm's
+// 32-bit sizes. Matrices are read as in backend.h: rows = numel / size(-1), cols = size(-1).
 #include "kernels/cpu/cpu_backend.h"
 
 #include <pmmintrin.h>
@@ -27,66 +27,9 @@ namespace {
 
 constexpr size_t kAlign = 64;  // a cache line, and one AVX-512 vector
 
-std::string where(const char* op, const char* arg) { return std::string(op) + ": " + arg; }
-
-void check_tensor(const Tensor& t, DType dtype, const char* op, const char* arg) {
-  TRAINER_CHECK(t.defined(), where(op, arg) + " is undefined");
-  TRAINER_CHECK(t.device == Device::cpu,
-                where(op, arg) + " lives on " + device_name(t.device) + ", not cpu");
-  TRAINER_CHECK(t.dtype == dtype, where(op, arg) + " has dtype " + dtype_name(t.dtype) +
-                                      "; the CPU backend needs " + dtype_name(dtype));
-}
-
-float* f32(const Tensor& t, const char* op, const char* arg) {
-  check_tensor(t, DType::f32, op, arg);
-  return t.ptr<float>();
-}
-
-float* f32_or_null(const Tensor& t, const char* op, const char* arg) {
-  return t.defined() ? f32(t, op, arg) : nullptr;
-}
-
-const int32_t* i32(const Tensor& t, const char* op, const char* arg) {
-  check_tensor(t, DType::i32, op, arg);
-  return t.ptr<int32_t>();
-}
-
-int64_t cols(const Tensor& t) { return t.ndim == 0 ? 1 : t.shape[t.ndim - 1]; }
-int64_t rows(const Tensor& t) {
-  int64_t r = 1;
-  for (int i = 0; i + 1 < t.ndim; ++i) r *= t.shape[i];
-  return r;
-}
-
-void check_numel(const Tensor& t, int64_t n, const char* op, const char* arg) {
-  TRAINER_CHECK(t.numel() == n, where(op, arg) + " " + t.shape_str() + " should have " +
-                                    std::to_string(n) + " elements");
-}
-
-void check_matrix(const Tensor& t, int64_t r, int64_t c, const char* op, const char* arg) {
-  TRAINER_CHECK(rows(t) == r && cols(t) == c, where(op, arg) + " " + t.shape_str() +
-                                                  " should be (" + std::to_string(r) + ", " +
-                                                  std::to_string(c) + ")");
-}
-
-// Typed pointers that also check the element count or the matrix shape.
-float* f32(const Tensor& t, int64_t n, const char* op, const char* arg) {
-  float* p = f32(t, op, arg);
-  check_numel(t, n, op, arg);
-  return p;
-}
-
-float* f32(const Tensor& t, int64_t r, int64_t c, const char* op, const char* arg) {
-  float* p = f32(t, op, arg);
-  check_matrix(t, r, c, op, arg);
-  return p;
-}
-
-const int32_t* i32(const Tensor& t, int64_t n, const char* op, const char* arg) {
-  const int32_t* p = i32(t, op, arg);
-  check_numel(t, n, op, arg);
-  return p;
-}
+// The contract holds (the front door checked it): act is f32, so every float tensor is f32.
+float* f32(const Tensor& t) { return t.ptr<float>(); }
+const int32_t* i32(const Tensor& t) { return t.ptr<int32_t>(); }
 
 // CPU ops are synchronous, so a mark is a clock reading.
 class CpuEventTimer final : public EventTimer {
@@ -165,243 +108,73 @@ class CpuBackend final : public Backend {
     return peak_;
   }
 
-  // ---- encoder ----
-  void encoder_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe,
-                       int64_t vocab_start) override {
-    const char* op = "encoder_forward";
-    const int32_t* tok = i32(tokens, op, "tokens");
-    TRAINER_CHECK(tokens.ndim == 2, where(op, "tokens") + " must be (B, T), got " + tokens.shape_str());
-    const int64_t B = tokens.shape[0], T = tokens.shape[1];
-    float* o = f32(out, op, "out");
-    const float* w = f32(wte, op, "wte");
-    TRAINER_CHECK(wte.ndim == 2, where(op, "wte") + " must be (V, C), got " + wte.shape_str());
-    const int64_t V = wte.shape[0], C = wte.shape[1];
-    check_matrix(out, B * T, C, op, "out");
-    const float* p = f32_or_null(wpe, op, "wpe");
-    if (p)
-      TRAINER_CHECK(wpe.ndim == 2 && wpe.shape[0] >= T && wpe.shape[1] == C,
-                    where(op, "wpe") + " " + wpe.shape_str() + " should be (>= T, C)");
-    cpu::encoder_forward(o, tok, w, p, B, T, C, V, vocab_start);
+  // ---- ops (contracts checked by the front doors in backend_ops.cpp) ----
+ protected:
+  void compute(const EncoderForwardOp& op) override {
+    cpu::encoder_forward(f32(op.out), i32(op.tokens), f32(op.wte), f32(op.wpe), op.tokens.shape[0],
+                         op.tokens.shape[1], matrix_cols(op.wte), matrix_rows(op.wte), op.vocab_start);
   }
-
-  void encoder_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens,
-                        int64_t vocab_start) override {
-    const char* op = "encoder_backward";
-    const int32_t* tok = i32(tokens, op, "tokens");
-    TRAINER_CHECK(tokens.ndim == 2, where(op, "tokens") + " must be (B, T), got " + tokens.shape_str());
-    const int64_t B = tokens.shape[0], T = tokens.shape[1];
-    float* dw = f32(dwte, op, "dwte");
-    TRAINER_CHECK(dwte.ndim == 2, where(op, "dwte") + " must be (V, C), got " + dwte.shape_str());
-    const int64_t V = dwte.shape[0], C = dwte.shape[1];
-    const float* d = f32(dout, B * T, C, op, "dout");
-    float* dp = f32_or_null(dwpe, op, "dwpe");
-    if (dp)
-      TRAINER_CHECK(dwpe.ndim == 2 && dwpe.shape[0] >= T && dwpe.shape[1] == C,
-                    where(op, "dwpe") + " " + dwpe.shape_str() + " should be (>= T, C)");
-    cpu::encoder_backward(dw, dp, d, tok, B, T, C, V, vocab_start);
+  void compute(const EncoderBackwardOp& op) override {
+    cpu::encoder_backward(f32(op.dwte), f32(op.dwpe), f32(op.dout), i32(op.tokens), op.tokens.shape[0],
+                          op.tokens.shape[1], matrix_cols(op.dwte), matrix_rows(op.dwte), op.vocab_start);
   }
-
-  // ---- layernorm ----
-  void layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight,
-                         Tensor bias) override {
-    const char* op = "layernorm_forward";
-    const int64_t C = cols(inp), N = rows(inp);
-    const float* x = f32(inp, op, "inp");
-    float* o = f32(out, N, C, op, "out");
-    float* m = f32(mean, N, op, "mean");
-    float* s = f32(rstd, N, op, "rstd");
-    const float* w = f32(weight, C, op, "weight");
-    const float* b = f32(bias, C, op, "bias");
-    cpu::layernorm_forward(o, m, s, x, w, b, N, C);
+  void compute(const LayernormForwardOp& op) override {
+    cpu::layernorm_forward(f32(op.out), f32(op.mean), f32(op.rstd), f32(op.inp), f32(op.weight), f32(op.bias),
+                           matrix_rows(op.inp), matrix_cols(op.inp));
   }
-
-  void layernorm_backward(Tensor dinp, Tensor dweight, Tensor dbias, Tensor dout, Tensor inp,
-                          Tensor weight, Tensor mean, Tensor rstd,
-                          Accumulate dinp_mode) override {
-    const char* op = "layernorm_backward";
-    const int64_t C = cols(inp), N = rows(inp);
-    const float* x = f32(inp, op, "inp");
-    float* di = f32(dinp, N, C, op, "dinp");
-    const float* d = f32(dout, N, C, op, "dout");
-    float* dw = f32(dweight, C, op, "dweight");
-    float* db = f32(dbias, C, op, "dbias");
-    const float* w = f32(weight, C, op, "weight");
-    const float* m = f32(mean, N, op, "mean");
-    const float* s = f32(rstd, N, op, "rstd");
-    cpu::layernorm_backward(di, dw, db, d, x, w, m, s, N, C, dinp_mode);
+  void compute(const LayernormBackwardOp& op) override {
+    cpu::layernorm_backward(f32(op.dinp), f32(op.dweight), f32(op.dbias), f32(op.dout), f32(op.inp),
+                            f32(op.weight), f32(op.mean), f32(op.rstd), matrix_rows(op.inp), matrix_cols(op.inp),
+                            op.dinp_mode);
   }
-
-  // ---- matmul ----
-  void matmul(Tensor out, Tensor a, Tensor b, Transpose ta, Transpose tb, Tensor bias,
-              Accumulate mode, Tensor gelu_out) override {
-    const char* op = "matmul";
-    const float* pa = f32(a, op, "a");
-    const float* pb = f32(b, op, "b");
-    float* po = f32(out, op, "out");
-    const bool ta_t = ta == Transpose::transpose, tb_t = tb == Transpose::transpose;
-    const int64_t M = ta_t ? cols(a) : rows(a), K = ta_t ? rows(a) : cols(a);
-    const int64_t N = tb_t ? rows(b) : cols(b), Kb = tb_t ? cols(b) : rows(b);
-    TRAINER_CHECK(K == Kb, std::string(op) + ": inner dimensions differ: a " + a.shape_str() +
-                               (ta_t ? "^T" : "") + " x b " + b.shape_str() + (tb_t ? "^T" : ""));
-    check_matrix(out, M, N, op, "out");
-    TRAINER_CHECK(M <= INT_MAX && N <= INT_MAX && K <= INT_MAX,
-                  std::string(op) + ": a dimension exceeds sgemm's 32-bit sizes");
-    const float* pbias = f32_or_null(bias, op, "bias");
-    if (pbias) check_numel(bias, N, op, "bias");
-    float* pg = f32_or_null(gelu_out, op, "gelu_out");
-    if (pg) {
-      check_numel(gelu_out, M * N, op, "gelu_out");
-      TRAINER_CHECK(mode == Accumulate::overwrite,
-                    std::string(op) + ": gelu_out needs Accumulate::overwrite");
-    }
-    cpu::matmul(po, pa, pb, pbias, M, N, K, ta, tb, mode, pg);
+  void compute(const MatmulOp& op) override {
+    const MatmulDims d = matmul_dims(op);
+    TRAINER_CHECK(d.M <= INT_MAX && d.N <= INT_MAX && d.K <= INT_MAX,
+                  "matmul: a dimension exceeds sgemm's 32-bit sizes");
+    cpu::matmul(f32(op.out), f32(op.a), f32(op.b), f32(op.bias), d.M, d.N, d.K, op.ta, op.tb, op.mode,
+                f32(op.gelu_out));
   }
-
-  void bias_backward(Tensor dbias, Tensor dout) override {
-    const char* op = "bias_backward";
-    const float* d = f32(dout, op, "dout");
-    float* db = f32(dbias, cols(dout), op, "dbias");
-    cpu::bias_backward(db, d, rows(dout), cols(dout));
+  void compute(const BiasBackwardOp& op) override {
+    cpu::bias_backward(f32(op.dbias), f32(op.dout), matrix_rows(op.dout), matrix_cols(op.dout));
   }
-
-  // ---- attention ----
-  void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head) override {
-    const char* op = "attention_forward";
-    const AttentionShape s = attention_shape(qkv, n_head, op);
-    float* o = f32(out, s.B * s.T, s.H * s.D, op, "out");
-    float* l = f32(lse, s.B * s.H * s.T, op, "lse");
-    cpu::attention_forward(o, l, qkv.ptr<float>(), s.B, s.T, s.H, s.D);
+  void compute(const AttentionForwardOp& op) override {
+    const AttentionDims s = attention_dims(op.qkv, op.n_head);
+    cpu::attention_forward(f32(op.out), f32(op.lse), f32(op.qkv), s.B, s.T, s.H, s.D);
   }
-
-  void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse,
-                          int n_head) override {
-    const char* op = "attention_backward";
-    const AttentionShape s = attention_shape(qkv, n_head, op);
-    float* dq = f32(dqkv, s.B * s.T, 3 * s.H * s.D, op, "dqkv");
-    const float* d = f32(dout, s.B * s.T, s.H * s.D, op, "dout");
-    const float* o = f32(out, s.B * s.T, s.H * s.D, op, "out");
-    const float* l = f32(lse, s.B * s.H * s.T, op, "lse");
-    cpu::attention_backward(dq, d, qkv.ptr<float>(), o, l, s.B, s.T, s.H, s.D);
+  void compute(const AttentionBackwardOp& op) override {
+    const AttentionDims s = attention_dims(op.qkv, op.n_head);
+    cpu::attention_backward(f32(op.dqkv), f32(op.dout), f32(op.qkv), f32(op.out), f32(op.lse), s.B, s.T, s.H,
+                            s.D);
   }
-
-  // ---- element-wise ----
-  void gelu_forward(Tensor out, Tensor inp) override {
-    const float* x = f32(inp, "gelu_forward", "inp");
-    float* o = f32(out, inp.numel(), "gelu_forward", "out");
-    cpu::gelu_forward(o, x, inp.numel());
+  void compute(const GeluForwardOp& op) override { cpu::gelu_forward(f32(op.out), f32(op.inp), op.inp.numel()); }
+  void compute(const GeluBackwardOp& op) override {
+    cpu::gelu_backward(f32(op.dinp), f32(op.inp), f32(op.dout), op.inp.numel());
   }
-
-  void gelu_backward(Tensor dinp, Tensor inp, Tensor dout) override {
-    const char* op = "gelu_backward";
-    const float* x = f32(inp, op, "inp");
-    const float* d = f32(dout, inp.numel(), op, "dout");
-    float* di = f32(dinp, inp.numel(), op, "dinp");
-    cpu::gelu_backward(di, x, d, inp.numel());
+  void compute(const AddOp& op) override { cpu::add(f32(op.out), f32(op.a), f32(op.b), op.a.numel()); }
+  void compute(const ScaleOp& op) override { cpu::scale(f32(op.x), op.alpha, op.x.numel()); }
+  void compute(const FillOp& op) override { cpu::fill(f32(op.x), op.value, op.x.numel()); }
+  // f32 to f32: a copy (dst and src never overlap).
+  void compute(const CastOp& op) override { cpu::copy(op.dst.data, op.src.data, op.src.bytes()); }
+  double compute(const SumSquaresOp& op) override { return cpu::sum_squares(f32(op.x), op.x.numel()); }
+  void compute(const XentMaxOp& op) override {
+    cpu::xent_max(f32(op.maxes), f32(op.logits), matrix_rows(op.logits), matrix_cols(op.logits), op.valid_cols);
   }
-
-  void add(Tensor out, Tensor a, Tensor b) override {
-    const float* pa = f32(a, "add", "a");
-    const float* pb = f32(b, a.numel(), "add", "b");
-    float* po = f32(out, a.numel(), "add", "out");
-    cpu::add(po, pa, pb, a.numel());
+  void compute(const XentSumexpOp& op) override {
+    cpu::xent_sumexp(f32(op.sumexp), f32(op.target_logit), f32(op.logits), f32(op.maxes), i32(op.targets),
+                     matrix_rows(op.logits), matrix_cols(op.logits), op.vocab_start, op.valid_cols);
   }
-
-  void scale(Tensor x, float alpha) override { cpu::scale(f32(x, "scale", "x"), alpha, x.numel()); }
-
-  void fill(Tensor x, float value) override { cpu::fill(f32(x, "fill", "x"), value, x.numel()); }
-
-  void cast(Tensor dst, Tensor src) override {
-    const float* s = f32(src, "cast", "src");
-    float* d = f32(dst, src.numel(), "cast", "dst");
-    cpu::copy(d, s, src.bytes());
+  void compute(const XentLossOp& op) override {
+    cpu::xent_loss(f32(op.losses), f32(op.maxes), f32(op.sumexp), f32(op.target_logit), op.losses.numel());
   }
-
-  double sum_squares(Tensor x) override {
-    return cpu::sum_squares(f32(x, "sum_squares", "x"), x.numel());
+  void compute(const XentBackwardOp& op) override {
+    cpu::xent_backward(f32(op.dlogits), f32(op.logits), f32(op.maxes), f32(op.sumexp), i32(op.targets),
+                       matrix_rows(op.logits), matrix_cols(op.logits), op.vocab_start, op.valid_cols, op.dloss);
   }
-
-  // ---- cross-entropy ----
-  void xent_max(Tensor maxes, Tensor logits, int64_t valid_cols) override {
-    const char* op = "xent_max";
-    const float* lg = f32(logits, op, "logits");
-    check_valid_cols(logits, valid_cols, op);
-    float* mx = f32(maxes, rows(logits), op, "maxes");
-    cpu::xent_max(mx, lg, rows(logits), cols(logits), valid_cols);
-  }
-
-  void xent_sumexp(Tensor sumexp, Tensor target_logit, Tensor logits, Tensor maxes,
-                   Tensor targets, int64_t vocab_start, int64_t valid_cols) override {
-    const char* op = "xent_sumexp";
-    const float* lg = f32(logits, op, "logits");
-    check_valid_cols(logits, valid_cols, op);
-    const int64_t N = rows(logits);
-    float* se = f32(sumexp, N, op, "sumexp");
-    float* tl = f32(target_logit, N, op, "target_logit");
-    const float* mx = f32(maxes, N, op, "maxes");
-    const int32_t* tg = i32(targets, N, op, "targets");
-    cpu::xent_sumexp(se, tl, lg, mx, tg, N, cols(logits), vocab_start, valid_cols);
-  }
-
-  void xent_loss(Tensor losses, Tensor maxes, Tensor sumexp, Tensor target_logit) override {
-    const char* op = "xent_loss";
-    const int64_t N = losses.numel();
-    float* lo = f32(losses, op, "losses");
-    const float* mx = f32(maxes, N, op, "maxes");
-    const float* se = f32(sumexp, N, op, "sumexp");
-    const float* tl = f32(target_logit, N, op, "target_logit");
-    cpu::xent_loss(lo, mx, se, tl, N);
-  }
-
-  void xent_backward(Tensor dlogits, Tensor logits, Tensor maxes, Tensor sumexp, Tensor targets,
-                     int64_t vocab_start, int64_t valid_cols, float dloss) override {
-    const char* op = "xent_backward";
-    const float* lg = f32(logits, op, "logits");
-    check_valid_cols(logits, valid_cols, op);
-    const int64_t N = rows(logits);
-    float* dl = f32(dlogits, N, cols(logits), op, "dlogits");
-    const float* mx = f32(maxes, N, op, "maxes");
-    const float* se = f32(sumexp, N, op, "sumexp");
-    const int32_t* tg = i32(targets, N, op, "targets");
-    cpu::xent_backward(dl, lg, mx, se, tg, N, cols(logits), vocab_start, valid_cols, dloss);
-  }
-
-  // ---- optimizer ----
-  void adamw(Tensor param, Tensor grad, Tensor m, Tensor v, Tensor param_copy,
-             const AdamWStep& h) override {
-    const char* op = "adamw";
-    const int64_t n = param.numel();
-    float* p = f32(param, op, "param");
-    const float* g = f32(grad, n, op, "grad");
-    float* pm = f32(m, n, op, "m");
-    float* pv = f32(v, n, op, "v");
-    float* pc = f32_or_null(param_copy, op, "param_copy");
-    if (pc) check_numel(param_copy, n, op, "param_copy");
-    TRAINER_CHECK(h.step >= 1, "adamw: step is 1-based, got " + std::to_string(h.step));
-    cpu::adamw(p, g, pm, pv, pc, n, h);
+  void compute(const AdamWOp& op) override {
+    cpu::adamw(f32(op.param), f32(op.grad), f32(op.m), f32(op.v), f32(op.param_copy), op.param.numel(), op.h);
   }
 
  private:
-  struct AttentionShape {
-    int64_t B, T, H, D;
-  };
-
-  static AttentionShape attention_shape(const Tensor& qkv, int n_head, const char* op) {
-    f32(qkv, op, "qkv");
-    TRAINER_CHECK(qkv.ndim == 3 && qkv.shape[2] % 3 == 0,
-                  where(op, "qkv") + " must be (B, T, 3*C), got " + qkv.shape_str());
-    const int64_t C = qkv.shape[2] / 3;
-    TRAINER_CHECK(n_head > 0 && C % n_head == 0 && C > 0,
-                  std::string(op) + ": n_head " + std::to_string(n_head) + " must divide C " +
-                      std::to_string(C));
-    return {qkv.shape[0], qkv.shape[1], n_head, C / n_head};
-  }
-
-  static void check_valid_cols(const Tensor& logits, int64_t valid_cols, const char* op) {
-    TRAINER_CHECK(valid_cols >= 0 && valid_cols <= cols(logits),
-                  std::string(op) + ": valid_cols " + std::to_string(valid_cols) +
-                      " outside [0, " + std::to_string(cols(logits)) + "]");
-  }
-
   mutable std::mutex mutex_;
   std::unordered_map<void*, size_t> sizes_;
   size_t allocated_ = 0;

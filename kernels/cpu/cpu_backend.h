@@ -3,7 +3,7 @@
 // in reference_ops.h that the tests compare against.
 //
 // Invariants:
-// - act dtype is f32; ops reject any other float dtype (TRAINER_CHECK), tokens/targets are i32.
+// - act dtype is f32, so the front doors (backend.h) reject bf16 tensors; tokens/targets are i32.
 // - Deterministic: results are bit-identical for any OpenMP thread count (see cpu_ops.h for
 //   how each reduction is split). No floating-point atomics.
 // - raw_alloc returns 64-byte aligned host memory, not zero-initialised; allocated and peak

@@ -1,6 +1,6 @@
 // Fast fp32 CPU kernels behind CpuBackend (internal to kernels/cpu): raw pointers and sizes,
-// shapes already checked by the backend. Semantics are those of kernels/backend.h; the
-// reference loops in reference_ops.h define the same ops.
+// shapes already checked by the front doors (backend_ops.cpp). Semantics are those of
+// kernels/backend.h; the reference loops in reference_ops.h define the same ops.
 //
 // Determinism: every kernel gives bit-identical results for any OpenMP thread count. Work
 // is split so that each output element is produced by exactly one thread in a fixed order:

@@ -101,21 +101,10 @@ __global__ void adamw_kernel(float* param, const float* grad, float* m, float* v
 
 }  // namespace
 
-void adamw(const Context& ctx, Tensor param, Tensor grad, Tensor m, Tensor v, Tensor param_copy,
-           const AdamWStep& h, Rounding rounding) {
-  expect_dtype(param, DType::f32, "adamw param");
-  expect_dtype(grad, DType::f32, "adamw grad");
-  expect_dtype(m, DType::f32, "adamw m");
-  expect_dtype(v, DType::f32, "adamw v");
+void adamw(const Context& ctx, const AdamWOp& op, Rounding rounding) {
+  const Tensor &param = op.param, &grad = op.grad, &m = op.m, &v = op.v, &param_copy = op.param_copy;
+  const AdamWStep& h = op.h;
   const int64_t n = param.numel();
-  TRAINER_CHECK(grad.numel() == n && m.numel() == n && v.numel() == n,
-                "adamw: param " + param.shape_str() + ", grad " + grad.shape_str() + ", m " +
-                    m.shape_str() + ", v " + v.shape_str());
-  TRAINER_CHECK(h.step >= 1, "adamw: step must be >= 1, got " + std::to_string(h.step));
-  if (param_copy.defined()) {
-    expect_float(param_copy, "adamw param_copy");
-    TRAINER_CHECK(param_copy.numel() == n, "adamw: param_copy " + param_copy.shape_str());
-  }
   if (n == 0) return;
   const double t = double(h.step);
   AdamWConstants k;

@@ -303,37 +303,21 @@ void allow_smem(K kernel, size_t bytes) {
   TRAINER_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
 }
 
+// The kernels' own limits on top of the contract.
 AttentionShape attention_shape(const Tensor& qkv, int n_head, const char* what) {
-  TRAINER_CHECK(qkv.ndim == 3 && n_head > 0 && qkv.shape[2] % (3 * int64_t(n_head)) == 0,
-                std::string(what) + ": qkv " + qkv.shape_str() + " with n_head " + std::to_string(n_head));
-  AttentionShape s;
-  s.B = qkv.shape[0];
-  s.T = qkv.shape[1];
-  s.H = n_head;
-  s.D = qkv.shape[2] / (3 * n_head);
-  if (s.D > 256 || s.D < 1)
+  const AttentionShape s = attention_dims(qkv, n_head);
+  if (s.D > 256)
     throw ConfigError("attention: head size " + std::to_string(s.D) +
                       " (d_model / n_head) is not supported by the CUDA kernels; valid: 1 to 256");
   TRAINER_CHECK(s.T < (int64_t(1) << 31) && s.B * s.H <= 65535, std::string(what) + ": too large");
   return s;
 }
 
-void expect_shape(const Tensor& t, std::initializer_list<int64_t> dims, const char* what) {
-  bool ok = t.ndim == static_cast<int>(dims.size());
-  int i = 0;
-  for (int64_t d : dims) ok = ok && t.shape[i++] == d;
-  TRAINER_CHECK(ok, std::string(what) + " has shape " + t.shape_str());
-}
-
 }  // namespace
 
-void attention_forward(const Context& ctx, Tensor out, Tensor lse, Tensor qkv, int n_head) {
-  expect_float(qkv, "attention_forward qkv");
-  expect_dtype(out, qkv.dtype, "attention_forward out");
-  expect_dtype(lse, DType::f32, "attention_forward lse");
-  const AttentionShape s = attention_shape(qkv, n_head, "attention_forward");
-  expect_shape(out, {s.B, s.T, s.H * s.D}, "attention_forward out");
-  expect_shape(lse, {s.B, s.H, s.T}, "attention_forward lse");
+void attention_forward(const Context& ctx, const AttentionForwardOp& op) {
+  const Tensor &out = op.out, &lse = op.lse, &qkv = op.qkv;
+  const AttentionShape s = attention_shape(qkv, op.n_head, op.kName);
   if (s.B * s.T * s.H == 0) return;
   if (attention_mma_supported(s, qkv.dtype) && aligned16(qkv.data) && aligned16(out.data)) {
     attention_forward_mma(ctx, s, out, lse, qkv);
@@ -355,18 +339,9 @@ void attention_forward(const Context& ctx, Tensor out, Tensor lse, Tensor qkv, i
   });
 }
 
-void attention_backward(const Context& ctx, Tensor dqkv, Tensor dout, Tensor qkv, Tensor out,
-                        Tensor lse, int n_head) {
-  expect_float(qkv, "attention_backward qkv");
-  expect_dtype(dqkv, qkv.dtype, "attention_backward dqkv");
-  expect_dtype(dout, qkv.dtype, "attention_backward dout");
-  expect_dtype(out, qkv.dtype, "attention_backward out");
-  expect_dtype(lse, DType::f32, "attention_backward lse");
-  const AttentionShape s = attention_shape(qkv, n_head, "attention_backward");
-  expect_shape(dqkv, {s.B, s.T, 3 * s.H * s.D}, "attention_backward dqkv");
-  expect_shape(dout, {s.B, s.T, s.H * s.D}, "attention_backward dout");
-  expect_shape(out, {s.B, s.T, s.H * s.D}, "attention_backward out");
-  expect_shape(lse, {s.B, s.H, s.T}, "attention_backward lse");
+void attention_backward(const Context& ctx, const AttentionBackwardOp& op) {
+  const Tensor &dqkv = op.dqkv, &dout = op.dout, &qkv = op.qkv, &out = op.out, &lse = op.lse;
+  const AttentionShape s = attention_shape(qkv, op.n_head, op.kName);
   if (s.B * s.T * s.H == 0) return;
   float* dvec = static_cast<float*>(ctx.workspace->get(sizeof(float) * s.B * s.H * s.T));
   const int64_t rows = s.B * s.T * s.H;

@@ -12,9 +12,7 @@
 
 namespace trainer::cuda {
 
-struct AttentionShape {
-  int64_t B = 0, T = 0, H = 0, D = 0;
-};
+using AttentionShape = AttentionDims;
 
 bool attention_mma_supported(const AttentionShape& s, DType dtype);
 void attention_forward_mma(const Context& ctx, const AttentionShape& s, Tensor out, Tensor lse,

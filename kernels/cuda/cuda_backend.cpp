@@ -2,7 +2,7 @@
 // every op, copy and memset in issue order; device memory comes from cudaMalloc only (counted
 // for allocated_bytes / peak); a scratch workspace grows to its largest request and is reused;
 // the cuBLASLt workspace is allocated once. The ops themselves live in the .cu files
-// (cuda_ops.h) and cuda_matmul.cpp.
+// (cuda_ops.h) and cuda_matmul.cpp; they receive ops the front doors have checked.
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
@@ -90,57 +90,31 @@ class CudaBackend final : public Backend {
   size_t allocated_bytes() const override { return memory_.live_bytes(); }
   size_t peak_allocated_bytes() const override { return memory_.peak_bytes(); }
 
-  void encoder_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe, int64_t vocab_start) override {
-    cuda::encoder_forward(ctx_, out, tokens, wte, wpe, vocab_start);
-  }
-  void encoder_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens, int64_t vocab_start) override {
-    cuda::encoder_backward(ctx_, dwte, dwpe, dout, tokens, vocab_start);
-  }
-  void layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight, Tensor bias) override {
-    cuda::layernorm_forward(ctx_, out, mean, rstd, inp, weight, bias);
-  }
-  void layernorm_backward(Tensor dinp, Tensor dweight, Tensor dbias, Tensor dout, Tensor inp, Tensor weight,
-                          Tensor mean, Tensor rstd, Accumulate dinp_mode) override {
-    cuda::layernorm_backward(ctx_, dinp, dweight, dbias, dout, inp, weight, mean, rstd, dinp_mode);
-  }
-  void matmul(Tensor out, Tensor a, Tensor b, Transpose ta, Transpose tb, Tensor bias, Accumulate mode,
-              Tensor gelu_out) override {
-    matmul_->run(ctx_, out, a, b, ta, tb, bias, mode, gelu_out);
-  }
-  void bias_backward(Tensor dbias, Tensor dout) override { cuda::bias_backward(ctx_, dbias, dout); }
-  void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head) override {
-    cuda::attention_forward(ctx_, out, lse, qkv, n_head);
-  }
-  void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse, int n_head) override {
-    cuda::attention_backward(ctx_, dqkv, dout, qkv, out, lse, n_head);
-  }
-  void gelu_forward(Tensor out, Tensor inp) override { cuda::gelu_forward(ctx_, out, inp); }
-  void gelu_backward(Tensor dinp, Tensor inp, Tensor dout) override { cuda::gelu_backward(ctx_, dinp, inp, dout); }
-  void add(Tensor out, Tensor a, Tensor b) override { cuda::add(ctx_, out, a, b); }
-  void scale(Tensor x, float alpha) override { cuda::scale(ctx_, x, alpha); }
-  void fill(Tensor x, float value) override { cuda::fill(ctx_, x, value); }
-  void cast(Tensor dst, Tensor src) override { cuda::cast(ctx_, dst, src); }
-  double sum_squares(Tensor x) override { return cuda::sum_squares(ctx_, x); }
-  void xent_max(Tensor maxes, Tensor logits, int64_t valid_cols) override {
-    cuda::xent_max(ctx_, maxes, logits, valid_cols);
-  }
-  void xent_sumexp(Tensor sumexp, Tensor target_logit, Tensor logits, Tensor maxes, Tensor targets,
-                   int64_t vocab_start, int64_t valid_cols) override {
-    cuda::xent_sumexp(ctx_, sumexp, target_logit, logits, maxes, targets, vocab_start, valid_cols);
-  }
-  void xent_loss(Tensor losses, Tensor maxes, Tensor sumexp, Tensor target_logit) override {
-    cuda::xent_loss(ctx_, losses, maxes, sumexp, target_logit);
-  }
-  void xent_backward(Tensor dlogits, Tensor logits, Tensor maxes, Tensor sumexp, Tensor targets,
-                     int64_t vocab_start, int64_t valid_cols, float dloss) override {
-    cuda::xent_backward(ctx_, dlogits, logits, maxes, sumexp, targets, vocab_start, valid_cols, dloss);
-  }
-  void adamw(Tensor param, Tensor grad, Tensor m, Tensor v, Tensor param_copy, const AdamWStep& h) override {
-    cuda::adamw(ctx_, param, grad, m, v, param_copy, h, rounding_);
-  }
-
   cudaStream_t stream() const { return stream_; }
   int device_index() const { return device_; }
+
+ protected:
+  // ---- ops (contracts checked by the front doors in backend_ops.cpp) ----
+  void compute(const EncoderForwardOp& op) override { cuda::encoder_forward(ctx_, op); }
+  void compute(const EncoderBackwardOp& op) override { cuda::encoder_backward(ctx_, op); }
+  void compute(const LayernormForwardOp& op) override { cuda::layernorm_forward(ctx_, op); }
+  void compute(const LayernormBackwardOp& op) override { cuda::layernorm_backward(ctx_, op); }
+  void compute(const MatmulOp& op) override { matmul_->run(ctx_, op); }
+  void compute(const BiasBackwardOp& op) override { cuda::bias_backward(ctx_, op); }
+  void compute(const AttentionForwardOp& op) override { cuda::attention_forward(ctx_, op); }
+  void compute(const AttentionBackwardOp& op) override { cuda::attention_backward(ctx_, op); }
+  void compute(const GeluForwardOp& op) override { cuda::gelu_forward(ctx_, op); }
+  void compute(const GeluBackwardOp& op) override { cuda::gelu_backward(ctx_, op); }
+  void compute(const AddOp& op) override { cuda::add(ctx_, op); }
+  void compute(const ScaleOp& op) override { cuda::scale(ctx_, op); }
+  void compute(const FillOp& op) override { cuda::fill(ctx_, op); }
+  void compute(const CastOp& op) override { cuda::cast(ctx_, op); }
+  double compute(const SumSquaresOp& op) override { return cuda::sum_squares(ctx_, op); }
+  void compute(const XentMaxOp& op) override { cuda::xent_max(ctx_, op); }
+  void compute(const XentSumexpOp& op) override { cuda::xent_sumexp(ctx_, op); }
+  void compute(const XentLossOp& op) override { cuda::xent_loss(ctx_, op); }
+  void compute(const XentBackwardOp& op) override { cuda::xent_backward(ctx_, op); }
+  void compute(const AdamWOp& op) override { cuda::adamw(ctx_, op, rounding_); }
 
  private:
   int device_;

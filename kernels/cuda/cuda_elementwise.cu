@@ -17,14 +17,14 @@ constexpr int kThreads = 256;
 constexpr float kGeluScale = 0.7978845608028654f;  // sqrt(2/pi)
 constexpr float kGeluCubic = 0.044715f;
 
-struct GeluForwardOp {
+struct GeluForwardFn {
   __device__ float operator()(float x) const {
     const float u = kGeluScale * (x + kGeluCubic * x * x * x);
     return 0.5f * x * (1.0f + tanhf(u));
   }
 };
 
-struct GeluBackwardOp {
+struct GeluBackwardFn {
   __device__ float operator()(float x, float dout) const {
     const float u = kGeluScale * (x + kGeluCubic * x * x * x);
     const float t = tanhf(u);
@@ -33,16 +33,16 @@ struct GeluBackwardOp {
   }
 };
 
-struct AddOp {
+struct AddFn {
   __device__ float operator()(float a, float b) const { return a + b; }
 };
 
-struct ScaleOp {
+struct ScaleFn {
   float alpha;
   __device__ float operator()(float x) const { return x * alpha; }
 };
 
-struct IdentityOp {
+struct IdentityFn {
   __device__ float operator()(float x) const { return x; }
 };
 
@@ -116,87 +116,59 @@ void launch_map2(const Context& ctx, Tensor out, Tensor a, Tensor b, F f) {
   TRAINER_LAUNCH_CHECK();
 }
 
-void expect_same_numel(const Tensor& a, const Tensor& b, const char* what) {
-  TRAINER_CHECK(a.numel() == b.numel(), std::string(what) + ": element counts differ, " +
-                                            a.shape_str() + " vs " + b.shape_str());
-}
-
 }  // namespace
 
-void gelu_forward(const Context& ctx, Tensor out, Tensor inp) {
-  expect_float(out, "gelu_forward out");
-  expect_dtype(inp, out.dtype, "gelu_forward inp");
-  expect_same_numel(out, inp, "gelu_forward");
-  dispatch_float(out.dtype, [&](auto tag) {
+void gelu_forward(const Context& ctx, const GeluForwardOp& op) {
+  dispatch_float(op.out.dtype, [&](auto tag) {
     using T = decltype(tag);
-    launch_map1<T, T>(ctx, out, inp, GeluForwardOp{});
+    launch_map1<T, T>(ctx, op.out, op.inp, GeluForwardFn{});
   });
 }
 
-void gelu_backward(const Context& ctx, Tensor dinp, Tensor inp, Tensor dout) {
-  expect_float(dinp, "gelu_backward dinp");
-  expect_dtype(inp, dinp.dtype, "gelu_backward inp");
-  expect_dtype(dout, dinp.dtype, "gelu_backward dout");
-  expect_same_numel(dinp, inp, "gelu_backward");
-  expect_same_numel(dinp, dout, "gelu_backward");
-  dispatch_float(dinp.dtype, [&](auto tag) {
+void gelu_backward(const Context& ctx, const GeluBackwardOp& op) {
+  dispatch_float(op.dinp.dtype, [&](auto tag) {
     using T = decltype(tag);
-    launch_map2<T, T, T>(ctx, dinp, inp, dout, GeluBackwardOp{});
+    launch_map2<T, T, T>(ctx, op.dinp, op.inp, op.dout, GeluBackwardFn{});
   });
 }
 
-void add(const Context& ctx, Tensor out, Tensor a, Tensor b) {
-  expect_float(out, "add out");
-  expect_float(a, "add a");
-  expect_float(b, "add b");
-  expect_same_numel(out, a, "add");
-  expect_same_numel(out, b, "add");
-  dispatch_float(out.dtype, [&](auto to) {
-    dispatch_float(a.dtype, [&](auto ta) {
-      dispatch_float(b.dtype, [&](auto tb) {
-        launch_map2<decltype(to), decltype(ta), decltype(tb)>(ctx, out, a, b, AddOp{});
+void add(const Context& ctx, const AddOp& op) {
+  dispatch_float(op.out.dtype, [&](auto to) {
+    dispatch_float(op.a.dtype, [&](auto ta) {
+      dispatch_float(op.b.dtype, [&](auto tb) {
+        launch_map2<decltype(to), decltype(ta), decltype(tb)>(ctx, op.out, op.a, op.b, AddFn{});
       });
     });
   });
 }
 
-void scale(const Context& ctx, Tensor x, float alpha) {
-  expect_float(x, "scale x");
-  dispatch_float(x.dtype, [&](auto tag) {
+void scale(const Context& ctx, const ScaleOp& op) {
+  dispatch_float(op.x.dtype, [&](auto tag) {
     using T = decltype(tag);
-    launch_map1<T, T>(ctx, x, x, ScaleOp{alpha});
+    launch_map1<T, T>(ctx, op.x, op.x, ScaleFn{op.alpha});
   });
 }
 
-void fill(const Context& ctx, Tensor x, float value) {
-  expect_float(x, "fill x");
-  const int64_t n = x.numel();
+void fill(const Context& ctx, const FillOp& op) {
+  const int64_t n = op.x.numel();
   if (n == 0) return;
-  dispatch_float(x.dtype, [&](auto tag) {
+  dispatch_float(op.x.dtype, [&](auto tag) {
     using T = decltype(tag);
-    fill_kernel<T><<<grid_for(n), kThreads, 0, ctx.stream>>>(x.ptr<T>(), n, value);
+    fill_kernel<T><<<grid_for(n), kThreads, 0, ctx.stream>>>(op.x.ptr<T>(), n, op.value);
     TRAINER_LAUNCH_CHECK();
   });
 }
 
-void cast(const Context& ctx, Tensor dst, Tensor src) {
-  expect_float(dst, "cast dst");
-  expect_float(src, "cast src");
-  expect_same_numel(dst, src, "cast");
-  dispatch_float(dst.dtype, [&](auto to) {
-    dispatch_float(src.dtype, [&](auto from) {
-      launch_map1<decltype(to), decltype(from)>(ctx, dst, src, IdentityOp{});
+void cast(const Context& ctx, const CastOp& op) {
+  dispatch_float(op.dst.dtype, [&](auto to) {
+    dispatch_float(op.src.dtype, [&](auto from) {
+      launch_map1<decltype(to), decltype(from)>(ctx, op.dst, op.src, IdentityFn{});
     });
   });
 }
 
 void bias_add_rows(const Context& ctx, Tensor out, Tensor bias) {
-  expect_float(out, "bias_add_rows out");
-  expect_float(bias, "bias_add_rows bias");
-  const int64_t N = out.size(-1);
-  const int64_t M = N ? out.numel() / N : 0;
-  TRAINER_CHECK(bias.numel() == N, "bias_add_rows: bias " + bias.shape_str() + " vs out " +
-                                       out.shape_str());
+  const int64_t M = matrix_rows(out), N = matrix_cols(out);
   if (M * N == 0) return;
   dispatch_float(out.dtype, [&](auto to) {
     dispatch_float(bias.dtype, [&](auto tb) {

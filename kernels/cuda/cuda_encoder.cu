@@ -137,22 +137,10 @@ __global__ void encoder_dwte_kernel(float* dwte, const T* dout, const int32_t* s
 
 }  // namespace
 
-void encoder_forward(const Context& ctx, Tensor out, Tensor tokens, Tensor wte, Tensor wpe,
-                     int64_t vocab_start) {
-  expect_float(out, "encoder_forward out");
-  expect_dtype(tokens, DType::i32, "encoder_forward tokens");
-  expect_dtype(wte, out.dtype, "encoder_forward wte");
-  TRAINER_CHECK(out.ndim == 3 && tokens.ndim == 2, "encoder_forward: out " + out.shape_str() +
-                                                       ", tokens " + tokens.shape_str());
-  const int64_t B = out.shape[0], T_len = out.shape[1], C = out.shape[2];
-  TRAINER_CHECK(tokens.shape[0] == B && tokens.shape[1] == T_len && wte.size(-1) == C,
-                "encoder_forward: tokens " + tokens.shape_str() + ", wte " + wte.shape_str());
-  const int64_t Vl = wte.numel() / C;
-  if (wpe.defined()) {
-    expect_dtype(wpe, out.dtype, "encoder_forward wpe");
-    TRAINER_CHECK(wpe.size(-1) == C && wpe.numel() / C >= T_len,
-                  "encoder_forward: wpe " + wpe.shape_str());
-  }
+void encoder_forward(const Context& ctx, const EncoderForwardOp& op) {
+  const Tensor &out = op.out, &tokens = op.tokens, &wte = op.wte, &wpe = op.wpe;
+  const int64_t B = tokens.shape[0], T_len = tokens.shape[1], C = matrix_cols(wte), Vl = matrix_rows(wte);
+  const int64_t vocab_start = op.vocab_start;
   const int64_t rows = B * T_len;
   if (rows * C == 0) return;
   const bool vec = C % kChunk == 0 && aligned16(out.data) && aligned16(wte.data) &&
@@ -167,25 +155,15 @@ void encoder_forward(const Context& ctx, Tensor out, Tensor tokens, Tensor wte, 
   });
 }
 
-void encoder_backward(const Context& ctx, Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens,
-                      int64_t vocab_start) {
-  expect_dtype(dwte, DType::f32, "encoder_backward dwte");
-  expect_float(dout, "encoder_backward dout");
-  expect_dtype(tokens, DType::i32, "encoder_backward tokens");
-  TRAINER_CHECK(dout.ndim == 3 && tokens.ndim == 2, "encoder_backward: dout " + dout.shape_str() +
-                                                        ", tokens " + tokens.shape_str());
-  const int64_t B = dout.shape[0], T_len = dout.shape[1], C = dout.shape[2];
-  TRAINER_CHECK(tokens.shape[0] == B && tokens.shape[1] == T_len && dwte.size(-1) == C,
-                "encoder_backward: tokens " + tokens.shape_str() + ", dwte " + dwte.shape_str());
-  const int64_t Vl = dwte.numel() / C;
+void encoder_backward(const Context& ctx, const EncoderBackwardOp& op) {
+  const Tensor &dwte = op.dwte, &dwpe = op.dwpe, &dout = op.dout, &tokens = op.tokens;
+  const int64_t B = tokens.shape[0], T_len = tokens.shape[1], C = matrix_cols(dwte), Vl = matrix_rows(dwte);
+  const int64_t vocab_start = op.vocab_start;
   const int64_t N = B * T_len;
   if (N * C == 0) return;
   dispatch_float(dout.dtype, [&](auto tag) {
     using T = decltype(tag);
     if (dwpe.defined()) {
-      expect_dtype(dwpe, DType::f32, "encoder_backward dwpe");
-      TRAINER_CHECK(dwpe.size(-1) == C && dwpe.numel() / C >= T_len,
-                    "encoder_backward: dwpe " + dwpe.shape_str());
       encoder_dwpe_kernel<T><<<static_cast<unsigned>(ceil_div(T_len * C, kThreads)), kThreads, 0, ctx.stream>>>(
           dwpe.ptr<float>(), dout.ptr<const T>(), B, T_len, C);
       TRAINER_LAUNCH_CHECK();

@@ -58,8 +58,8 @@ __global__ void layernorm_forward_kernel(T* out, float* mean, float* rstd, const
     store_chunk(out + row * C + c0, v, count, vec);
   }
   if (lane == 0) {
-    if (mean) mean[row] = m;
-    if (rstd) rstd[row] = s;
+    mean[row] = m;
+    rstd[row] = s;
   }
 }
 
@@ -163,27 +163,11 @@ __global__ void layernorm_param_grad_kernel(float* dweight, float* dbias, const 
   }
 }
 
-void expect_stats(const Tensor& t, int64_t N, const char* what) {
-  expect_dtype(t, DType::f32, what);
-  TRAINER_CHECK(t.numel() == N, std::string(what) + " " + t.shape_str() + " needs " +
-                                    std::to_string(N) + " elements");
-}
-
 }  // namespace
 
-void layernorm_forward(const Context& ctx, Tensor out, Tensor mean, Tensor rstd, Tensor inp,
-                       Tensor weight, Tensor bias) {
-  expect_float(out, "layernorm_forward out");
-  expect_dtype(inp, out.dtype, "layernorm_forward inp");
-  expect_dtype(weight, out.dtype, "layernorm_forward weight");
-  expect_dtype(bias, out.dtype, "layernorm_forward bias");
-  const int64_t C = inp.size(-1);
-  const int64_t N = C ? inp.numel() / C : 0;
-  TRAINER_CHECK(out.numel() == N * C && weight.numel() == C && bias.numel() == C,
-                "layernorm_forward: out " + out.shape_str() + ", inp " + inp.shape_str() +
-                    ", weight " + weight.shape_str() + ", bias " + bias.shape_str());
-  if (mean.defined()) expect_stats(mean, N, "layernorm_forward mean");
-  if (rstd.defined()) expect_stats(rstd, N, "layernorm_forward rstd");
+void layernorm_forward(const Context& ctx, const LayernormForwardOp& op) {
+  const Tensor &out = op.out, &mean = op.mean, &rstd = op.rstd, &inp = op.inp, &weight = op.weight, &bias = op.bias;
+  const int64_t N = matrix_rows(inp), C = matrix_cols(inp);
   if (N * C == 0) return;
   const bool vec = C % kChunk == 0 && aligned16(out.data) && aligned16(inp.data) &&
                    aligned16(weight.data) && aligned16(bias.data);
@@ -197,23 +181,10 @@ void layernorm_forward(const Context& ctx, Tensor out, Tensor mean, Tensor rstd,
   });
 }
 
-void layernorm_backward(const Context& ctx, Tensor dinp, Tensor dweight, Tensor dbias,
-                        Tensor dout, Tensor inp, Tensor weight, Tensor mean, Tensor rstd,
-                        Accumulate dinp_mode) {
-  expect_float(dinp, "layernorm_backward dinp");
-  expect_dtype(dout, dinp.dtype, "layernorm_backward dout");
-  expect_dtype(inp, dinp.dtype, "layernorm_backward inp");
-  expect_dtype(weight, dinp.dtype, "layernorm_backward weight");
-  expect_dtype(dweight, DType::f32, "layernorm_backward dweight");
-  expect_dtype(dbias, DType::f32, "layernorm_backward dbias");
-  const int64_t C = inp.size(-1);
-  const int64_t N = C ? inp.numel() / C : 0;
-  TRAINER_CHECK(dinp.numel() == N * C && dout.numel() == N * C && weight.numel() == C &&
-                    dweight.numel() == C && dbias.numel() == C,
-                "layernorm_backward: dinp " + dinp.shape_str() + ", dout " + dout.shape_str() +
-                    ", inp " + inp.shape_str() + ", weight " + weight.shape_str());
-  expect_stats(mean, N, "layernorm_backward mean");
-  expect_stats(rstd, N, "layernorm_backward rstd");
+void layernorm_backward(const Context& ctx, const LayernormBackwardOp& op) {
+  const Tensor &dinp = op.dinp, &dweight = op.dweight, &dbias = op.dbias, &dout = op.dout, &inp = op.inp,
+               &weight = op.weight, &mean = op.mean, &rstd = op.rstd;
+  const int64_t N = matrix_rows(inp), C = matrix_cols(inp);
   if (N * C == 0) return;
   const int64_t blocks = ceil_div(N, kBwdRows);
   ScratchCarver plan(nullptr);
@@ -229,7 +200,7 @@ void layernorm_backward(const Context& ctx, Tensor dinp, Tensor dweight, Tensor 
     layernorm_backward_kernel<T><<<static_cast<unsigned>(blocks), kBwdThreads, 0, ctx.stream>>>(
         dinp.ptr<T>(), partial_dw, partial_db, dout.ptr<const T>(), inp.ptr<const T>(),
         weight.ptr<const T>(), mean.ptr<const float>(), rstd.ptr<const float>(), N, C,
-        dinp_mode == Accumulate::add, vec);
+        op.dinp_mode == Accumulate::add, vec);
     TRAINER_LAUNCH_CHECK();
   });
   layernorm_param_grad_kernel<<<static_cast<unsigned>(ceil_div(C, 32)), dim3(32, 32), 0, ctx.stream>>>(

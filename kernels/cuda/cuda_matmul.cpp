@@ -4,7 +4,8 @@
 // with 16-byte aligned bias and aux pointers. GELU in fp32 always runs as our own kernel, so
 // fp32 results do not depend on cuBLASLt's GELU approximation. When cuBLASLt has no algorithm
 // for an epilogue (an unusual type or alignment mix), the plain product runs and our kernels
-// add the bias and GELU: same result.
+// add the bias and GELU: same result. K = 0 (an empty sum, which cuBLASLt does not take) is a
+// memset and the same kernels.
 #include "kernels/cuda/cuda_matmul.h"
 
 #include <cstdint>
@@ -72,21 +73,7 @@ struct Preference {
   }
 };
 
-// Rows and columns of a tensor seen as a matrix: all leading dimensions fold into rows.
-void matrix_dims(const Tensor& t, int64_t* rows, int64_t* cols) {
-  *cols = t.ndim ? t.size(-1) : 1;
-  *rows = *cols ? t.numel() / *cols : 0;
-}
-
 }  // namespace
-
-// One product in cuBLASLt's column-major terms: D (m = N, n = M) = op(A = b) op(B = a).
-struct Matmul::Problem {
-  Tensor out, a, b, bias, gelu_out;
-  Transpose ta = Transpose::none, tb = Transpose::none;
-  int64_t M = 0, N = 0, K = 0;
-  bool accumulate = false;
-};
 
 Matmul::Matmul(DeviceMemory& memory) : memory_(memory) {
   TRAINER_CUBLAS_CHECK(cublasLtCreate(&handle_));
@@ -103,51 +90,24 @@ Matmul::~Matmul() {
   TRAINER_CUBLAS_REPORT(cublasLtDestroy(handle_));
 }
 
-void Matmul::run(const Context& ctx, Tensor out, Tensor a, Tensor b, Transpose ta, Transpose tb,
-                 Tensor bias, Accumulate mode, Tensor gelu_out) {
-  expect_float(out, "matmul out");
-  expect_float(a, "matmul a");
-  expect_dtype(b, a.dtype, "matmul b");
-  TRAINER_CHECK(out.dtype == a.dtype || out.dtype == DType::f32,
-                std::string("matmul: out must be f32 or ") + dtype_name(a.dtype));
-  Problem p;
-  p.out = out;
-  p.a = a;
-  p.b = b;
-  p.ta = ta;
-  p.tb = tb;
-  p.bias = bias;
-  p.gelu_out = gelu_out;
-  p.accumulate = mode == Accumulate::add;
-  int64_t a_rows, a_cols, b_rows, b_cols;
-  matrix_dims(out, &p.M, &p.N);
-  matrix_dims(a, &a_rows, &a_cols);
-  matrix_dims(b, &b_rows, &b_cols);
-  const int64_t a_m = ta == Transpose::none ? a_rows : a_cols;
-  p.K = ta == Transpose::none ? a_cols : a_rows;
-  const int64_t b_k = tb == Transpose::none ? b_rows : b_cols;
-  const int64_t b_n = tb == Transpose::none ? b_cols : b_rows;
-  TRAINER_CHECK(a_m == p.M && b_k == p.K && b_n == p.N,
-                "matmul: out " + out.shape_str() + " a " + a.shape_str() + " b " + b.shape_str() +
-                    " do not fit with the transposes");
-  if (bias.defined()) {
-    expect_float(bias, "matmul bias");
-    TRAINER_CHECK(bias.numel() == p.N, "matmul: bias " + bias.shape_str() + " for N = " + std::to_string(p.N));
+void Matmul::run(const Context& ctx, const MatmulOp& op) {
+  const Tensor &out = op.out, &a = op.a, &bias = op.bias, &gelu_out = op.gelu_out;
+  const MatmulDims d = matmul_dims(op);
+  if (d.M * d.N == 0) return;
+  if (d.K == 0) {
+    // An empty sum (cuBLASLt takes no k = 0): out = bias or 0, or out += bias.
+    if (op.mode == Accumulate::overwrite) TRAINER_CUDA_CHECK(cudaMemsetAsync(out.data, 0, out.bytes(), ctx.stream));
+    if (bias.defined()) bias_add_rows(ctx, out, bias);
+    if (gelu_out.defined()) gelu_forward(ctx, GeluForwardOp{gelu_out, out});
+    return;
   }
-  if (gelu_out.defined()) {
-    expect_dtype(gelu_out, out.dtype, "matmul gelu_out");
-    TRAINER_CHECK(gelu_out.numel() == out.numel(), "matmul: gelu_out " + gelu_out.shape_str());
-    TRAINER_CHECK(mode == Accumulate::overwrite, "matmul: gelu_out needs Accumulate::overwrite");
-  }
-  if (p.M * p.N == 0) return;
-  TRAINER_CHECK(p.K > 0, "matmul: inner dimension is 0");
 
   // The heuristic's alignment preferences cover A, B, C and D only, not the epilogue's bias
   // and aux pointers: it may pick a kernel that assumes 16-byte aligned ones, which then faults
   // ("misaligned address", fatal for the context). So the epilogues take aligned ones only;
   // a view at an odd offset gets the plain product and our kernels.
   const bool bias_aligned = bias.defined() && aligned16(bias.data);
-  const bool fuse_gelu = gelu_out.defined() && out.dtype == DType::bf16 && p.N % 8 == 0 &&
+  const bool fuse_gelu = gelu_out.defined() && out.dtype == DType::bf16 && d.N % 8 == 0 &&
                          aligned16(out.data) && (!bias.defined() || bias_aligned);
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
   if (fuse_gelu)
@@ -156,18 +116,19 @@ void Matmul::run(const Context& ctx, Tensor out, Tensor a, Tensor b, Transpose t
     epilogue = CUBLASLT_EPILOGUE_BIAS;
 
   bool bias_done = bias_aligned && epilogue != CUBLASLT_EPILOGUE_DEFAULT, gelu_done = fuse_gelu;
-  if (!try_run(ctx, p, epilogue)) {
-    TRAINER_CHECK(epilogue != CUBLASLT_EPILOGUE_DEFAULT && try_run(ctx, p, CUBLASLT_EPILOGUE_DEFAULT),
-                  "matmul: cuBLASLt has no algorithm for M=" + std::to_string(p.M) + " N=" +
-                      std::to_string(p.N) + " K=" + std::to_string(p.K) + " " + dtype_name(a.dtype) +
+  if (!try_run(ctx, op, d, epilogue)) {
+    TRAINER_CHECK(epilogue != CUBLASLT_EPILOGUE_DEFAULT && try_run(ctx, op, d, CUBLASLT_EPILOGUE_DEFAULT),
+                  "matmul: cuBLASLt has no algorithm for M=" + std::to_string(d.M) + " N=" +
+                      std::to_string(d.N) + " K=" + std::to_string(d.K) + " " + dtype_name(a.dtype) +
                       " -> " + dtype_name(out.dtype));
     bias_done = gelu_done = false;
   }
   if (bias.defined() && !bias_done) bias_add_rows(ctx, out, bias);
-  if (gelu_out.defined() && !gelu_done) gelu_forward(ctx, gelu_out, out);
+  if (gelu_out.defined() && !gelu_done) gelu_forward(ctx, GeluForwardOp{gelu_out, out});
 }
 
-bool Matmul::try_run(const Context& ctx, const Problem& p, cublasLtEpilogue_t epilogue) {
+bool Matmul::try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d, cublasLtEpilogue_t epilogue) {
+  const bool accumulate = p.mode == Accumulate::add;
   const bool gelu = epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS || epilogue == CUBLASLT_EPILOGUE_GELU_AUX;
   const bool with_bias = epilogue == CUBLASLT_EPILOGUE_BIAS || epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
   const cudaDataType_t ab_type = cuda_type(p.a.dtype);
@@ -175,9 +136,9 @@ bool Matmul::try_run(const Context& ctx, const Problem& p, cublasLtEpilogue_t ep
   // Column-major A = b's memory, B = a's memory, D = out (or gelu_out with aux = out).
   const bool tb_t = p.tb == Transpose::transpose;
   const bool ta_t = p.ta == Transpose::transpose;
-  Layout A(ab_type, tb_t ? p.K : p.N, tb_t ? p.N : p.K, tb_t ? p.K : p.N);
-  Layout B(ab_type, ta_t ? p.M : p.K, ta_t ? p.K : p.M, ta_t ? p.M : p.K);
-  Layout D(d_type, p.N, p.M, p.N);
+  Layout A(ab_type, tb_t ? d.K : d.N, tb_t ? d.N : d.K, tb_t ? d.K : d.N);
+  Layout B(ab_type, ta_t ? d.M : d.K, ta_t ? d.K : d.M, ta_t ? d.M : d.K);
+  Layout D(d_type, d.N, d.M, d.N);
   void* d_ptr = gelu ? p.gelu_out.data : p.out.data;
 
   OpDesc op;
@@ -195,15 +156,15 @@ bool Matmul::try_run(const Context& ctx, const Problem& p, cublasLtEpilogue_t ep
   if (gelu) {
     void* aux = p.out.data;
     op.set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, aux);
-    const int64_t aux_ld = p.N;
+    const int64_t aux_ld = d.N;
     op.set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, aux_ld);
   }
 
-  const Key key = {p.M, p.N, p.K, int64_t(p.ta), int64_t(p.tb), int64_t(p.a.dtype),
+  const Key key = {d.M, d.N, d.K, int64_t(p.ta), int64_t(p.tb), int64_t(p.a.dtype),
                    int64_t(p.out.dtype), with_bias ? int64_t(p.bias.dtype) : -1, int64_t(epilogue),
                    alignment(p.a.data), alignment(p.b.data), alignment(d_ptr),
                    with_bias ? alignment(p.bias.data) : 0, gelu ? alignment(p.out.data) : 0,
-                   p.accumulate ? 1 : 0, 0};
+                   accumulate ? 1 : 0, 0};
   auto it = cache_.find(key);
   if (it == cache_.end()) {
     Preference pref;
@@ -228,7 +189,7 @@ bool Matmul::try_run(const Context& ctx, const Problem& p, cublasLtEpilogue_t ep
   if (!it->second.found) return false;
 
   const float alpha = 1.0f;
-  const float beta = p.accumulate ? 1.0f : 0.0f;
+  const float beta = accumulate ? 1.0f : 0.0f;
   TRAINER_CUBLAS_CHECK(cublasLtMatmul(handle_, op.desc, &alpha, p.b.data, A.desc, p.a.data, B.desc,
                                       &beta, d_ptr, D.desc, d_ptr, D.desc, &it->second.algo,
                                       workspace_, workspace_bytes_, ctx.stream));

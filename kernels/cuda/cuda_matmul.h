@@ -23,14 +23,13 @@ class Matmul {
   Matmul(const Matmul&) = delete;
   Matmul& operator=(const Matmul&) = delete;
 
-  void run(const Context& ctx, Tensor out, Tensor a, Tensor b, Transpose ta, Transpose tb,
-           Tensor bias, Accumulate mode, Tensor gelu_out);
+  void run(const Context& ctx, const MatmulOp& op);
 
  private:
-  struct Problem;
   using Key = std::array<int64_t, 16>;
   // Runs the product with this epilogue if cuBLASLt has an algorithm for it; false if not.
-  bool try_run(const Context& ctx, const Problem& p, cublasLtEpilogue_t epilogue);
+  // In cuBLASLt's column-major terms: D (m = N, n = M) = op(A = b) op(B = a).
+  bool try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d, cublasLtEpilogue_t epilogue);
 
   DeviceMemory& memory_;
   cublasLtHandle_t handle_ = nullptr;

@@ -77,8 +77,8 @@ __global__ void column_final_kernel(float* dbias, const float* partial, int64_t 
 
 }  // namespace
 
-double sum_squares(const Context& ctx, Tensor x) {
-  expect_float(x, "sum_squares x");
+double sum_squares(const Context& ctx, const SumSquaresOp& op) {
+  const Tensor& x = op.x;
   const int64_t n = x.numel();
   if (n == 0) return 0.0;
   ScratchCarver plan(nullptr);
@@ -101,13 +101,9 @@ double sum_squares(const Context& ctx, Tensor x) {
   return result;
 }
 
-void bias_backward(const Context& ctx, Tensor dbias, Tensor dout) {
-  expect_dtype(dbias, DType::f32, "bias_backward dbias");
-  expect_float(dout, "bias_backward dout");
-  const int64_t N = dout.size(-1);
-  const int64_t M = N ? dout.numel() / N : 0;
-  TRAINER_CHECK(dbias.numel() == N, "bias_backward: dbias " + dbias.shape_str() + " vs dout " +
-                                        dout.shape_str());
+void bias_backward(const Context& ctx, const BiasBackwardOp& op) {
+  const Tensor &dbias = op.dbias, &dout = op.dout;
+  const int64_t M = matrix_rows(dout), N = matrix_cols(dout);
   if (M == 0 || N == 0) return;
   const int64_t chunks = ceil_div(M, kRowsPerChunk);
   TRAINER_CHECK(chunks <= 65535, "bias_backward: too many rows (" + std::to_string(M) + ")");

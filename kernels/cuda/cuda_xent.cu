@@ -83,93 +83,53 @@ __global__ void xent_backward_kernel(T* dlogits, const T* logits, const float* m
   }
 }
 
-struct XentShape {
-  int64_t N = 0, Vl = 0;
-};
-
-XentShape xent_shape(const Tensor& logits, int64_t valid_cols, const char* what) {
-  expect_float(logits, what);
-  XentShape s;
-  s.Vl = logits.size(-1);
-  s.N = s.Vl ? logits.numel() / s.Vl : 0;
-  TRAINER_CHECK(valid_cols >= 0 && valid_cols <= s.Vl,
-                std::string(what) + ": valid_cols " + std::to_string(valid_cols) + " of " +
-                    logits.shape_str());
-  return s;
-}
-
-void expect_rows(const Tensor& t, DType dtype, int64_t N, const char* what) {
-  expect_dtype(t, dtype, what);
-  TRAINER_CHECK(t.numel() == N, std::string(what) + " " + t.shape_str() + " needs " +
-                                    std::to_string(N) + " elements");
-}
-
 bool row_vec(const Tensor& t, int64_t Vl) { return aligned16(t.data) && Vl % kChunk == 0; }
 
 }  // namespace
 
-void xent_max(const Context& ctx, Tensor maxes, Tensor logits, int64_t valid_cols) {
-  const XentShape s = xent_shape(logits, valid_cols, "xent_max logits");
-  expect_rows(maxes, DType::f32, s.N, "xent_max maxes");
-  if (s.N == 0) return;
-  dispatch_float(logits.dtype, [&](auto tag) {
+void xent_max(const Context& ctx, const XentMaxOp& op) {
+  const int64_t N = matrix_rows(op.logits), Vl = matrix_cols(op.logits);
+  if (N == 0) return;
+  dispatch_float(op.logits.dtype, [&](auto tag) {
     using T = decltype(tag);
-    xent_max_kernel<T><<<static_cast<unsigned>(s.N), kThreads, 0, ctx.stream>>>(
-        maxes.ptr<float>(), logits.ptr<const T>(), s.Vl, valid_cols, row_vec(logits, s.Vl));
+    xent_max_kernel<T><<<static_cast<unsigned>(N), kThreads, 0, ctx.stream>>>(
+        op.maxes.ptr<float>(), op.logits.ptr<const T>(), Vl, op.valid_cols, row_vec(op.logits, Vl));
     TRAINER_LAUNCH_CHECK();
   });
 }
 
-void xent_sumexp(const Context& ctx, Tensor sumexp, Tensor target_logit, Tensor logits,
-                 Tensor maxes, Tensor targets, int64_t vocab_start, int64_t valid_cols) {
-  const XentShape s = xent_shape(logits, valid_cols, "xent_sumexp logits");
-  expect_rows(sumexp, DType::f32, s.N, "xent_sumexp sumexp");
-  expect_rows(target_logit, DType::f32, s.N, "xent_sumexp target_logit");
-  expect_rows(maxes, DType::f32, s.N, "xent_sumexp maxes");
-  expect_rows(targets, DType::i32, s.N, "xent_sumexp targets");
-  if (s.N == 0) return;
-  dispatch_float(logits.dtype, [&](auto tag) {
+void xent_sumexp(const Context& ctx, const XentSumexpOp& op) {
+  const int64_t N = matrix_rows(op.logits), Vl = matrix_cols(op.logits);
+  if (N == 0) return;
+  dispatch_float(op.logits.dtype, [&](auto tag) {
     using T = decltype(tag);
-    xent_sumexp_kernel<T><<<static_cast<unsigned>(s.N), kThreads, 0, ctx.stream>>>(
-        sumexp.ptr<float>(), target_logit.ptr<float>(), logits.ptr<const T>(),
-        maxes.ptr<const float>(), targets.ptr<const int32_t>(), s.Vl, vocab_start, valid_cols,
-        row_vec(logits, s.Vl));
+    xent_sumexp_kernel<T><<<static_cast<unsigned>(N), kThreads, 0, ctx.stream>>>(
+        op.sumexp.ptr<float>(), op.target_logit.ptr<float>(), op.logits.ptr<const T>(),
+        op.maxes.ptr<const float>(), op.targets.ptr<const int32_t>(), Vl, op.vocab_start, op.valid_cols,
+        row_vec(op.logits, Vl));
     TRAINER_LAUNCH_CHECK();
   });
 }
 
-void xent_loss(const Context& ctx, Tensor losses, Tensor maxes, Tensor sumexp,
-               Tensor target_logit) {
-  const int64_t N = losses.numel();
-  expect_rows(losses, DType::f32, N, "xent_loss losses");
-  expect_rows(maxes, DType::f32, N, "xent_loss maxes");
-  expect_rows(sumexp, DType::f32, N, "xent_loss sumexp");
-  expect_rows(target_logit, DType::f32, N, "xent_loss target_logit");
+void xent_loss(const Context& ctx, const XentLossOp& op) {
+  const int64_t N = op.losses.numel();
   if (N == 0) return;
   xent_loss_kernel<<<static_cast<unsigned>(ceil_div(N, kThreads)), kThreads, 0, ctx.stream>>>(
-      losses.ptr<float>(), maxes.ptr<const float>(), sumexp.ptr<const float>(),
-      target_logit.ptr<const float>(), N);
+      op.losses.ptr<float>(), op.maxes.ptr<const float>(), op.sumexp.ptr<const float>(),
+      op.target_logit.ptr<const float>(), N);
   TRAINER_LAUNCH_CHECK();
 }
 
-void xent_backward(const Context& ctx, Tensor dlogits, Tensor logits, Tensor maxes,
-                   Tensor sumexp, Tensor targets, int64_t vocab_start, int64_t valid_cols,
-                   float dloss) {
-  const XentShape s = xent_shape(logits, valid_cols, "xent_backward logits");
-  expect_dtype(dlogits, logits.dtype, "xent_backward dlogits");
-  TRAINER_CHECK(dlogits.numel() == s.N * s.Vl && dlogits.size(-1) == s.Vl,
-                "xent_backward: dlogits " + dlogits.shape_str() + " vs logits " + logits.shape_str());
-  expect_rows(maxes, DType::f32, s.N, "xent_backward maxes");
-  expect_rows(sumexp, DType::f32, s.N, "xent_backward sumexp");
-  expect_rows(targets, DType::i32, s.N, "xent_backward targets");
-  if (s.N == 0) return;
-  const bool vec = row_vec(logits, s.Vl) && aligned16(dlogits.data);
-  dispatch_float(logits.dtype, [&](auto tag) {
+void xent_backward(const Context& ctx, const XentBackwardOp& op) {
+  const int64_t N = matrix_rows(op.logits), Vl = matrix_cols(op.logits);
+  if (N == 0) return;
+  const bool vec = row_vec(op.logits, Vl) && aligned16(op.dlogits.data);
+  dispatch_float(op.logits.dtype, [&](auto tag) {
     using T = decltype(tag);
-    xent_backward_kernel<T><<<static_cast<unsigned>(s.N), kThreads, 0, ctx.stream>>>(
-        dlogits.ptr<T>(), logits.ptr<const T>(), maxes.ptr<const float>(),
-        sumexp.ptr<const float>(), targets.ptr<const int32_t>(), s.Vl, vocab_start, valid_cols,
-        dloss, vec);
+    xent_backward_kernel<T><<<static_cast<unsigned>(N), kThreads, 0, ctx.stream>>>(
+        op.dlogits.ptr<T>(), op.logits.ptr<const T>(), op.maxes.ptr<const float>(),
+        op.sumexp.ptr<const float>(), op.targets.ptr<const int32_t>(), Vl, op.vocab_start, op.valid_cols,
+        op.dloss, vec);
     TRAINER_LAUNCH_CHECK();
   });
 }

@@ -1,0 +1,355 @@
+// The front doors of kernels/backend.h: for each op, the one check of its contract (shapes,
+// dtypes, devices, optional arguments, aliasing) and the key the profiler files it under, then
+// Backend::run(op) = check, time when a profiler is attached, compute.
+// Every failure is a TRAINER_CHECK (std::logic_error: the caller broke the contract) whose
+// message starts "<op>: <argument> ", so a bad call names itself. A call that passes costs a
+// few comparisons per argument: nothing is allocated and no message is formatted.
+#include <string>
+#include <utility>
+
+#include "kernels/arg_check.h"
+#include "kernels/backend.h"
+#include "kernels/op_profiler.h"
+
+namespace trainer {
+
+int64_t matrix_cols(const Tensor& t) { return t.ndim == 0 ? 1 : t.shape[t.ndim - 1]; }
+
+int64_t matrix_rows(const Tensor& t) {
+  int64_t r = 1;
+  for (int i = 0; i + 1 < t.ndim; ++i) r *= t.shape[i];
+  return r;
+}
+
+MatmulDims matmul_dims(const MatmulOp& op) {
+  const bool ta = op.ta == Transpose::transpose, tb = op.tb == Transpose::transpose;
+  MatmulDims d;
+  d.M = ta ? matrix_cols(op.a) : matrix_rows(op.a);
+  d.K = ta ? matrix_rows(op.a) : matrix_cols(op.a);
+  d.N = tb ? matrix_rows(op.b) : matrix_cols(op.b);
+  return d;
+}
+
+AttentionDims attention_dims(const Tensor& qkv, int n_head) {
+  AttentionDims d;
+  d.B = qkv.shape[0];
+  d.T = qkv.shape[1];
+  d.H = n_head;
+  d.D = n_head > 0 ? qkv.shape[2] / (3 * int64_t(n_head)) : 0;
+  return d;
+}
+
+namespace {
+
+using op_check::ArgCheck;
+using op_check::Presence;
+using op_check::Role;
+using op_check::Want;
+
+constexpr Role kIn = Role::in;
+constexpr Role kOut = Role::out;
+constexpr Presence kOptional = Presence::optional;
+
+// ---- the contracts (backend.h states them in words) ----
+
+void check(const EncoderForwardOp& op, ArgCheck& k) {
+  k.arg("out", op.out, Want::act, kOut);
+  k.arg("tokens", op.tokens, Want::i32, kIn);
+  k.arg("wte", op.wte, Want::act, kIn);
+  const bool wpe = k.arg("wpe", op.wpe, Want::act, kIn, kOptional);
+  k.exact("tokens", op.tokens, 2, "(B, T)");
+  const int64_t T = op.tokens.shape[1], C = matrix_cols(op.wte);
+  k.matrix("out", op.out, op.tokens.numel(), C);
+  if (wpe)
+    k.that(matrix_rows(op.wpe) >= T && matrix_cols(op.wpe) == C, "wpe",
+           [&] { return op.wpe.shape_str() + " should be (>= T, C)"; });
+}
+
+void check(const EncoderBackwardOp& op, ArgCheck& k) {
+  k.arg("dwte", op.dwte, Want::f32, kOut);
+  const bool dwpe = k.arg("dwpe", op.dwpe, Want::f32, kOut, kOptional);
+  k.arg("dout", op.dout, Want::act, kIn);
+  k.arg("tokens", op.tokens, Want::i32, kIn);
+  k.exact("tokens", op.tokens, 2, "(B, T)");
+  const int64_t T = op.tokens.shape[1], C = matrix_cols(op.dwte);
+  k.matrix("dout", op.dout, op.tokens.numel(), C);
+  if (dwpe)
+    k.that(matrix_rows(op.dwpe) >= T && matrix_cols(op.dwpe) == C, "dwpe",
+           [&] { return op.dwpe.shape_str() + " should be (>= T, C)"; });
+}
+
+void check(const LayernormForwardOp& op, ArgCheck& k) {
+  k.arg("out", op.out, Want::act, kOut);
+  k.arg("mean", op.mean, Want::f32, kOut);
+  k.arg("rstd", op.rstd, Want::f32, kOut);
+  k.arg("inp", op.inp, Want::act, kIn);
+  k.arg("weight", op.weight, Want::act, kIn);
+  k.arg("bias", op.bias, Want::act, kIn);
+  const int64_t N = matrix_rows(op.inp), C = matrix_cols(op.inp);
+  k.matrix("out", op.out, N, C);
+  k.numel("mean", op.mean, N);
+  k.numel("rstd", op.rstd, N);
+  k.numel("weight", op.weight, C);
+  k.numel("bias", op.bias, C);
+}
+
+void check(const LayernormBackwardOp& op, ArgCheck& k) {
+  k.arg("dinp", op.dinp, Want::act, kOut);
+  k.arg("dweight", op.dweight, Want::f32, kOut);
+  k.arg("dbias", op.dbias, Want::f32, kOut);
+  k.arg("dout", op.dout, Want::act, kIn);
+  k.arg("inp", op.inp, Want::act, kIn);
+  k.arg("weight", op.weight, Want::act, kIn);
+  k.arg("mean", op.mean, Want::f32, kIn);
+  k.arg("rstd", op.rstd, Want::f32, kIn);
+  const int64_t N = matrix_rows(op.inp), C = matrix_cols(op.inp);
+  k.matrix("dinp", op.dinp, N, C);
+  k.matrix("dout", op.dout, N, C);
+  k.numel("dweight", op.dweight, C);
+  k.numel("dbias", op.dbias, C);
+  k.numel("weight", op.weight, C);
+  k.numel("mean", op.mean, N);
+  k.numel("rstd", op.rstd, N);
+  k.in_place("dinp", "dout");
+}
+
+void check(const MatmulOp& op, ArgCheck& k) {
+  k.arg("out", op.out, Want::float_any, kOut);
+  k.arg("a", op.a, Want::act, kIn);
+  k.arg("b", op.b, Want::act, kIn);
+  const bool bias = k.arg("bias", op.bias, Want::act, kIn, kOptional);
+  const bool gelu = k.arg("gelu_out", op.gelu_out, Want::float_any, kOut, kOptional);
+  const MatmulDims d = matmul_dims(op);
+  const bool tb = op.tb == Transpose::transpose;
+  const int64_t b_k = tb ? matrix_cols(op.b) : matrix_rows(op.b);
+  k.that(b_k == d.K, "b", [&] {
+    return op.b.shape_str() + (tb ? "^T" : "") + " does not fit a " + op.a.shape_str() +
+           (op.ta == Transpose::transpose ? "^T" : "") + ": inner dimensions differ";
+  });
+  k.matrix("out", op.out, d.M, d.N);
+  if (bias) k.numel("bias", op.bias, d.N);
+  if (gelu) {
+    k.same_dtype("gelu_out", op.gelu_out, "out", op.out);
+    k.matrix("gelu_out", op.gelu_out, d.M, d.N);
+    k.that(op.mode == Accumulate::overwrite, "gelu_out", "needs Accumulate::overwrite");
+  }
+}
+
+void check(const BiasBackwardOp& op, ArgCheck& k) {
+  k.arg("dbias", op.dbias, Want::f32, kOut);
+  k.arg("dout", op.dout, Want::act, kIn);
+  k.numel("dbias", op.dbias, matrix_cols(op.dout));
+}
+
+// qkv (B, T, 3*H*D) with D >= 1; returns the dimensions.
+AttentionDims check_qkv(const char* name, const Tensor& qkv, int n_head, ArgCheck& k) {
+  k.exact(name, qkv, 3, "(B, T, 3*C)");
+  k.that(n_head > 0 && qkv.shape[2] > 0 && qkv.shape[2] % (3 * int64_t(n_head)) == 0, name, [&] {
+    return qkv.shape_str() + ": 3 * n_head (n_head " + std::to_string(n_head) + ") must divide its last dimension";
+  });
+  return attention_dims(qkv, n_head);
+}
+
+void check(const AttentionForwardOp& op, ArgCheck& k) {
+  k.arg("out", op.out, Want::act, kOut);
+  k.arg("lse", op.lse, Want::f32, kOut);
+  k.arg("qkv", op.qkv, Want::act, kIn);
+  const AttentionDims s = check_qkv("qkv", op.qkv, op.n_head, k);
+  k.matrix("out", op.out, s.B * s.T, s.H * s.D);
+  k.numel("lse", op.lse, s.B * s.H * s.T);
+}
+
+void check(const AttentionBackwardOp& op, ArgCheck& k) {
+  k.arg("dqkv", op.dqkv, Want::act, kOut);
+  k.arg("dout", op.dout, Want::act, kIn);
+  k.arg("qkv", op.qkv, Want::act, kIn);
+  k.arg("out", op.out, Want::act, kIn);
+  k.arg("lse", op.lse, Want::f32, kIn);
+  const AttentionDims s = check_qkv("qkv", op.qkv, op.n_head, k);
+  k.matrix("dqkv", op.dqkv, s.B * s.T, 3 * s.H * s.D);
+  k.matrix("dout", op.dout, s.B * s.T, s.H * s.D);
+  k.matrix("out", op.out, s.B * s.T, s.H * s.D);
+  k.numel("lse", op.lse, s.B * s.H * s.T);
+}
+
+void check(const GeluForwardOp& op, ArgCheck& k) {
+  k.arg("out", op.out, Want::act, kOut);
+  k.arg("inp", op.inp, Want::act, kIn);
+  k.numel("out", op.out, op.inp.numel());
+  k.in_place("out", "inp");
+}
+
+void check(const GeluBackwardOp& op, ArgCheck& k) {
+  k.arg("dinp", op.dinp, Want::act, kOut);
+  k.arg("inp", op.inp, Want::act, kIn);
+  k.arg("dout", op.dout, Want::act, kIn);
+  k.numel("dinp", op.dinp, op.inp.numel());
+  k.numel("dout", op.dout, op.inp.numel());
+  k.in_place("dinp", "dout");
+}
+
+void check(const AddOp& op, ArgCheck& k) {
+  k.arg("out", op.out, Want::float_any, kOut);
+  k.arg("a", op.a, Want::float_any, kIn);
+  k.arg("b", op.b, Want::float_any, kIn);
+  k.numel("out", op.out, op.a.numel());
+  k.numel("b", op.b, op.a.numel());
+  k.in_place("out", "a");
+  k.in_place("out", "b");
+}
+
+void check(const ScaleOp& op, ArgCheck& k) { k.arg("x", op.x, Want::float_any, kOut); }
+
+void check(const FillOp& op, ArgCheck& k) { k.arg("x", op.x, Want::float_any, kOut); }
+
+void check(const CastOp& op, ArgCheck& k) {
+  k.arg("dst", op.dst, Want::float_any, kOut);
+  k.arg("src", op.src, Want::float_any, kIn);
+  k.numel("dst", op.dst, op.src.numel());
+}
+
+void check(const SumSquaresOp& op, ArgCheck& k) { k.arg("x", op.x, Want::float_any, kIn); }
+
+// logits (N, Vl) with 0 <= valid_cols <= Vl; maxes and the other per-row vectors (N). Returns N.
+int64_t check_logit_rows(const Tensor& logits, int64_t valid_cols, const Tensor& maxes, ArgCheck& k) {
+  k.that(valid_cols >= 0 && valid_cols <= matrix_cols(logits), "valid_cols", [&] {
+    return std::to_string(valid_cols) + " outside [0, " + std::to_string(matrix_cols(logits)) + "] for logits " +
+           logits.shape_str();
+  });
+  const int64_t N = matrix_rows(logits);
+  k.numel("maxes", maxes, N);
+  return N;
+}
+
+void check(const XentMaxOp& op, ArgCheck& k) {
+  k.arg("maxes", op.maxes, Want::f32, kOut);
+  k.arg("logits", op.logits, Want::act, kIn);
+  check_logit_rows(op.logits, op.valid_cols, op.maxes, k);
+}
+
+void check(const XentSumexpOp& op, ArgCheck& k) {
+  k.arg("sumexp", op.sumexp, Want::f32, kOut);
+  k.arg("target_logit", op.target_logit, Want::f32, kOut);
+  k.arg("logits", op.logits, Want::act, kIn);
+  k.arg("maxes", op.maxes, Want::f32, kIn);
+  k.arg("targets", op.targets, Want::i32, kIn);
+  const int64_t N = check_logit_rows(op.logits, op.valid_cols, op.maxes, k);
+  k.numel("sumexp", op.sumexp, N);
+  k.numel("target_logit", op.target_logit, N);
+  k.numel("targets", op.targets, N);
+}
+
+void check(const XentLossOp& op, ArgCheck& k) {
+  k.arg("losses", op.losses, Want::f32, kOut);
+  k.arg("maxes", op.maxes, Want::f32, kIn);
+  k.arg("sumexp", op.sumexp, Want::f32, kIn);
+  k.arg("target_logit", op.target_logit, Want::f32, kIn);
+  const int64_t N = op.losses.numel();
+  k.numel("maxes", op.maxes, N);
+  k.numel("sumexp", op.sumexp, N);
+  k.numel("target_logit", op.target_logit, N);
+}
+
+void check(const XentBackwardOp& op, ArgCheck& k) {
+  k.arg("dlogits", op.dlogits, Want::act, kOut);
+  k.arg("logits", op.logits, Want::act, kIn);
+  k.arg("maxes", op.maxes, Want::f32, kIn);
+  k.arg("sumexp", op.sumexp, Want::f32, kIn);
+  k.arg("targets", op.targets, Want::i32, kIn);
+  const int64_t N = check_logit_rows(op.logits, op.valid_cols, op.maxes, k);
+  k.matrix("dlogits", op.dlogits, N, matrix_cols(op.logits));
+  k.numel("sumexp", op.sumexp, N);
+  k.numel("targets", op.targets, N);
+  k.in_place("dlogits", "logits");
+}
+
+void check(const AdamWOp& op, ArgCheck& k) {
+  k.arg("param", op.param, Want::f32, kOut);
+  k.arg("grad", op.grad, Want::f32, kIn);
+  k.arg("m", op.m, Want::f32, kOut);
+  k.arg("v", op.v, Want::f32, kOut);
+  const bool copy = k.arg("param_copy", op.param_copy, Want::act, kOut, kOptional);
+  const int64_t n = op.param.numel();
+  k.numel("grad", op.grad, n);
+  k.numel("m", op.m, n);
+  k.numel("v", op.v, n);
+  if (copy) k.numel("param_copy", op.param_copy, n);
+  k.that(op.h.step >= 1, "step", [&] { return "is 1-based, got " + std::to_string(op.h.step); });
+}
+
+// ---- profile keys: an op's name and the shape that tells its calls apart ----
+
+using Key = std::pair<const char*, std::string>;
+
+std::string shape_of(const Tensor& t) { return t.shape_str() + " " + dtype_name(t.dtype); }
+
+Key profile_key(const EncoderForwardOp& op) { return {op.kName, shape_of(op.out)}; }
+Key profile_key(const EncoderBackwardOp& op) { return {op.kName, shape_of(op.dout)}; }
+Key profile_key(const LayernormForwardOp& op) { return {op.kName, shape_of(op.inp)}; }
+Key profile_key(const LayernormBackwardOp& op) { return {op.kName, shape_of(op.inp)}; }
+Key profile_key(const MatmulOp& op) {
+  // The QKV, MLP and head products of one model are separate rows.
+  const MatmulDims d = matmul_dims(op);
+  const char* name = op.gelu_out.defined() ? "matmul+gelu" : op.bias.defined() ? "matmul+bias" : "matmul";
+  return {name, "M=" + std::to_string(d.M) + " N=" + std::to_string(d.N) + " K=" + std::to_string(d.K) + " " +
+                    (op.ta == Transpose::none ? "N" : "T") + (op.tb == Transpose::none ? "N" : "T") + " " +
+                    dtype_name(op.out.dtype)};
+}
+Key profile_key(const BiasBackwardOp& op) { return {op.kName, shape_of(op.dout)}; }
+std::string heads_of(const Tensor& qkv, int n_head) { return shape_of(qkv) + " heads=" + std::to_string(n_head); }
+Key profile_key(const AttentionForwardOp& op) { return {op.kName, heads_of(op.qkv, op.n_head)}; }
+Key profile_key(const AttentionBackwardOp& op) { return {op.kName, heads_of(op.qkv, op.n_head)}; }
+Key profile_key(const GeluForwardOp& op) { return {op.kName, shape_of(op.inp)}; }
+Key profile_key(const GeluBackwardOp& op) { return {op.kName, shape_of(op.inp)}; }
+Key profile_key(const AddOp& op) { return {op.kName, shape_of(op.out)}; }
+Key profile_key(const ScaleOp& op) { return {op.kName, shape_of(op.x)}; }
+Key profile_key(const FillOp& op) { return {op.kName, shape_of(op.x)}; }
+Key profile_key(const CastOp& op) { return {op.kName, shape_of(op.src) + " -> " + dtype_name(op.dst.dtype)}; }
+Key profile_key(const SumSquaresOp& op) { return {op.kName, shape_of(op.x)}; }
+Key profile_key(const XentMaxOp& op) { return {op.kName, shape_of(op.logits)}; }
+Key profile_key(const XentSumexpOp& op) { return {op.kName, shape_of(op.logits)}; }
+Key profile_key(const XentLossOp& op) { return {op.kName, shape_of(op.losses)}; }
+Key profile_key(const XentBackwardOp& op) { return {op.kName, shape_of(op.logits)}; }
+// One row for all AdamW calls: their shapes are the parameter tensors, dozens of them.
+Key profile_key(const AdamWOp& op) { return {op.kName, "all parameters"}; }
+
+}  // namespace
+
+template <class Op>
+auto Backend::enter(const Op& op) {
+  ArgCheck k(Op::kName, *this);
+  check(op, k);
+  k.check_aliases();
+  if (!profiler_) return compute(op);
+  auto [name, shape] = profile_key(op);
+  // The closing mark is recorded even when compute throws, so marks stay paired.
+  struct Close {
+    OpProfiler* profiler;
+    OpProfiler::Open open;
+    ~Close() { profiler->end(open); }
+  } close{profiler_, profiler_->begin(name, std::move(shape))};
+  return compute(op);
+}
+
+void Backend::run(const EncoderForwardOp& op) { enter(op); }
+void Backend::run(const EncoderBackwardOp& op) { enter(op); }
+void Backend::run(const LayernormForwardOp& op) { enter(op); }
+void Backend::run(const LayernormBackwardOp& op) { enter(op); }
+void Backend::run(const MatmulOp& op) { enter(op); }
+void Backend::run(const BiasBackwardOp& op) { enter(op); }
+void Backend::run(const AttentionForwardOp& op) { enter(op); }
+void Backend::run(const AttentionBackwardOp& op) { enter(op); }
+void Backend::run(const GeluForwardOp& op) { enter(op); }
+void Backend::run(const GeluBackwardOp& op) { enter(op); }
+void Backend::run(const AddOp& op) { enter(op); }
+void Backend::run(const ScaleOp& op) { enter(op); }
+void Backend::run(const FillOp& op) { enter(op); }
+void Backend::run(const CastOp& op) { enter(op); }
+double Backend::run(const SumSquaresOp& op) { return enter(op); }
+void Backend::run(const XentMaxOp& op) { enter(op); }
+void Backend::run(const XentSumexpOp& op) { enter(op); }
+void Backend::run(const XentLossOp& op) { enter(op); }
+void Backend::run(const XentBackwardOp& op) { enter(op); }
+void Backend::run(const AdamWOp& op) { enter(op); }
+
+}  // namespace trainer

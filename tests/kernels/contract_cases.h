@@ -1,0 +1,238 @@
+// The Backend contract as a table: for every op one valid call and calls that each break the
+// contract in one way (a wrong shape, a wrong dtype, a tensor on the wrong device, a forbidden
+// alias, a missing required argument). The front door must accept the first and reject every
+// other with std::logic_error whose message starts "<op>: <argument> ". One table for every
+// backend: tests/kernels/test_backend_contract.cpp runs it on the CPU backend,
+// tests/kernels/cuda/test_cuda_contract.cpp on the CUDA backend in both precisions.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/backend.h"
+
+namespace trainer::testing {
+
+enum class Broken : uint8_t { nothing, shape, dtype, device, alias, missing };
+
+inline const char* broken_name(Broken b) {
+  switch (b) {
+    case Broken::nothing: return "valid";
+    case Broken::shape: return "shape";
+    case Broken::dtype: return "dtype";
+    case Broken::device: return "device";
+    case Broken::alias: return "alias";
+    case Broken::missing: return "missing";
+  }
+  return "?";
+}
+
+// Zero-filled tensors of one call on one backend.
+class ContractPool {
+ public:
+  explicit ContractPool(Backend& backend) : backend_(backend) {}
+  Tensor act(std::initializer_list<int64_t> shape) { return make(backend_.act_dtype(), shape); }
+  Tensor f32(std::initializer_list<int64_t> shape) { return make(DType::f32, shape); }
+  Tensor i32(std::initializer_list<int64_t> shape) { return make(DType::i32, shape); }
+
+ private:
+  Tensor make(DType dtype, std::initializer_list<int64_t> shape) {
+    int64_t n = 1;
+    for (int64_t s : shape) n *= s;
+    buffers_.push_back(backend_.alloc(size_t(n) * dtype_size(dtype)));
+    backend_.memset_zero(buffers_.back().data(), buffers_.back().bytes());
+    return buffers_.back().tensor(dtype, shape);
+  }
+  Backend& backend_;
+  std::vector<Buffer> buffers_;
+};
+
+struct ContractCase {
+  const char* op;
+  std::string arg;  // the argument the call gets wrong; empty for the valid call
+  Broken broken;
+  std::function<void(Backend&, ContractPool&)> call;
+};
+
+// One way to break an op of type Op.
+template <class Op>
+struct Break {
+  std::string arg;
+  Broken broken;
+  std::function<void(Op&)> mutate;
+};
+
+template <class Op>
+Break<Op> wrong_shape(const char* arg, Tensor Op::*t) {
+  return {arg, Broken::shape, [t](Op& op) { (op.*t).shape[(op.*t).ndim - 1] += 1; }};
+}
+template <class Op>
+Break<Op> wrong_dtype(const char* arg, Tensor Op::*t) {
+  return {arg, Broken::dtype, [t](Op& op) { (op.*t).dtype = (op.*t).dtype == DType::i32 ? DType::f32 : DType::i32; }};
+}
+template <class Op>
+Break<Op> wrong_device(const char* arg, Tensor Op::*t) {
+  return {arg, Broken::device,
+          [t](Op& op) { (op.*t).device = (op.*t).device == Device::cpu ? Device::cuda : Device::cpu; }};
+}
+// The output starts one element into `in`: a partial overlap, which no op allows.
+template <class Op>
+Break<Op> alias(const char* out_arg, Tensor Op::*out, Tensor Op::*in) {
+  return {out_arg, Broken::alias,
+          [out, in](Op& op) { (op.*out).data = static_cast<char*>((op.*in).data) + dtype_size((op.*in).dtype); }};
+}
+template <class Op>
+Break<Op> missing(const char* arg, Tensor Op::*t) {
+  return {arg, Broken::missing, [t](Op& op) { op.*t = Tensor{}; }};
+}
+// Any other broken rule of the op (a scalar out of range), reported under `arg`.
+template <class Op>
+Break<Op> other(const char* arg, std::function<void(Op&)> mutate) {
+  return {arg, Broken::shape, std::move(mutate)};
+}
+
+template <class Op>
+void add_op(std::vector<ContractCase>& cases, std::function<Op(ContractPool&)> valid, std::vector<Break<Op>> breaks) {
+  cases.push_back({Op::kName, "", Broken::nothing, [valid](Backend& be, ContractPool& p) { be.run(valid(p)); }});
+  for (Break<Op>& b : breaks)
+    cases.push_back({Op::kName, b.arg, b.broken, [valid, mutate = b.mutate](Backend& be, ContractPool& p) {
+                       Op op = valid(p);
+                       mutate(op);
+                       be.run(op);
+                     }});
+}
+
+// Shapes of the valid calls: B = 2, T = 3, C = 4 (2 heads of 2), vocabulary 5, N = B*T = 6.
+inline std::vector<ContractCase> contract_cases() {
+  using E = EncoderForwardOp;
+  using EB = EncoderBackwardOp;
+  using L = LayernormForwardOp;
+  using LB = LayernormBackwardOp;
+  using M = MatmulOp;
+  using BB = BiasBackwardOp;
+  using A = AttentionForwardOp;
+  using AB = AttentionBackwardOp;
+  using G = GeluForwardOp;
+  using GB = GeluBackwardOp;
+  using X = XentMaxOp;
+  using XS = XentSumexpOp;
+  using XL = XentLossOp;
+  using XB = XentBackwardOp;
+  std::vector<ContractCase> c;
+  add_op<E>(c, [](ContractPool& p) { return E{p.act({2, 3, 4}), p.i32({2, 3}), p.act({5, 4}), p.act({3, 4}), 0}; },
+            {wrong_shape("out", &E::out), wrong_dtype("tokens", &E::tokens), wrong_device("wte", &E::wte),
+             alias("out", &E::out, &E::wte), missing("wte", &E::wte), wrong_shape("wpe", &E::wpe)});
+  add_op<EB>(c, [](ContractPool& p) { return EB{p.f32({5, 4}), p.f32({3, 4}), p.act({2, 3, 4}), p.i32({2, 3}), 0}; },
+             {wrong_shape("dwpe", &EB::dwpe), wrong_dtype("dwte", &EB::dwte), wrong_device("dout", &EB::dout),
+              alias("dwte", &EB::dwte, &EB::dout), missing("tokens", &EB::tokens)});
+  add_op<L>(c,
+            [](ContractPool& p) { return L{p.act({6, 4}), p.f32({6}), p.f32({6}), p.act({6, 4}), p.act({4}), p.act({4})}; },
+            {wrong_shape("bias", &L::bias), wrong_dtype("mean", &L::mean), wrong_device("inp", &L::inp),
+             alias("out", &L::out, &L::inp), missing("rstd", &L::rstd)});
+  add_op<LB>(c,
+             [](ContractPool& p) {
+               return LB{p.act({6, 4}), p.f32({4}), p.f32({4}), p.act({6, 4}), p.act({6, 4}),
+                         p.act({4}),    p.f32({6}), p.f32({6}), Accumulate::add};
+             },
+             {wrong_shape("dweight", &LB::dweight), wrong_dtype("rstd", &LB::rstd), wrong_device("dout", &LB::dout),
+              alias("dinp", &LB::dinp, &LB::inp), alias("dinp", &LB::dinp, &LB::dout), missing("mean", &LB::mean)});
+  add_op<M>(c,
+            [](ContractPool& p) {
+              return M{p.act({2, 3}),          p.act({2, 4}), p.act({3, 4}), Transpose::none, Transpose::transpose,
+                       p.act({3}), Accumulate::overwrite, p.act({2, 3})};
+            },
+            {wrong_shape("b", &M::b), wrong_shape("out", &M::out), wrong_dtype("bias", &M::bias),
+             wrong_device("a", &M::a), alias("gelu_out", &M::gelu_out, &M::a), alias("out", &M::out, &M::b),
+             missing("b", &M::b), other<M>("gelu_out", [](M& op) { op.mode = Accumulate::add; })});
+  add_op<BB>(c, [](ContractPool& p) { return BB{p.f32({3}), p.act({2, 3})}; },
+             {wrong_shape("dbias", &BB::dbias), wrong_dtype("dout", &BB::dout), wrong_device("dbias", &BB::dbias),
+              alias("dbias", &BB::dbias, &BB::dout)});
+  add_op<A>(c, [](ContractPool& p) { return A{p.act({2, 3, 4}), p.f32({2, 2, 3}), p.act({2, 3, 12}), 2}; },
+            {wrong_shape("lse", &A::lse), wrong_dtype("qkv", &A::qkv), wrong_device("out", &A::out),
+             alias("out", &A::out, &A::qkv), other<A>("qkv", [](A& op) { op.n_head = 3; })});
+  add_op<AB>(c,
+             [](ContractPool& p) {
+               return AB{p.act({2, 3, 12}), p.act({2, 3, 4}), p.act({2, 3, 12}), p.act({2, 3, 4}), p.f32({2, 2, 3}), 2};
+             },
+             {wrong_shape("dout", &AB::dout), wrong_shape("dqkv", &AB::dqkv), wrong_dtype("lse", &AB::lse),
+              wrong_device("qkv", &AB::qkv), alias("dqkv", &AB::dqkv, &AB::out)});
+  add_op<G>(c, [](ContractPool& p) { return G{p.act({6}), p.act({6})}; },
+            {wrong_shape("out", &G::out), wrong_dtype("inp", &G::inp), wrong_device("out", &G::out),
+             alias("out", &G::out, &G::inp)});
+  add_op<GB>(c, [](ContractPool& p) { return GB{p.act({6}), p.act({6}), p.act({6})}; },
+             {wrong_shape("dout", &GB::dout), wrong_dtype("dinp", &GB::dinp), wrong_device("inp", &GB::inp),
+              alias("dinp", &GB::dinp, &GB::inp), alias("dinp", &GB::dinp, &GB::dout)});
+  add_op<AddOp>(c, [](ContractPool& p) { return AddOp{p.act({6}), p.act({6}), p.f32({6})}; },
+                {wrong_shape("b", &AddOp::b), wrong_dtype("out", &AddOp::out), wrong_device("a", &AddOp::a),
+                 alias("out", &AddOp::out, &AddOp::b)});
+  add_op<ScaleOp>(c, [](ContractPool& p) { return ScaleOp{p.act({6}), 2.0f}; },
+                  {wrong_dtype("x", &ScaleOp::x), wrong_device("x", &ScaleOp::x), missing("x", &ScaleOp::x)});
+  add_op<FillOp>(c, [](ContractPool& p) { return FillOp{p.f32({6}), 2.0f}; },
+                 {wrong_dtype("x", &FillOp::x), wrong_device("x", &FillOp::x), missing("x", &FillOp::x)});
+  add_op<CastOp>(c, [](ContractPool& p) { return CastOp{p.act({6}), p.f32({6})}; },
+                 {wrong_shape("dst", &CastOp::dst), wrong_dtype("src", &CastOp::src), wrong_device("dst", &CastOp::dst),
+                  alias("dst", &CastOp::dst, &CastOp::src)});
+  add_op<SumSquaresOp>(c, [](ContractPool& p) { return SumSquaresOp{p.act({6})}; },
+                       {wrong_dtype("x", &SumSquaresOp::x), wrong_device("x", &SumSquaresOp::x),
+                        missing("x", &SumSquaresOp::x)});
+  add_op<X>(c, [](ContractPool& p) { return X{p.f32({6}), p.act({6, 5}), 5}; },
+            {wrong_shape("maxes", &X::maxes), wrong_dtype("logits", &X::logits), wrong_device("maxes", &X::maxes),
+             alias("maxes", &X::maxes, &X::logits), other<X>("valid_cols", [](X& op) { op.valid_cols = 6; })});
+  add_op<XS>(c,
+             [](ContractPool& p) { return XS{p.f32({6}), p.f32({6}), p.act({6, 5}), p.f32({6}), p.i32({6}), 0, 5}; },
+             {wrong_shape("targets", &XS::targets), wrong_dtype("targets", &XS::targets),
+              wrong_device("maxes", &XS::maxes), alias("target_logit", &XS::target_logit, &XS::logits),
+              other<XS>("valid_cols", [](XS& op) { op.valid_cols = -1; })});
+  add_op<XL>(c, [](ContractPool& p) { return XL{p.f32({6}), p.f32({6}), p.f32({6}), p.f32({6})}; },
+             {wrong_shape("sumexp", &XL::sumexp), wrong_dtype("losses", &XL::losses),
+              wrong_device("target_logit", &XL::target_logit), alias("losses", &XL::losses, &XL::maxes)});
+  add_op<XB>(c,
+             [](ContractPool& p) {
+               return XB{p.act({6, 5}), p.act({6, 5}), p.f32({6}), p.f32({6}), p.i32({6}), 0, 5, 0.5f};
+             },
+             {wrong_shape("dlogits", &XB::dlogits), wrong_dtype("sumexp", &XB::sumexp),
+              wrong_device("targets", &XB::targets), alias("dlogits", &XB::dlogits, &XB::logits),
+              alias("dlogits", &XB::dlogits, &XB::maxes)});
+  add_op<AdamWOp>(c,
+                  [](ContractPool& p) {
+                    return AdamWOp{p.f32({6}), p.f32({6}), p.f32({6}), p.f32({6}), p.act({6}), AdamWStep{}};
+                  },
+                  {wrong_shape("v", &AdamWOp::v), wrong_dtype("param_copy", &AdamWOp::param_copy),
+                   wrong_device("grad", &AdamWOp::grad), alias("param_copy", &AdamWOp::param_copy, &AdamWOp::grad),
+                   other<AdamWOp>("step", [](AdamWOp& op) { op.h.step = 0; })});
+  return c;
+}
+
+// Runs every case of the table on `backend`.
+inline void check_contract(Backend& backend) {
+  for (const ContractCase& c : contract_cases()) {
+    ContractPool pool(backend);
+    const std::string expected = std::string(c.op) + ": " + c.arg + " ";
+    CAPTURE(backend.name());
+    CAPTURE(c.op);
+    CAPTURE(c.arg);
+    CAPTURE(broken_name(c.broken));
+    if (c.broken == Broken::nothing) {
+      CHECK_NOTHROW(c.call(backend, pool));
+      backend.synchronize();
+      continue;
+    }
+    std::string message;
+    try {
+      c.call(backend, pool);
+    } catch (const std::logic_error& e) {
+      message = e.what();
+    }
+    CAPTURE(message);
+    CHECK(message.find(expected) != std::string::npos);
+  }
+}
+
+}  // namespace trainer::testing

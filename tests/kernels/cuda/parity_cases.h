@@ -1,0 +1,321 @@
+// The parity tables (tests/kernels/cuda/parity.h): every Backend op with tensor outputs, on
+// shapes that reach each kernel path (vector and scalar loads, tensor-core and scalar
+// attention, fused and separate matmul epilogues, K = 0, padded vocabularies, vocabulary
+// slices, unaligned views). Tolerances are those the hand-written tests used: relative to the
+// data's scale, 1e-5 for f32 outputs of short sums, 2e-2 for one bf16 rounding, 2e-5 for long
+// f32 sums of identical inputs; exact where both sides do the same f32 arithmetic.
+// sum_squares (a scalar) and the special cases (in place, stochastic rounding, unaligned
+// matmul and attention views) stay hand-written in test_cuda_*.cpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tests/kernels/cuda/parity.h"
+
+namespace trainer::testing {
+
+inline std::string dims_label(const char* op, const std::vector<int64_t>& dims) {
+  std::string s = op;
+  for (int64_t d : dims) s += " " + std::to_string(d);
+  return s;
+}
+
+// ---- matmul ----
+enum class Epilogue : uint8_t { none, bias, gelu, bias_gelu };
+
+struct MatmulRow {
+  int64_t M, N, K;
+  Transpose ta, tb;
+  Epilogue epilogue;
+  Accumulate mode;
+  Kind out;  // act, or f32 (how weight gradients are accumulated)
+};
+
+inline std::vector<ParityCase> matmul_parity_cases() {
+  constexpr Transpose kN = Transpose::none, kT = Transpose::transpose;
+  constexpr Accumulate kOver = Accumulate::overwrite, kAdd = Accumulate::add;
+  const MatmulRow rows[] = {
+      {7, 5, 3, kN, kN, Epilogue::none, kOver, Kind::act},       {1, 1, 1, kN, kT, Epilogue::bias, kOver, Kind::act},
+      {64, 96, 48, kN, kT, Epilogue::bias, kOver, Kind::act},    {64, 96, 48, kN, kT, Epilogue::bias_gelu, kOver, Kind::act},
+      {64, 96, 48, kN, kT, Epilogue::gelu, kOver, Kind::act},    {33, 65, 17, kN, kT, Epilogue::bias_gelu, kOver, Kind::act},
+      {48, 40, 64, kT, kN, Epilogue::none, kAdd, Kind::f32},     {37, 19, 53, kT, kN, Epilogue::none, kAdd, Kind::f32},
+      {30, 20, 50, kN, kN, Epilogue::none, kAdd, Kind::act},     {30, 20, 50, kT, kT, Epilogue::bias, kOver, Kind::act},
+      {256, 768, 128, kN, kN, Epilogue::none, kOver, Kind::act}, {128, 64, 256, kT, kN, Epilogue::none, kAdd, Kind::f32},
+      {5, 8, 0, kN, kT, Epilogue::bias_gelu, kOver, Kind::act},  {4, 3, 0, kT, kN, Epilogue::bias, kAdd, Kind::f32},
+  };
+  std::vector<ParityCase> cases;
+  for (const MatmulRow& r : rows) {
+    const bool bias = r.epilogue == Epilogue::bias || r.epilogue == Epilogue::bias_gelu;
+    const bool gelu = r.epilogue == Epilogue::gelu || r.epilogue == Epilogue::bias_gelu;
+    // fp32: the summation order differs from OpenBLAS's over K terms. f32 outputs from bf16
+    // inputs: exact products, f32 sums. bf16 outputs: one bf16 rounding.
+    const Tol out_tol = r.out == Kind::f32 ? Tol{5 * kTolSum, 5 * kTolSum} : Tol{5 * kTolF32, kTolBf16};
+    ParityCase c;
+    c.label = dims_label("matmul", {r.M, r.N, r.K}) + (r.ta == kN ? " N" : " T") + (r.tb == kN ? "N" : "T") +
+              (bias ? " bias" : "") + (gelu ? " gelu" : "") + (r.mode == kAdd ? " add" : "") +
+              (r.out == Kind::f32 ? " f32" : "");
+    c.args = {input("a", Kind::act, r.ta == kN ? std::vector<int64_t>{r.M, r.K} : std::vector<int64_t>{r.K, r.M}),
+              input("b", Kind::act, r.tb == kN ? std::vector<int64_t>{r.K, r.N} : std::vector<int64_t>{r.N, r.K}),
+              bias ? input("bias", Kind::act, {r.N}) : absent("bias"),
+              r.mode == kAdd ? accumulated("out", r.out, {r.M, r.N}, out_tol) : output("out", r.out, {r.M, r.N}, out_tol),
+              gelu ? output("gelu_out", r.out, {r.M, r.N}, Tol{5 * kTolF32, kTolBf16}) : absent("gelu_out")};
+    c.run = [r](Backend& be, const ParityArgs& t) {
+      be.run(MatmulOp{t["out"], t["a"], t["b"], r.ta, r.tb, t["bias"], r.mode, t["gelu_out"]});
+    };
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+// ---- encoder ----
+enum class Positions : uint8_t { learned, none };
+
+inline std::vector<ParityCase> encoder_parity_cases() {
+  struct Row {
+    int64_t B, T, C, Vl, vocab_start, vocab_total;
+    Positions wpe;
+  };
+  const Row rows[] = {{2, 5, 8, 11, 0, 11, Positions::learned},   {3, 7, 13, 9, 4, 20, Positions::learned},
+                      {2, 33, 40, 50, 0, 50, Positions::none},    {4, 64, 64, 7, 0, 7, Positions::learned},
+                      {2, 600, 24, 30, 0, 30, Positions::learned}};
+  std::vector<ParityCase> cases;
+  for (const Row& r : rows) {
+    const bool wpe = r.wpe == Positions::learned;
+    const std::string dims = dims_label("", {r.B, r.T, r.C, r.Vl, r.vocab_start}) + (wpe ? "" : " no wpe");
+    ParityCase f;
+    f.label = "encoder_forward" + dims;
+    f.args = {output("out", Kind::act, {r.B, r.T, r.C}, kTolAct), ints("tokens", {r.B, r.T}, r.vocab_total),
+              input("wte", Kind::act, {r.Vl, r.C}), wpe ? input("wpe", Kind::act, {r.T, r.C}) : absent("wpe")};
+    f.run = [r](Backend& be, const ParityArgs& t) {
+      be.run(EncoderForwardOp{t["out"], t["tokens"], t["wte"], t["wpe"], r.vocab_start});
+    };
+    cases.push_back(f);
+    ParityCase b;
+    b.label = "encoder_backward" + dims;
+    b.args = {accumulated("dwte", Kind::f32, {r.Vl, r.C}, kTolSums),
+              wpe ? accumulated("dwpe", Kind::f32, {r.T, r.C}, kTolSums) : absent("dwpe"),
+              input("dout", Kind::act, {r.B, r.T, r.C}), ints("tokens", {r.B, r.T}, r.vocab_total)};
+    b.run = [r](Backend& be, const ParityArgs& t) {
+      be.run(EncoderBackwardOp{t["dwte"], t["dwpe"], t["dout"], t["tokens"], r.vocab_start});
+    };
+    cases.push_back(b);
+  }
+  return cases;
+}
+
+// ---- layernorm ----
+inline std::vector<ParityCase> layernorm_parity_cases() {
+  const std::vector<std::vector<int64_t>> shapes = {{1, 1}, {5, 7}, {3, 8}, {37, 768}, {16, 1600}, {70, 33}};
+  std::vector<ParityCase> cases;
+  for (const auto& nc : shapes) {
+    const int64_t N = nc[0], C = nc[1];
+    ParityCase f;
+    f.label = dims_label("layernorm_forward", nc);
+    f.args = {output("out", Kind::act, {N, C}, kTolAct), output("mean", Kind::f32, {N}, kTolStats),
+              output("rstd", Kind::f32, {N}, kTolStats), input("inp", Kind::act, {N, C}, -2, 3),
+              input("weight", Kind::act, {C}, 0.5f, 1.5f), input("bias", Kind::act, {C})};
+    f.run = [](Backend& be, const ParityArgs& t) {
+      be.run(LayernormForwardOp{t["out"], t["mean"], t["rstd"], t["inp"], t["weight"], t["bias"]});
+    };
+    cases.push_back(f);
+    for (Accumulate mode : {Accumulate::overwrite, Accumulate::add}) {
+      ParityCase b;
+      b.label = dims_label("layernorm_backward", nc) + (mode == Accumulate::add ? " add" : "");
+      b.args = {mode == Accumulate::add ? accumulated("dinp", Kind::act, {N, C}, kTolAct)
+                                        : output("dinp", Kind::act, {N, C}, kTolAct),
+                accumulated("dweight", Kind::f32, {C}, kTolSums), accumulated("dbias", Kind::f32, {C}, kTolSums),
+                input("dout", Kind::act, {N, C}), input("inp", Kind::act, {N, C}, -2, 3),
+                input("weight", Kind::act, {C}, 0.5f, 1.5f), input("mean", Kind::f32, {N}),
+                input("rstd", Kind::f32, {N})};
+      // The statistics of inp, as the forward pass saves them.
+      b.prepare = [N, C](Backend& ref, const ParityArgs& t, Tensors& scratch) {
+        ref.run(LayernormForwardOp{scratch.alloc(DType::f32, {N, C}), t["mean"], t["rstd"], t["inp"], t["weight"],
+                                   scratch.upload(std::vector<float>(size_t(C), 0.0f), DType::f32, {C})});
+      };
+      b.run = [mode](Backend& be, const ParityArgs& t) {
+        be.run(LayernormBackwardOp{t["dinp"], t["dweight"], t["dbias"], t["dout"], t["inp"], t["weight"], t["mean"],
+                                   t["rstd"], mode});
+      };
+      cases.push_back(b);
+    }
+  }
+  return cases;
+}
+
+// ---- attention ----
+inline std::vector<ParityCase> attention_parity_cases() {
+  // bf16 rounds P and dS to bf16 inside the products as well as the outputs.
+  const Tol tol{5e-5, 3e-2};
+  const std::vector<std::vector<int64_t>> shapes = {{2, 37, 3, 64}, {1, 130, 2, 128}, {2, 17, 2, 40}, {1, 1, 1, 64},
+                                                    {1, 64, 2, 64}, {1, 200, 1, 128}, {1, 45, 2, 96}, {2, 33, 1, 16}};
+  std::vector<ParityCase> cases;
+  for (const auto& s : shapes) {
+    const int64_t B = s[0], T = s[1], H = s[2], C = s[2] * s[3];
+    const int n_head = int(H);
+    ParityCase f;
+    f.label = dims_label("attention_forward", s);
+    f.args = {output("out", Kind::act, {B, T, C}, tol), output("lse", Kind::f32, {B, H, T}, Tol{kTolF32, 1e-3}),
+              input("qkv", Kind::act, {B, T, 3 * C}, -1.5f, 1.5f)};
+    f.run = [n_head](Backend& be, const ParityArgs& t) {
+      be.run(AttentionForwardOp{t["out"], t["lse"], t["qkv"], n_head});
+    };
+    cases.push_back(f);
+    ParityCase b;
+    b.label = dims_label("attention_backward", s);
+    b.args = {output("dqkv", Kind::act, {B, T, 3 * C}, tol), input("dout", Kind::act, {B, T, C}),
+              input("qkv", Kind::act, {B, T, 3 * C}, -1.5f, 1.5f), input("out", Kind::act, {B, T, C}),
+              input("lse", Kind::f32, {B, H, T})};
+    // out and lse from the reference's forward pass, so both sides see the same inputs.
+    b.prepare = [n_head](Backend& ref, const ParityArgs& t, Tensors&) {
+      ref.run(AttentionForwardOp{t["out"], t["lse"], t["qkv"], n_head});
+    };
+    b.run = [n_head](Backend& be, const ParityArgs& t) {
+      be.run(AttentionBackwardOp{t["dqkv"], t["dout"], t["qkv"], t["out"], t["lse"], n_head});
+    };
+    cases.push_back(b);
+  }
+  return cases;
+}
+
+// ---- element-wise: odd sizes and unaligned views next to the 16-byte vector paths ----
+inline std::vector<ParityCase> elementwise_parity_cases() {
+  std::vector<ParityCase> cases;
+  for (int64_t n : {1, 7, 64, 1000, 4099})
+    for (int64_t offset : {0, 1}) {
+      const std::string dims = dims_label("", {n}) + (offset ? " unaligned" : "");
+      auto add_case = [&](const std::string& name, std::vector<ParityArg> args,
+                          std::function<void(Backend&, const ParityArgs&)> run) {
+        ParityCase c;
+        c.label = name + dims;
+        c.args = std::move(args);
+        c.offset = offset;
+        c.run = std::move(run);
+        cases.push_back(std::move(c));
+      };
+      add_case("gelu_forward", {output("out", Kind::act, {n}, kTolAct), input("inp", Kind::act, {n}, -4, 4)},
+               [](Backend& be, const ParityArgs& t) { be.run(GeluForwardOp{t["out"], t["inp"]}); });
+      add_case("gelu_backward",
+               {output("dinp", Kind::act, {n}, kTolAct), input("inp", Kind::act, {n}, -4, 4), input("dout", Kind::act, {n})},
+               [](Backend& be, const ParityArgs& t) { be.run(GeluBackwardOp{t["dinp"], t["inp"], t["dout"]}); });
+      // Both sides add, scale and convert in f32; the device rounds once to what it stores.
+      for (Kind a : {Kind::act, Kind::f32})
+        add_case(a == Kind::act ? "add act + act" : "add f32 + act",
+                 {output("out", a, {n}, Tol{}, Compare::exact), input("a", a, {n}), input("b", Kind::act, {n})},
+                 [](Backend& be, const ParityArgs& t) { be.run(AddOp{t["out"], t["a"], t["b"]}); });
+      add_case("scale", {accumulated("x", Kind::act, {n}, Tol{}, Compare::exact)},
+               [](Backend& be, const ParityArgs& t) { be.run(ScaleOp{t["x"], 0.37f}); });
+      add_case("fill", {accumulated("x", Kind::act, {n}, Tol{}, Compare::exact)},
+               [](Backend& be, const ParityArgs& t) { be.run(FillOp{t["x"], -2.5f}); });
+      add_case("cast f32 -> act", {output("dst", Kind::act, {n}, Tol{}, Compare::exact), input("src", Kind::f32, {n})},
+               [](Backend& be, const ParityArgs& t) { be.run(CastOp{t["dst"], t["src"]}); });
+      add_case("cast act -> f32", {output("dst", Kind::f32, {n}, Tol{}, Compare::exact), input("src", Kind::act, {n})},
+               [](Backend& be, const ParityArgs& t) { be.run(CastOp{t["dst"], t["src"]}); });
+    }
+  return cases;
+}
+
+// ---- reductions ----
+inline std::vector<ParityCase> bias_backward_parity_cases() {
+  const std::vector<std::vector<int64_t>> shapes = {{1, 1}, {5, 3}, {300, 70}, {1025, 33}, {2048, 768}};
+  std::vector<ParityCase> cases;
+  for (const std::vector<int64_t>& s : shapes) {
+    ParityCase c;
+    c.label = dims_label("bias_backward", s);
+    c.args = {accumulated("dbias", Kind::f32, {s[1]}, kTolSums), input("dout", Kind::act, s)};
+    c.run = [](Backend& be, const ParityArgs& t) { be.run(BiasBackwardOp{t["dbias"], t["dout"]}); };
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+// ---- cross-entropy ----
+inline std::vector<ParityCase> xent_parity_cases() {
+  struct Row {
+    int64_t N, Vl, valid, vocab_start, vocab_total;
+  };
+  const Row rows[] = {{3, 10, 10, 0, 10}, {17, 133, 130, 0, 130}, {5, 64, 50, 64, 128}, {4, 50304, 50257, 0, 50257},
+                      {9, 40, 40, 0, 40}};
+  std::vector<ParityCase> cases;
+  for (const Row& r : rows) {
+    const std::string dims = dims_label("", {r.N, r.Vl, r.valid, r.vocab_start});
+    const int64_t N = r.N;
+    ParityCase mx;
+    mx.label = "xent_max" + dims;
+    mx.args = {output("maxes", Kind::f32, {N}, Tol{}, Compare::exact), input("logits", Kind::act, {N, r.Vl}, -4, 4)};
+    mx.run = [r](Backend& be, const ParityArgs& t) { be.run(XentMaxOp{t["maxes"], t["logits"], r.valid}); };
+    cases.push_back(mx);
+
+    ParityCase se;
+    se.label = "xent_sumexp" + dims;
+    se.args = {output("sumexp", Kind::f32, {N}, kTolSums), output("target_logit", Kind::f32, {N}, Tol{}, Compare::exact),
+               input("logits", Kind::act, {N, r.Vl}, -4, 4), input("maxes", Kind::f32, {N}),
+               ints("targets", {N}, r.vocab_total)};
+    se.prepare = [r](Backend& ref, const ParityArgs& t, Tensors&) { ref.run(XentMaxOp{t["maxes"], t["logits"], r.valid}); };
+    se.run = [r](Backend& be, const ParityArgs& t) {
+      be.run(XentSumexpOp{t["sumexp"], t["target_logit"], t["logits"], t["maxes"], t["targets"], r.vocab_start, r.valid});
+    };
+    cases.push_back(se);
+
+    ParityCase lo;
+    lo.label = "xent_loss" + dims;
+    lo.args = {output("losses", Kind::f32, {N}, kTolSums), input("maxes", Kind::f32, {N}, -4, 4),
+               input("sumexp", Kind::f32, {N}, 1, 100), input("target_logit", Kind::f32, {N}, -4, 4)};
+    lo.run = [](Backend& be, const ParityArgs& t) {
+      be.run(XentLossOp{t["losses"], t["maxes"], t["sumexp"], t["target_logit"]});
+    };
+    cases.push_back(lo);
+
+    ParityCase bw;
+    bw.label = "xent_backward" + dims;
+    bw.args = {output("dlogits", Kind::act, {N, r.Vl}, kTolAct), input("logits", Kind::act, {N, r.Vl}, -4, 4),
+               input("maxes", Kind::f32, {N}), input("sumexp", Kind::f32, {N}), ints("targets", {N}, r.vocab_total)};
+    bw.prepare = [r](Backend& ref, const ParityArgs& t, Tensors& scratch) {
+      ref.run(XentMaxOp{t["maxes"], t["logits"], r.valid});
+      ref.run(XentSumexpOp{t["sumexp"], scratch.alloc(DType::f32, {r.N}), t["logits"], t["maxes"], t["targets"],
+                           r.vocab_start, r.valid});
+    };
+    bw.run = [r](Backend& be, const ParityArgs& t) {
+      be.run(XentBackwardOp{t["dlogits"], t["logits"], t["maxes"], t["sumexp"], t["targets"], r.vocab_start, r.valid,
+                            1.0f / float(r.N)});
+    };
+    cases.push_back(bw);
+  }
+  return cases;
+}
+
+// ---- optimizer ----
+inline AdamWStep parity_adamw_step() {
+  AdamWStep h;
+  h.lr = 1e-2f;
+  h.weight_decay = 0.1f;
+  h.grad_scale = 0.5f;
+  h.step = 3;
+  h.seed = 42;
+  h.offset = 1000;
+  return h;
+}
+
+// The compute copy of the weights is one rounding of the new master weights (nearest; the
+// rounding itself, and stochastic rounding, are tested in test_cuda_xent_adamw.cpp).
+inline std::vector<ParityCase> adamw_parity_cases() {
+  std::vector<ParityCase> cases;
+  for (int64_t n : {1, 13, 4099})
+    for (int64_t offset : {0, 1}) {
+      ParityCase c;
+      c.label = dims_label("adamw", {n}) + (offset ? " unaligned" : "");
+      c.offset = offset;
+      c.args = {accumulated("param", Kind::f32, {n}, kTolStats),
+                input("grad", Kind::f32, {n}),
+                accumulated("m", Kind::f32, {n}, kTolStats, Compare::close, -0.1f, 0.1f),
+                accumulated("v", Kind::f32, {n}, kTolStats, Compare::close, 0.0f, 0.01f),
+                output("param_copy", Kind::act, {n}, kTolAct)};
+      c.run = [](Backend& be, const ParityArgs& t) {
+        be.run(AdamWOp{t["param"], t["grad"], t["m"], t["v"], t["param_copy"], parity_adamw_step()});
+      };
+      cases.push_back(c);
+    }
+  return cases;
+}
+
+}  // namespace trainer::testing

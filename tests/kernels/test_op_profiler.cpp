@@ -1,0 +1,63 @@
+// OpProfiler through the front doors: each accepted op is one call of its row, keyed by the op's
+// name and shape as `trainer bench --profile` prints them (matmul by M, N, K, transposes and
+// dtype, named by its epilogue; AdamW as one row); a rejected call is not timed; clear() and
+// detaching on destruction.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/op_profiler.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace trainer::testing {
+namespace {
+
+const OpProfileRow* find_row(const std::vector<OpProfileRow>& rows, const std::string& op, const std::string& shape) {
+  for (const OpProfileRow& r : rows)
+    if (r.op == op && r.shape == shape) return &r;
+  return nullptr;
+}
+
+TEST_CASE("op profiler: front doors file each call under its name and shape") {
+  auto be = make_cpu_backend();
+  std::vector<float> out(6), a(8), b(12), bias(3), g(6), p(4), gr(4), m(4), v(4);
+  {
+    OpProfiler prof(*be);
+    for (int i = 0; i < 2; ++i) {
+      be->matmul(view(out, {2, 3}), view(a, {2, 4}), view(b, {3, 4}), Transpose::none, Transpose::transpose,
+                 view(bias, {3}), Accumulate::overwrite, Tensor{});
+      be->matmul(view(out, {2, 3}), view(a, {2, 4}), view(b, {3, 4}), Transpose::none, Transpose::transpose,
+                 Tensor{}, Accumulate::overwrite, view(g, {2, 3}));
+      be->adamw(view(p, {4}), view(gr, {4}), view(m, {4}), view(v, {4}), Tensor{}, AdamWStep{});
+      be->adamw(view(p, {2}), view(gr, {2}), view(m, {2}), view(v, {2}), Tensor{}, AdamWStep{});
+    }
+    be->gelu_forward(view(g, {6}), view(out, {6}));
+    CHECK_THROWS_AS(be->gelu_forward(view(g, {5}), view(out, {6})), std::logic_error);
+    prof.collect();
+    const auto rows = prof.rows();
+    CHECK(rows.size() == 4);
+    const OpProfileRow* bias_row = find_row(rows, "matmul+bias", "M=2 N=3 K=4 NT f32");
+    const OpProfileRow* gelu_row = find_row(rows, "matmul+gelu", "M=2 N=3 K=4 NT f32");
+    const OpProfileRow* adamw_row = find_row(rows, "adamw", "all parameters");
+    const OpProfileRow* gelu_fwd = find_row(rows, "gelu_forward", "(6) f32");
+    REQUIRE(bias_row);
+    REQUIRE(gelu_row);
+    REQUIRE(adamw_row);
+    REQUIRE(gelu_fwd);
+    CHECK(bias_row->calls == 2);
+    CHECK(gelu_row->calls == 2);
+    CHECK(adamw_row->calls == 4);
+    CHECK(gelu_fwd->calls == 1);  // the rejected call is not counted
+    for (const OpProfileRow& r : rows) CHECK(r.seconds >= 0);
+    for (size_t i = 1; i < rows.size(); ++i) CHECK(rows[i - 1].seconds >= rows[i].seconds);
+    prof.clear();
+    CHECK(prof.rows().empty());
+  }
+  // Detached: ops run untimed, with no profiler to call.
+  be->gelu_forward(view(g, {6}), view(out, {6}));
+}
+
+}  // namespace
+}  // namespace trainer::testing
