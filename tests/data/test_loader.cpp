@@ -8,7 +8,7 @@
 #include <set>
 
 #include "data/loader.h"
-#include "data/shard.h"
+#include "data/token_shard.h"
 #include "data/shuffle.h"
 #include "kernels/errors.h"
 #include "tests/data/data_test_util.h"

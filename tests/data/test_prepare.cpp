@@ -8,7 +8,7 @@
 
 #include "data/documents.h"
 #include "data/prepare.h"
-#include "data/shard.h"
+#include "data/token_shard.h"
 #include "kernels/errors.h"
 #include "tests/data/data_test_util.h"
 
