@@ -72,7 +72,7 @@ TEST_CASE("lr_at: wsd holds max_lr until the last decay_fraction, then decays li
   CHECK(lr_at(s, 300) == near(0.1));
 }
 
-TEST_CASE("lr_at: without warm-up step 0 is max_lr; a warm-up as long as the run never decays") {
+TEST_CASE("lr_at: without warm-up step 0 is max_lr, and a warm-up as long as the run never decays") {
   LrSchedule s = schedule(LrKind::cosine);
   s.warmup_steps = 0;
   CHECK(lr_at(s, 0) == near(1.0));

@@ -138,7 +138,7 @@ TEST_CASE("ProcessGrid: data 2 x tensor 2 x pipeline 2, every group's members") 
   CHECK(grid.dp().name() == "data");
 }
 
-TEST_CASE("ProcessGrid: pipeline 3 pairs the first and last stage; the middle stage has no embed group") {
+TEST_CASE("ProcessGrid: pipeline 3 pairs the first and last stage, the middle stage has no embed group") {
   const GridDims dims{2, 1, 3};  // ranks 0,1 stage 0; 2,3 stage 1; 4,5 stage 2
   const SimulatedWorld sim = simulate(dims);
   CHECK(sim.groups.at("tensor") == G{{0}, {1}, {2}, {3}, {4}, {5}});
