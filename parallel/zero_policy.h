@@ -1,7 +1,8 @@
 // ZeroPolicy: what a ZeRO stage (the recipe's parallel.zero, 0..3) means, expanded once into
-// the named behaviours that ParamStore, the planner and the checkpoint code ask about, so no
-// other file compares stage numbers (Megatron's DDP config and torchtitan's parallel_dims do
-// the same: use_distributed_optimizer, overlap_grad_reduce, fsdp_enabled).
+// the named behaviours that ParamStore (and through it the checkpoint code, which reads and
+// writes the slices ParamStore keeps), the planner and the recipe checks ask about, so no other
+// file compares stage numbers (Megatron's DDP config and torchtitan's parallel_dims do the
+// same: use_distributed_optimizer, overlap_grad_reduce, fsdp_enabled).
 //
 //   stage 0: every data rank keeps and updates everything; gradients all-reduced in buckets.
 //   stage 1: AdamW state (and a separate fp32 master) sharded over the data group; gradients
