@@ -56,7 +56,7 @@ void export_safetensors(CheckpointReader& reader, const std::string& path) {
     write(header.data(), header.size());
     for (const SafetensorsEntry& e : entries) {
       std::vector<float> values =
-          transform_tensor(e, reader.shape_of(e.key), reader.read_full(e.key, CkptState::master));
+          transform_tensor(e, reader.shape_of(e.key), reader.read_full(e.key, OptimizerState::master));
       TRAINER_CHECK(int64_t(values.size()) * 4 == e.end - e.begin, "export_safetensors: size of " + e.key);
       write(values.data(), values.size() * 4);
     }
@@ -105,7 +105,7 @@ void export_checkpoint(CheckpointReader& reader, ExportFormat format, const std:
   switch (format) {
     case ExportFormat::llmc:
       write_llmc_model(path, reader.manifest().model,
-                       [&](const std::string& name) { return reader.read_full(name, CkptState::master); });
+                       [&](const std::string& name) { return reader.read_full(name, OptimizerState::master); });
       return;
     case ExportFormat::safetensors: export_safetensors(reader, path); return;
   }

@@ -137,7 +137,7 @@ std::vector<CkptFileCheck> check_checkpoint_files(const std::string& dir, const 
   return out;
 }
 
-void inspect_checkpoint(const std::string& path, const std::vector<CkptState>& states) {
+void inspect_checkpoint(const std::string& path, const std::vector<OptimizerState>& states) {
   const std::string dir = resolve_checkpoint_dir(path);
   const CkptManifest m = read_manifest(dir);
   fmt::print("checkpoint: {}{}\n", dir, dir == path ? "" : fmt::format(" (the newest in {})", path));
@@ -171,14 +171,14 @@ void inspect_checkpoint(const std::string& path, const std::vector<CkptState>& s
   size_t width = 4;
   for (const ParamSpec& s : table) width = std::max(width, s.name.size());
   std::vector<std::string> state_names;
-  for (CkptState s : states) state_names.push_back(ckpt_state_name(s));
+  for (OptimizerState s : states) state_names.push_back(ckpt_state_name(s));
   fmt::print("tensors: {}; L2 norm of {}\n", table.size(), fmt::join(state_names, ", "));
   fmt::print("  {:<{}}  {:<14}  {:<5}", "name", width, "shape", "dtype");
   for (const std::string& s : state_names) fmt::print("  {:>12}", s);
   fmt::print("\n");
   for (const ParamSpec& s : table) {
     fmt::print("  {:<{}}  {:<14}  {:<5}", s.name, width, fmt::format("[{}]", fmt::join(s.shape, ", ")), "f32");
-    for (CkptState st : states) fmt::print("  {:>12.6g}", l2_norm(reader.read_full(s.name, st)));
+    for (OptimizerState st : states) fmt::print("  {:>12.6g}", l2_norm(reader.read_full(s.name, st)));
     fmt::print("\n");
   }
   std::fflush(stdout);

@@ -31,6 +31,6 @@ std::vector<CkptFileCheck> check_checkpoint_files(const std::string& dir, const 
 // version, recipe summary, layout, files with their check, and every tensor with the L2 norm of
 // each of `states`. A file that fails its check is listed and then thrown as an InputError
 // (exit code 2) before the tensors.
-void inspect_checkpoint(const std::string& path, const std::vector<CkptState>& states);
+void inspect_checkpoint(const std::string& path, const std::vector<OptimizerState>& states);
 
 }  // namespace trainer

@@ -10,11 +10,11 @@
 
 namespace trainer {
 
-const char* ckpt_state_name(CkptState s) {
+const char* ckpt_state_name(OptimizerState s) {
   switch (s) {
-    case CkptState::master: return "master";
-    case CkptState::m: return "adam_m";
-    case CkptState::v: return "adam_v";
+    case OptimizerState::master: return "master";
+    case OptimizerState::m: return "adam_m";
+    case OptimizerState::v: return "adam_v";
   }
   return "?";
 }
@@ -37,8 +37,8 @@ TpSplit parse_split(const std::string& s, const std::string& where) {
   throw InputError(where + ": unknown tensor split '" + s + "'; valid: none, rows, cols, qkv_rows");
 }
 
-CkptState parse_state(const std::string& s, const std::string& where) {
-  for (CkptState t : {CkptState::master, CkptState::m, CkptState::v})
+OptimizerState parse_state(const std::string& s, const std::string& where) {
+  for (OptimizerState t : kOptimizerStates)
     if (s == ckpt_state_name(t)) return t;
   throw InputError(where + ": unknown state '" + s + "'; valid: master, adam_m, adam_v");
 }
@@ -81,7 +81,7 @@ std::vector<CkptPiece> rank_pieces(const StageLayout& layout, int file_index) {
     if (spec.split == TpSplit::none && o.tp_rank != 0) continue;
     Range own = layout.owned_slice(p);
     if (own.empty()) continue;
-    for (CkptState st : {CkptState::master, CkptState::m, CkptState::v}) {
+    for (OptimizerState st : kOptimizerStates) {
       CkptPiece c;
       c.name = spec.name;
       c.state = st;

@@ -15,6 +15,7 @@
 
 #include "data/loader.h"
 #include "model/gpt_config.h"
+#include "model/optimizer_state.h"
 #include "model/param_table.h"
 #include "model/stage_layout.h"
 
@@ -22,8 +23,8 @@ namespace trainer {
 
 constexpr int kCheckpointFormat = 1;
 
-enum class CkptState : uint8_t { master, m, v };
-const char* ckpt_state_name(CkptState state);
+// The name a manifest stores a state under ("master", "adam_m", "adam_v").
+const char* ckpt_state_name(OptimizerState state);
 
 struct CkptFile {
   std::string name;  // relative to the checkpoint directory
@@ -34,7 +35,7 @@ struct CkptFile {
 
 struct CkptPiece {
   std::string name;  // global tensor name
-  CkptState state = CkptState::master;
+  OptimizerState state = OptimizerState::master;
   int file = 0;        // index into files
   int64_t offset = 0;  // bytes into the file
   TpSplit split = TpSplit::none;

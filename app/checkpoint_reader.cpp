@@ -47,7 +47,7 @@ CheckpointReader::~CheckpointReader() {
 }
 
 const std::vector<CheckpointReader::Segment>& CheckpointReader::segments(const std::string& name,
-                                                                         CkptState state) const {
+                                                                         OptimizerState state) const {
   auto key = std::make_pair(name, int(state));
   auto it = index_.find(key);
   if (it != index_.end()) return it->second;
@@ -68,7 +68,7 @@ const std::vector<CheckpointReader::Segment>& CheckpointReader::segments(const s
   return index_.emplace(key, std::move(segs)).first->second;
 }
 
-std::set<int> CheckpointReader::files_for(const std::string& name, CkptState state,
+std::set<int> CheckpointReader::files_for(const std::string& name, OptimizerState state,
                                           const std::vector<Range>& ranges) const {
   std::set<int> out;
   const auto& segs = segments(name, state);
@@ -112,7 +112,7 @@ void CheckpointReader::verify_all() {
   verify_files(all);
 }
 
-void CheckpointReader::read(const std::string& name, CkptState state, const std::vector<Range>& ranges, float* out) {
+void CheckpointReader::read(const std::string& name, OptimizerState state, const std::vector<Range>& ranges, float* out) {
   verify_files(files_for(name, state, ranges));
   const auto& segs = segments(name, state);
   for (const Range& r : ranges) {
@@ -139,7 +139,7 @@ void CheckpointReader::read(const std::string& name, CkptState state, const std:
   }
 }
 
-std::vector<float> CheckpointReader::read_full(const std::string& name, CkptState state) {
+std::vector<float> CheckpointReader::read_full(const std::string& name, OptimizerState state) {
   auto si = spec_index_.find(name);
   if (si == spec_index_.end()) throw InputError(dir_ + ": no tensor '" + name + "' in this checkpoint");
   std::vector<float> out(table_[si->second].numel());

@@ -26,16 +26,16 @@ class CheckpointReader {
   const CkptManifest& manifest() const { return manifest_; }
 
   // Files that hold any element of these global ranges of (name, state).
-  std::set<int> files_for(const std::string& name, CkptState state, const std::vector<Range>& ranges) const;
+  std::set<int> files_for(const std::string& name, OptimizerState state, const std::vector<Range>& ranges) const;
   // Checks the checksums of the given files (InputError on a mismatch).
   void verify_files(const std::set<int>& files);
   void verify_all();
 
   // Fills out (sum of range sizes) with the global elements of (name, state) over `ranges`,
   // in order; an element that no piece holds is an InputError.
-  void read(const std::string& name, CkptState state, const std::vector<Range>& ranges, float* out);
+  void read(const std::string& name, OptimizerState state, const std::vector<Range>& ranges, float* out);
   // The whole global tensor.
-  std::vector<float> read_full(const std::string& name, CkptState state);
+  std::vector<float> read_full(const std::string& name, OptimizerState state);
   std::vector<int64_t> shape_of(const std::string& name) const;
 
  private:
@@ -44,7 +44,7 @@ class CheckpointReader {
     int file;
     int64_t offset;      // byte offset of `begin` in the file
   };
-  const std::vector<Segment>& segments(const std::string& name, CkptState state) const;
+  const std::vector<Segment>& segments(const std::string& name, OptimizerState state) const;
 
   std::string dir_;
   CkptManifest manifest_;

@@ -14,22 +14,14 @@ namespace trainer {
 
 namespace {
 
-ParamStore::StateKind store_kind(CkptState s) {
-  return s == CkptState::master ? ParamStore::StateKind::master
-         : s == CkptState::m    ? ParamStore::StateKind::m
-                                : ParamStore::StateKind::v;
-}
-
-constexpr CkptState kStates[] = {CkptState::master, CkptState::m, CkptState::v};
-
 // Checks the files this rank will read; returns "" or the problem.
 std::string validate_for_rank(CheckpointReader& reader, Trainer& t) {
   try {
     std::set<int> files;
     for (const LocalParam& p : t.layout().params()) {
       const std::string& name = t.layout().spec(p).name;
-      for (CkptState s : kStates) {
-        Range need = t.store().needed_range(p, store_kind(s));
+      for (OptimizerState s : kOptimizerStates) {
+        Range need = t.store().needed_range(p, s);
         for (int f : reader.files_for(name, s, slice_to_global(p.runs, need.begin, need.end))) files.insert(f);
       }
     }
@@ -80,11 +72,11 @@ void check_model_matches(const CheckpointReader& reader, const GptConfig& config
 void load_checkpoint(Trainer& t, CheckpointReader& reader) {
   for (const LocalParam& p : t.layout().params()) {
     const std::string& name = t.layout().spec(p).name;
-    for (CkptState s : kStates) {
-      Range need = t.store().needed_range(p, store_kind(s));
+    for (OptimizerState s : kOptimizerStates) {
+      Range need = t.store().needed_range(p, s);
       std::vector<float> values(size_t(need.size()));
       reader.read(name, s, slice_to_global(p.runs, need.begin, need.end), values.data());
-      t.store().write_state(p, store_kind(s), values);
+      t.store().write_state(p, s, values);
     }
   }
   t.store().sync_compute_from_master();

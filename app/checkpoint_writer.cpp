@@ -125,10 +125,7 @@ std::string save_checkpoint(Trainer& t, const LoaderState& loader_state) {
       ParamStore& store = t.store();
       for (const CkptPiece& p : rank_pieces(t.layout(), rank)) {
         const LocalParam& lp = t.layout().params()[p.local];
-        auto kind = p.state == CkptState::master ? ParamStore::StateKind::master
-                    : p.state == CkptState::m    ? ParamStore::StateKind::m
-                                                 : ParamStore::StateKind::v;
-        std::vector<float> values = store.read_state(lp, kind);
+        std::vector<float> values = store.read_state(lp, p.state);
         w.write(values.data(), values.size() * 4);
       }
       w.finish();

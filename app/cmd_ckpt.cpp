@@ -26,23 +26,23 @@ struct CkptOptions {
   std::string out;
 };
 
-std::vector<CkptState> parse_states(const std::vector<std::string>& names) {
-  if (names.empty()) return {CkptState::master};
-  std::vector<CkptState> out;
-  auto add = [&](CkptState s) {
-    for (CkptState x : out)
+std::vector<OptimizerState> parse_states(const std::vector<std::string>& names) {
+  if (names.empty()) return {OptimizerState::master};
+  std::vector<OptimizerState> out;
+  auto add = [&](OptimizerState s) {
+    for (OptimizerState x : out)
       if (x == s) return;
     out.push_back(s);
   };
   for (const std::string& n : names) {
     if (n == "all") {
-      for (CkptState s : {CkptState::master, CkptState::m, CkptState::v}) add(s);
+      for (OptimizerState s : kOptimizerStates) add(s);
     } else if (n == "master") {
-      add(CkptState::master);
+      add(OptimizerState::master);
     } else if (n == "adam_m") {
-      add(CkptState::m);
+      add(OptimizerState::m);
     } else if (n == "adam_v") {
-      add(CkptState::v);
+      add(OptimizerState::v);
     } else {
       throw ConfigError("ckpt inspect --state: unknown state '" + n + "'; valid: master, adam_m, adam_v, all");
     }

@@ -17,7 +17,7 @@
 #include "data/file_glob.h"
 #include "data/loader.h"
 #include "data/prepare.h"
-#include "data/shard.h"
+#include "data/token_shard.h"
 #include "data/tokenizer.h"
 #include "kernels/errors.h"
 

@@ -73,17 +73,20 @@ PlanUnits plan_units_closed_form(const GptConfig& c, int tp, int dp, int pp, int
   return u;
 }
 
-StoreMemory plan_store_memory(const PlanUnits& u, int zero, int64_t act_bytes) {
+StoreMemory plan_store_memory(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes) {
   const int64_t total = u.total(), shard = u.shard_total();
-  const bool act_f32 = act_bytes == 4;
-  const bool master_aliases_compute = act_f32 && zero < 3;
-  const bool master_full = zero == 0 || master_aliases_compute;
+  const DType act = plan_act_dtype(act_bytes);
   StoreMemory m;
-  if (zero < 3) m.params = total * act_bytes;
-  if (zero == 3 && !act_f32) m.params = shard * act_bytes;
-  if (!master_aliases_compute) m.master = (master_full ? total : shard) * 4;
-  m.grads = (zero < 2 ? total : shard) * 4;
-  m.optimizer = 2 * (zero == 0 ? total : shard) * 4;
+  if (!zero.shard_parameters()) m.params = total * act_bytes;
+  // Sharded f32 parameters are the master shard itself.
+  if (zero.shard_parameters() && act != DType::f32) m.params = shard * act_bytes;
+  switch (zero.master_weights(act)) {
+    case MasterWeights::compute_copy: break;
+    case MasterWeights::full_copy: m.master = total * 4; break;
+    case MasterWeights::own_shard: m.master = shard * 4; break;
+  }
+  m.grads = (zero.shard_gradients() ? shard : total) * 4;
+  m.optimizer = 2 * (zero.shard_optimizer_state() ? shard : total) * 4;
   return m;
 }
 
@@ -92,25 +95,30 @@ namespace {
 // ParamStore's staging pool and the calls that use it, for one rank.
 class StagingPool {
  public:
-  StagingPool(const PlanUnits& u, int zero, int64_t act_bytes)
-      : u_(u), zero_(zero), act_(act_bytes), refs_(u.padded.size(), 0), temp_(u.padded.size(), 0) {}
+  StagingPool(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes)
+      : u_(u),
+        gather_(zero.param_gather() == ParamGather::per_unit),
+        scatter_(zero.grad_reduction() == GradReduction::per_unit_reduce_scatter),
+        act_(act_bytes),
+        refs_(u.padded.size(), 0),
+        temp_(u.padded.size(), 0) {}
 
   void acquire(int unit) {
-    if (zero_ < 3) return;
+    if (!gather_) return;
     if (refs_[size_t(unit)]++ == 0) take(u_.padded[size_t(unit)] * act_);
   }
   void release(int unit) {
-    if (zero_ < 3) return;
+    if (!gather_) return;
     if (--refs_[size_t(unit)] == 0) give(u_.padded[size_t(unit)] * act_);
   }
   void grads(int unit) {
-    if (zero_ < 2 || temp_[size_t(unit)]) return;
+    if (!scatter_ || temp_[size_t(unit)]) return;
     take(u_.padded[size_t(unit)] * 4);
     temp_[size_t(unit)] = 1;
   }
   // A unit's reduce-scatter: a shard-sized output, at most 2 in flight after each start.
   void grads_done(int unit) {
-    if (zero_ < 2 || !temp_[size_t(unit)]) return;
+    if (!scatter_ || !temp_[size_t(unit)]) return;
     take(u_.padded[size_t(unit)] / u_.dp * 4);
     temp_[size_t(unit)] = 0;
     pending_.push_back(unit);
@@ -201,7 +209,8 @@ class StagingPool {
   }
 
   const PlanUnits& u_;
-  int zero_;
+  bool gather_;   // units gathered per use (ParamGather::per_unit)
+  bool scatter_;  // per-unit gradient staging and reduce-scatter
   int64_t act_;
   std::vector<int> refs_;
   std::vector<char> temp_;
@@ -213,7 +222,7 @@ class StagingPool {
 
 // Replays one training step's ParamStore calls in the schedule's order (see
 // plan_staging_peak).
-StagingPool replay_step(const PlanUnits& u, int zero, int64_t act_bytes, Schedule schedule, int pp_rank, int pp,
+StagingPool replay_step(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, Schedule schedule, int pp_rank, int pp,
                         int micro_batches) {
   StagingPool pool(u, zero, act_bytes);
   const int m = std::min(micro_batches, 4);
@@ -228,9 +237,9 @@ StagingPool replay_step(const PlanUnits& u, int zero, int64_t act_bytes, Schedul
 
 }  // namespace
 
-int64_t plan_staging_peak(const PlanUnits& u, int zero, int64_t act_bytes, Schedule schedule, int pp_rank, int pp,
-                          int micro_batches) {
-  if (zero < 2) return 0;
+int64_t plan_staging_peak(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, Schedule schedule, int pp_rank,
+                          int pp, int micro_batches) {
+  if (zero.grad_reduction() == GradReduction::bucketed_all_reduce) return 0;
   return replay_step(u, zero, act_bytes, schedule, pp_rank, pp, micro_batches).allocated();
 }
 
@@ -268,20 +277,22 @@ std::vector<int64_t> plan_buckets(const PlanUnits& u, double bucket_mb) {
   return buckets;
 }
 
-int64_t plan_reduction_transient(const PlanUnits& u, int zero, int64_t act_bytes, Schedule schedule, int pp_rank,
-                                 int pp, int micro_batches, double bucket_mb) {
+int64_t plan_reduction_transient(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, Schedule schedule,
+                                 int pp_rank, int pp, int micro_batches, double bucket_mb) {
   int64_t grads = 0;
-  if (u.dp > 1 && zero < 2) {
+  const GradReduction reduction = zero.grad_reduction();
+  if (u.dp > 1 && reduction == GradReduction::bucketed_all_reduce) {
     // Two buckets in flight at most: the largest pair of consecutive ones.
     std::vector<int64_t> b = plan_buckets(u, bucket_mb);
     for (size_t i = 0; i < b.size(); ++i) grads = std::max(grads, b[i] + (i + 1 < b.size() ? b[i + 1] : 0));
   }
-  if (u.dp > 1 && zero >= 2) grads = replay_step(u, zero, act_bytes, schedule, pp_rank, pp, micro_batches).reducing_peak();
+  if (u.dp > 1 && reduction == GradReduction::per_unit_reduce_scatter)
+    grads = replay_step(u, zero, act_bytes, schedule, pp_rank, pp, micro_batches).reducing_peak();
   // Then the tied embedding's all-reduce between the first and last stage (in place, 2 ranks).
   int64_t tied = 0;
   if (pp > 1 && (u.first || u.last)) {
     const int64_t wte = u.padded[size_t(u.first ? u.unit_wte : u.unit_head_wte)];
-    tied = (zero < 2 ? wte : wte / u.dp) * 4;
+    tied = (zero.shard_gradients() ? wte / u.dp : wte) * 4;
   }
   return std::max(grads, tied);
 }
@@ -296,11 +307,12 @@ PlanRankMemory plan_rank_memory(const GptConfig& c, const PlanLayout& l, int pp_
   r.pp_rank = pp_rank;
   r.n_layers = u.n_layers;
   r.param_elements = u.total();
-  r.store = plan_store_memory(u, l.zero, act_bytes);
-  r.staging = plan_staging_peak(u, l.zero, act_bytes, l.schedule, pp_rank, l.pipeline, l.grad_accum());
+  const ZeroPolicy zero = l.zero_policy();
+  r.store = plan_store_memory(u, zero, act_bytes);
+  r.staging = plan_staging_peak(u, zero, act_bytes, l.schedule, pp_rank, l.pipeline, l.grad_accum());
   if (host == HostTransients::cpu_path) {
     r.init_transient = std::min<int64_t>(u.max_param, int64_t(1) << 20) * 4;
-    r.reduction_transient = plan_reduction_transient(u, l.zero, act_bytes, l.schedule, pp_rank, l.pipeline,
+    r.reduction_transient = plan_reduction_transient(u, zero, act_bytes, l.schedule, pp_rank, l.pipeline,
                                                      l.grad_accum(), l.bucket_mb);
   }
   ActivationDims d;

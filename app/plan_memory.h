@@ -1,7 +1,7 @@
 // Memory of one rank for `trainer plan`: the parameter units it holds (from the trainer's own
 // StageLayout, or from a closed form of the same sizes for the layout search), the buffers
-// ParamStore allocates for them under each ZeRO stage, ParamStore's ZeRO-2/3 staging pool
-// (replayed call by call, as GptStage and the pipeline schedule make the calls) and the
+// ParamStore allocates for them under the ZeRO policy, ParamStore's staging pool for per-unit
+// gathers and reduce-scatters (replayed call by call, as GptStage and the pipeline schedule make the calls) and the
 // activation buffers of plan_activation.h. All figures are bytes unless named elements.
 //
 // Invariant: for a rank of a running trainer, after its first step, the rank's total equals
@@ -14,9 +14,9 @@
 // - MpiComm's collectives are Open MPI's non-blocking ones (coll/libnbc), and libnbc reduces
 //   through a temporary host buffer as large as the message, from start to completion (an
 //   in-place all-reduce: one copy; reduce-scatter: one, two on the group's root beyond 2
-//   ranks). ZeRO 0/1 keep at most two gradient buckets' all-reduces in flight (ParamStore
-//   waits for the older before starting a third), so the two largest consecutive buckets
-//   count; ZeRO 2/3 keep at most 3 unit reduce-scatters in flight; the tied embedding's
+//   ranks). Bucketed all-reduce keeps at most two buckets in flight (ParamStore waits for
+//   the older before starting a third), so the two largest consecutive buckets count; per-unit
+//   reduce-scatter keeps at most 3 in flight; the tied embedding's
 //   all-reduce follows. Tensor-parallel all-reduces of (B,T,C) activations are small and not
 //   counted.
 // With NCCL on GPUs neither is device memory, so GPU plans leave them out.
@@ -29,6 +29,7 @@
 #include "model/gpt_config.h"
 #include "model/stage_layout.h"
 #include "parallel/pipeline_schedule.h"
+#include "parallel/zero_policy.h"
 
 namespace trainer {
 
@@ -53,27 +54,31 @@ PlanUnits plan_units(const StageLayout& layout);
 PlanUnits plan_units_closed_form(const GptConfig& config, int tp, int dp, int pp, int pp_rank,
                                  const std::vector<int>& stage_layers);
 
+// The compute copy's element type for its size in bytes (4: f32, 2: bf16).
+inline DType plan_act_dtype(int64_t act_bytes) { return act_bytes == 4 ? DType::f32 : DType::bf16; }
+
 // ParamStore's persistent buffers (its constructor).
 struct StoreMemory {
-  int64_t params = 0;     // compute copy (act dtype): whole, or the shard under ZeRO-3
+  int64_t params = 0;     // compute copy (act dtype): whole, or the shard when parameters are sharded
   int64_t master = 0;     // fp32 master where it is not the compute copy itself
-  int64_t grads = 0;      // f32 gradient accumulators: whole for zero 0/1, the shard for 2/3
-  int64_t optimizer = 0;  // AdamW m and v (f32): whole for zero 0, the shard otherwise
+  int64_t grads = 0;      // f32 gradient accumulators: whole, or the shard when gradients are sharded
+  int64_t optimizer = 0;  // AdamW m and v (f32): whole, or the shard when optimizer state is sharded
   int64_t total() const { return params + master + grads + optimizer; }
 };
-StoreMemory plan_store_memory(const PlanUnits& units, int zero, int64_t act_bytes);
+StoreMemory plan_store_memory(const PlanUnits& units, ZeroPolicy zero, int64_t act_bytes);
 
-// Peak bytes of ParamStore's staging pool over a training step: ZeRO-3's gathered units and
-// ZeRO-2/3's per-unit gradient buffers and reduce-scatter outputs (zero for zero 0/1). The
+// Peak bytes of ParamStore's staging pool over a training step: units gathered per use
+// (ParamGather::per_unit) and the per-unit gradient buffers and reduce-scatter outputs
+// (GradReduction::per_unit_reduce_scatter); 0 under bucketed all-reduce. The
 // pool keeps every buffer it ever allocated for reuse, by exact size. The step is replayed
 // with min(micro-batches, 4) micro-batches in the schedule's order: after the first backward
 // the pool's pattern repeats, so more micro-batches allocate nothing new.
-int64_t plan_staging_peak(const PlanUnits& units, int zero, int64_t act_bytes, Schedule schedule, int pp_rank,
+int64_t plan_staging_peak(const PlanUnits& units, ZeroPolicy zero, int64_t act_bytes, Schedule schedule, int pp_rank,
                           int pp, int micro_batches);
 // Peak bytes of the CPU path's MPI reduction temporaries over a step (see the top).
-int64_t plan_reduction_transient(const PlanUnits& units, int zero, int64_t act_bytes, Schedule schedule,
+int64_t plan_reduction_transient(const PlanUnits& units, ZeroPolicy zero, int64_t act_bytes, Schedule schedule,
                                  int pp_rank, int pp, int micro_batches, double bucket_mb);
-// ZeRO 0/1 gradient buckets in the order backward completes them (bytes), formed as
+// Gradient buckets of GradReduction::bucketed_all_reduce in the order backward completes them (bytes), formed as
 // ParamStore forms them: consecutive units until parallel.bucket_mb is reached.
 std::vector<int64_t> plan_buckets(const PlanUnits& units, double bucket_mb);
 
@@ -102,7 +107,8 @@ struct PlanRankMemory {
 
 // The layout parameters plan needs besides the model shape.
 struct PlanLayout {
-  int data = 1, tensor = 1, pipeline = 1, zero = 0;
+  int data = 1, tensor = 1, pipeline = 1;
+  int zero = 0;  // parallel.zero, as the recipe numbers it; ask zero_policy() what it means
   int micro_batch = 1;
   int global_batch = 1;
   int seq_len = 1;
@@ -113,6 +119,7 @@ struct PlanLayout {
   double bucket_mb = 25.0;
   int grad_accum() const { return global_batch / (micro_batch * data); }
   int world() const { return data * tensor * pipeline; }
+  ZeroPolicy zero_policy() const { return trainer::zero_policy(zero); }
 };
 
 // Micro-batches alive at once on a stage, as the trainer sizes its activation slots.

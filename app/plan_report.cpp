@@ -117,9 +117,11 @@ std::string format_plan_text(const PlanReport& r) {
     out += fmt::format("; schedule {}, bubble fraction {:.3f}", schedule_name(l.schedule),
                        bubble_fraction(l.pipeline, l.grad_accum()));
   out += "\n";
+  const ZeroPolicy zero = l.zero_policy();
+  const bool master_is_compute = zero.master_weights(plan_act_dtype(c.act_bytes)) == MasterWeights::compute_copy;
   out += fmt::format("precision: activations and compute weights {}; gradients, optimizer state and master weights "
                      "fp32{}\n",
-                     dtype_label(c.act_bytes), c.act_bytes == 4 && l.zero < 3 ? " (the master is the compute copy)" : "");
+                     dtype_label(c.act_bytes), master_is_compute ? " (the master is the compute copy)" : "");
 
   out += "memory per rank by pipeline stage (every tensor and data rank of a stage holds the same):\n";
   const bool host = c.host == HostTransients::cpu_path;
@@ -148,10 +150,12 @@ std::string format_plan_text(const PlanReport& r) {
   auto row = [&out](const std::string& label, const std::string& value) {
     out += fmt::format("  {:<36} {}\n", label, value);
   };
-  row(fmt::format("parameters ({} compute copy{})", dtype_label(c.act_bytes), l.zero == 3 ? ", own shard" : ""),
+  auto own_shard = [](bool sharded) { return sharded ? ", own shard" : ""; };
+  row(fmt::format("parameters ({} compute copy{})", dtype_label(c.act_bytes), own_shard(zero.shard_parameters())),
       format_bytes(m.store.params));
-  row(fmt::format("gradients (fp32{})", l.zero >= 2 ? ", own shard" : ""), format_bytes(m.store.grads));
-  row(fmt::format("optimizer m and v (fp32{})", l.zero >= 1 ? ", own shard" : ""), format_bytes(m.store.optimizer));
+  row(fmt::format("gradients (fp32{})", own_shard(zero.shard_gradients())), format_bytes(m.store.grads));
+  row(fmt::format("optimizer m and v (fp32{})", own_shard(zero.shard_optimizer_state())),
+      format_bytes(m.store.optimizer));
   row("fp32 master (where separate)", format_bytes(m.store.master));
   row(fmt::format("activations ({} in flight)", a.slots),
       fmt::format("{} = {} x {} + scratch {} (backward {}, recompute {}, head and logits {})",

@@ -26,9 +26,13 @@ std::vector<PlanLayout> enumerate_layouts(const SearchInput& in) {
       if (pp > c.n_layer) continue;
       const int dp = in.world / (tp * pp);
       if (in.global_batch % dp != 0) continue;
-      std::vector<int> zeros = {0};
-      if (dp > 1) zeros.insert(zeros.end(), {1, 2});
-      if (dp > 1 && pp == 1) zeros.push_back(3);
+      // With one data rank there is nothing to shard; per-unit gathers are not pipelined.
+      std::vector<int> zeros;
+      for (ZeroPolicy z : all_zero_policies()) {
+        if (dp == 1 && z.shard_optimizer_state()) continue;
+        if (pp > 1 && z.param_gather() == ParamGather::per_unit) continue;
+        zeros.push_back(z.stage());
+      }
       std::vector<Schedule> schedules = {Schedule::one_f_one_b};
       if (pp > 1) schedules = {Schedule::gpipe, Schedule::one_f_one_b};
       for (int zero : zeros)

@@ -79,6 +79,7 @@ StepEstimate estimate_step(const GptConfig& c, const PlanLayout& l, const Device
   const int stage_stride = t * d;  // ranks between neighbouring pipeline stages
   const Link pp_link = link_for(pairs_within_node(stage_stride, world - stage_stride, dev.ranks_per_node), dev);
   const Link tied_link = link_for(pairs_within_node((p - 1) * stage_stride, stage_stride, dev.ranks_per_node), dev);
+  const ZeroPolicy zero = l.zero_policy();
 
   // Even split (or the recipe's): stage 0 and stage 1 have the most layers, the last the head.
   std::vector<int> stages = {0};
@@ -112,18 +113,23 @@ StepEstimate estimate_step(const GptConfig& c, const PlanLayout& l, const Device
     const double P = double(u.total());
     const double grads = P * 4, params = P * double(act_bytes);
     double exposed = 0;
-    if (l.zero <= 1) exposed = std::max(0.0, all_reduce_s(grads, d, dp_link) - st.bwd);
-    if (l.zero == 2) exposed = m * std::max(0.0, scatter_gather_s(grads, d, dp_link) - st.bwd);
-    if (l.zero == 3)
+    // The conditions are asked inline, one `if` per case, rather than held in named bools: the
+    // compiler's choice of fused multiply-adds depends on the shape of this code, and `trainer
+    // plan` reports (and the ranking of near ties) are kept bit-identical across refactors.
+    if (zero.grad_reduction() == GradReduction::bucketed_all_reduce)
+      exposed = std::max(0.0, all_reduce_s(grads, d, dp_link) - st.bwd);
+    if (zero.grad_reduction() == GradReduction::per_unit_reduce_scatter && zero.param_gather() != ParamGather::per_unit)
+      exposed = m * std::max(0.0, scatter_gather_s(grads, d, dp_link) - st.bwd);
+    if (zero.param_gather() == ParamGather::per_unit)
       exposed = m * (2 * scatter_gather_s(params, d, dp_link) + std::max(0.0, scatter_gather_s(grads, d, dp_link) - st.bwd));
-    if (l.zero == 1 || l.zero == 2) exposed += scatter_gather_s(params, d, dp_link);
+    if (zero.param_gather() == ParamGather::after_step) exposed += scatter_gather_s(params, d, dp_link);
     if (p > 1 && (u.first || u.last)) {
       const double wte = double(u.padded[size_t(u.first ? u.unit_wte : u.unit_head_wte)]);
-      exposed += all_reduce_s((l.zero >= 2 ? wte / d : wte) * 4, 2, tied_link);
+      exposed += all_reduce_s((zero.shard_gradients() ? wte / d : wte) * 4, 2, tied_link);
     }
     dp_exposed = std::max(dp_exposed, exposed);
-    const double owned = l.zero == 0 ? P : P / d;
-    const bool separate_copy = act_bytes != 4 || l.zero == 3;
+    const double owned = zero.shard_optimizer_state() ? P / d : P;
+    const bool separate_copy = zero.master_weights(plan_act_dtype(act_bytes)) != MasterWeights::compute_copy;
     optimizer = std::max(optimizer, owned * (32.0 + (separate_copy ? double(act_bytes) : 0.0)) / dev.hbm_bytes_per_s);
   }
 

@@ -10,11 +10,12 @@
 // Pipeline: per micro-batch one activation in and one gradient out, (B,T,C) each, not
 //   overlapped; the step takes (m + p - 1) micro-batch times of the slowest stage, the
 //   (p - 1) extra being the bubble, the same for gpipe and 1f1b.
-// Data parallel, as ParamStore does it (gradients f32, parameters in the act dtype):
-//   zero 0/1: bucketed all-reduce of all gradients once per step, hidden behind the last
-//   micro-batch's backward where it fits; zero 1/2: all-gather of the parameters after the
-//   optimizer (exposed); zero 2/3: a reduce-scatter per micro-batch behind that micro-batch's
-//   backward; zero 3: two all-gathers per micro-batch (forward and backward), exposed.
+// Data parallel, as ParamStore does it under the ZeRO policy (gradients f32, parameters in the
+//   act dtype): bucketed all-reduce (zero 0/1) of all gradients once per step, hidden behind
+//   the last micro-batch's backward where it fits; per-unit reduce-scatter (zero 2/3) per
+//   micro-batch behind that micro-batch's backward; parameters gathered after the step (zero
+//   1/2) once, exposed; gathered per unit (zero 3) twice per micro-batch (forward and
+//   backward), exposed.
 //   The tied embedding's gradient is all-reduced between the first and last stage (exposed).
 // Collectives: ring all-reduce 2(n-1)/n x bytes / bw, reduce-scatter and all-gather
 //   (n-1)/n x bytes / bw, plus one latency per ring step; a group whose ranks are not all on

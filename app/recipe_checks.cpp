@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "kernels/errors.h"
+#include "parallel/zero_policy.h"
 
 namespace trainer {
 
@@ -87,7 +88,8 @@ void check_parallel(const Recipe& r, const KeyOrigins& o) {
                        "summing to {}, or [] for an even split",
                        sum, m.n_layer, p.pipeline, m.n_layer));
   }
-  if (p.zero == 3 && p.pipeline > 1)
+  // Per-unit parameter gathers (zero 3) are not combined with pipelining (see README).
+  if (zero_policy(p.zero).param_gather() == ParamGather::per_unit && p.pipeline > 1)
     fail(o, "parallel.zero",
          fmt::format("zero: 3 with pipeline > 1 is not supported; use zero 1 or 2 with "
                      "pipelining (parallel.pipeline is {})",

@@ -76,7 +76,7 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   lo.dp = par.data;
   lo.stage_layers = par.stages;
   layout_ = std::make_unique<StageLayout>(config_, lo);
-  store_ = std::make_unique<ParamStore>(*layout_, *backend_, grid_->dp(), grid_->embed(), par.zero, par.bucket_mb);
+  store_ = std::make_unique<ParamStore>(*layout_, *backend_, grid_->dp(), grid_->embed(), zero_policy(par.zero), par.bucket_mb);
   if (recipe_.model.init_from.empty())
     store_->init_random(tr.seed);
   else

@@ -10,7 +10,7 @@
 #include <array>
 
 #include "data/file_glob.h"
-#include "data/shard.h"
+#include "data/token_shard.h"
 #include "data/shuffle.h"
 #include "kernels/errors.h"
 #include "kernels/tensor.h"

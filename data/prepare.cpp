@@ -11,7 +11,7 @@
 #include "data/documents.h"
 #include "data/file_glob.h"
 #include "data/file_io.h"
-#include "data/shard.h"
+#include "data/token_shard.h"
 #include "data/shuffle.h"
 #include "kernels/errors.h"
 

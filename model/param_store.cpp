@@ -1,4 +1,4 @@
-// ParamStore implementation (see param_store.h for the ZeRO stages).
+// ParamStore implementation (see param_store.h; the ZeRO behaviours are parallel/zero_policy.h's).
 #include "model/param_store.h"
 
 #include <algorithm>
@@ -22,32 +22,32 @@ Tensor reshape(Tensor t, const std::vector<int64_t>& shape) {
 
 }  // namespace
 
-ParamStore::ParamStore(const StageLayout& layout, Backend& backend, Comm& dp, Comm* embed, int zero,
+ParamStore::ParamStore(const StageLayout& layout, Backend& backend, Comm& dp, Comm* embed, ZeroPolicy zero,
                        double bucket_mb)
-    : impl_(std::make_unique<Impl>(layout, backend, dp, embed, zero, bucket_mb)), layout_(layout), zero_(zero) {
-  TRAINER_CHECK(zero >= 0 && zero <= 3, "zero stage");
+    : impl_(std::make_unique<Impl>(layout, backend, dp, embed, zero, bucket_mb)), layout_(layout) {
   TRAINER_CHECK(dp.size() == layout.options().dp, "data group size vs layout");
   Impl& s = *impl_;
   const size_t act_size = dtype_size(s.act);
   const int64_t total = layout.total(), shard = layout.shard_total();
-  s.master_aliases_compute = s.act == DType::f32 && zero < 3;
-  s.master_full = zero == 0 || s.master_aliases_compute;
   auto zeroed = [&](int64_t n, size_t elem) {
     Buffer b = backend.alloc(size_t(n) * elem);
     if (n) backend.memset_zero(b.data(), b.bytes());
     return b;
   };
-  if (zero < 3) s.compute = zeroed(total, act_size);
-  if (zero == 3 && s.act != DType::f32) s.compute_shard = zeroed(shard, act_size);
-  if (!s.master_aliases_compute) s.master = zeroed(s.master_full ? total : shard, 4);
-  if (zero < 2) s.grads_full = zeroed(total, 4);
-  else s.grads_shard = zeroed(shard, 4);
-  int64_t state = zero == 0 ? total : shard;
+  if (!zero.shard_parameters()) s.compute = zeroed(total, act_size);
+  // Sharded parameters in f32 are the master shard itself (acquire gathers from it).
+  if (zero.shard_parameters() && s.act != DType::f32) s.compute_shard = zeroed(shard, act_size);
+  if (!s.master_aliases_compute()) s.master = zeroed(s.master_full() ? total : shard, 4);
+  if (zero.shard_gradients()) s.grads_shard = zeroed(shard, 4);
+  else s.grads_full = zeroed(total, 4);
+  int64_t state = zero.shard_optimizer_state() ? shard : total;
   s.m = zeroed(state, 4);
   s.v = zeroed(state, 4);
 }
 
 ParamStore::~ParamStore() = default;
+
+ZeroPolicy ParamStore::zero() const { return impl_->zero; }
 
 void ParamStore::init_random(uint64_t seed) {
   // In chunks, so the host never holds more than a few MB beyond the model itself.
@@ -76,7 +76,7 @@ void ParamStore::init_random(uint64_t seed) {
 Tensor ParamStore::acquire(int unit) {
   Impl& s = *impl_;
   const LocalUnit& u = layout_.units()[unit];
-  if (zero_ < 3) return s.compute.tensor(s.act, {layout_.total()}).flat(u.offset, u.offset + u.padded);
+  if (s.zero.param_gather() != ParamGather::per_unit) return s.compute.tensor(s.act, {layout_.total()}).flat(u.offset, u.offset + u.padded);
   auto it = s.gathered.find(unit);
   if (it == s.gathered.end()) {
     Buffer b = s.take(size_t(u.padded) * dtype_size(s.act));
@@ -92,7 +92,7 @@ Tensor ParamStore::acquire(int unit) {
 
 void ParamStore::release(int unit) {
   Impl& s = *impl_;
-  if (zero_ < 3) return;
+  if (s.zero.param_gather() != ParamGather::per_unit) return;
   auto it = s.gathered.find(unit);
   TRAINER_CHECK(it != s.gathered.end() && it->second.second > 0, "release of a unit not acquired");
   if (--it->second.second == 0) {
@@ -109,16 +109,17 @@ Tensor ParamStore::view(Tensor unit_base, int unit, const std::string& name) con
 
 void ParamStore::zero_grads() {
   Impl& s = *impl_;
-  const Buffer& g = zero_ < 2 ? s.grads_full : s.grads_shard;
+  const Buffer& g = s.zero.shard_gradients() ? s.grads_shard : s.grads_full;
   if (g.bytes()) s.backend.memset_zero(g.data(), g.bytes());
 }
 
-void ParamStore::begin_micro(bool last_micro) { impl_->reduce_now = zero_ >= 2 || last_micro; }
+void ParamStore::begin_micro(bool last_micro) { impl_->reduce_now = impl_->zero.reduce_every_micro_batch() || last_micro; }
 
 Tensor ParamStore::grads(int unit) {
   Impl& s = *impl_;
   const LocalUnit& u = layout_.units()[unit];
-  if (zero_ < 2) return s.grads_full.tensor(DType::f32, {layout_.total()}).flat(u.offset, u.offset + u.padded);
+  if (s.zero.grad_reduction() == GradReduction::bucketed_all_reduce)
+    return s.grads_full.tensor(DType::f32, {layout_.total()}).flat(u.offset, u.offset + u.padded);
   auto it = s.grad_temp.find(unit);
   if (it == s.grad_temp.end()) {
     Buffer b = s.take(size_t(u.padded) * 4);
@@ -132,7 +133,7 @@ void ParamStore::grads_done(int unit) {
   Impl& s = *impl_;
   if (!s.reduce_now) return;
   const LocalUnit& u = layout_.units()[unit];
-  if (zero_ < 2) {
+  if (s.zero.grad_reduction() == GradReduction::bucketed_all_reduce) {
     if (s.bucket_lo >= 0 && unit != s.bucket_lo - 1 && unit != s.bucket_hi + 1) s.flush_bucket();
     s.bucket_lo = s.bucket_lo < 0 ? unit : std::min(s.bucket_lo, unit);
     s.bucket_hi = std::max(s.bucket_hi, unit);
@@ -154,7 +155,7 @@ void ParamStore::grads_done(int unit) {
 
 void ParamStore::finish_grads() {
   Impl& s = *impl_;
-  if (zero_ < 2) {
+  if (s.zero.grad_reduction() == GradReduction::bucketed_all_reduce) {
     s.flush_bucket();
     for (auto& r : s.bucket_requests) r->wait();
     s.bucket_requests.clear();
@@ -165,9 +166,10 @@ void ParamStore::finish_grads() {
   if (s.embed) {
     int unit = layout_.has_embedding() ? layout_.unit_wte() : layout_.unit_head_wte();
     const LocalUnit& u = layout_.units()[unit];
-    Tensor g = zero_ < 2 ? s.grads_full.tensor(DType::f32, {layout_.total()}).flat(u.offset, u.offset + u.padded)
-                         : s.grads_shard.tensor(DType::f32, {layout_.shard_total()})
-                               .flat(u.shard_offset, u.shard_offset + u.shard.size());
+    Tensor g = s.zero.shard_gradients()
+                   ? s.grads_shard.tensor(DType::f32, {layout_.shard_total()})
+                         .flat(u.shard_offset, u.shard_offset + u.shard.size())
+                   : s.grads_full.tensor(DType::f32, {layout_.total()}).flat(u.offset, u.offset + u.padded);
     s.embed->all_reduce(g, ReduceOp::sum);
   }
   if (s.tp_partial && s.tp_partial->size() > 1) {
@@ -176,7 +178,7 @@ void ParamStore::finish_grads() {
         const LocalParam& p = layout_.params()[pi];
         if (layout_.spec(p).split != TpSplit::none) continue;
         Range pr{p.offset - u.offset, p.offset - u.offset + p.numel};
-        Range piece = zero_ < 2 ? pr : intersect(pr, u.shard);
+        Range piece = s.zero.shard_gradients() ? intersect(pr, u.shard) : pr;
         if (!piece.empty()) s.tp_partial->all_reduce(s.grads_at(u, piece), ReduceOp::sum);
       }
     }
@@ -211,7 +213,7 @@ double ParamStore::grad_sq_norm() {
   return total;
 }
 
-void ParamStore::optimizer_step(const OptimizerHyper& h) {
+void ParamStore::optimizer_step(const AdamWStep& step) {
   Impl& s = *impl_;
   for (const LocalUnit& u : layout_.units()) {
     Range ur = s.opt_range(u);
@@ -221,21 +223,17 @@ void ParamStore::optimizer_step(const OptimizerHyper& h) {
       Range pr{p.offset - u.offset, p.offset - u.offset + p.numel};
       Range piece = intersect(pr, ur);
       if (piece.empty()) continue;
-      AdamWStep a;
-      a.lr = h.lr;
-      a.beta1 = h.beta1;
-      a.beta2 = h.beta2;
-      a.eps = h.eps;
-      a.weight_decay = spec.decay == WeightDecay::on ? h.weight_decay : 0.0f;
-      a.grad_scale = h.grad_scale;
-      a.step = h.step;
-      a.seed = h.seed ^ name_hash(spec.name);
+      AdamWStep a = step;
+      if (spec.decay == WeightDecay::off) a.weight_decay = 0.0f;
+      // Stochastic rounding keyed by (step seed, tensor, element of the local slice): the same
+      // for every data-parallel shard split.
+      a.seed = step.seed ^ name_hash(spec.name);
       a.offset = uint64_t(piece.begin - pr.begin);
       s.backend.adamw(s.master_at(u, piece), s.grads_at(u, piece), s.state_at(s.m, u, piece),
                       s.state_at(s.v, u, piece), s.copy_at(u, piece), a);
     }
   }
-  if ((zero_ == 1 || zero_ == 2) && s.dp.size() > 1) {
+  if (s.zero.param_gather() == ParamGather::after_step && s.dp.size() > 1) {
     std::vector<CommRequestPtr> reqs;
     for (const LocalUnit& u : layout_.units()) {
       Tensor whole = s.compute.tensor(s.act, {layout_.total()}).flat(u.offset, u.offset + u.padded);
@@ -251,7 +249,7 @@ MemoryFigures ParamStore::memory() const {
   f.params = int64_t(s.compute.bytes() + s.compute_shard.bytes());
   // ZeRO-3's gathered units live in the staging pool (comm); before the first step has filled
   // it, estimate them as two of the largest unit.
-  if (zero_ == 3 && s.pool_peak == 0) f.params += 2 * layout_.max_unit_padded() * int64_t(dtype_size(s.act));
+  if (s.zero.param_gather() == ParamGather::per_unit && s.pool_peak == 0) f.params += 2 * layout_.max_unit_padded() * int64_t(dtype_size(s.act));
   f.master = int64_t(s.master.bytes());
   f.grads = int64_t(s.grads_full.bytes() + s.grads_shard.bytes());
   f.optimizer = int64_t(s.m.bytes() + s.v.bytes());

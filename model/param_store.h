@@ -1,12 +1,9 @@
 // ParamStore: this rank's parameters, gradients and optimizer state in flat buffers laid out
-// by StageLayout, and ZeRO over the data group:
-//   zero 0: everything full on every data rank; gradients all-reduced in buckets.
-//   zero 1: optimizer state (and the fp32 master where it is separate) sharded; gradients
-//           all-reduced; each rank updates its shard, then parameters are all-gathered.
-//   zero 2: also gradients: each micro-batch's unit gradients are reduce-scattered into the
-//           rank's shard accumulator as soon as the unit's backward is done.
-//   zero 3: also parameters: only the shard is kept; a unit is all-gathered on acquire and
-//           freed on release (before its forward and again before its backward).
+// by StageLayout, and ZeRO over the data group as its ZeroPolicy names it
+// (parallel/zero_policy.h): which of optimizer state, gradients and parameters are sharded,
+// how gradients are reduced (bucketed all-reduce once per step, or a reduce-scatter per unit
+// every micro-batch), how parameters become whole (all-gathered after the step, or per unit on
+// acquire and freed on release) and where the fp32 master lives.
 // The loss is scaled by 1 / (tokens per step over all data ranks), so every reduction is a
 // plain sum. Parameter gradients are f32; compute parameters have the backend's act dtype.
 #pragma once
@@ -18,18 +15,17 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "model/optimizer_state.h"
 #include "model/stage_layout.h"
 #include "parallel/comm.h"
+#include "parallel/zero_policy.h"
 
 namespace trainer {
 
-struct OptimizerHyper {
-  float lr = 0;
-  float beta1 = 0.9f, beta2 = 0.95f, eps = 1e-8f, weight_decay = 0;
-  float grad_scale = 1;
-  int64_t step = 1;
-  uint64_t seed = 0;
-};
+// A step's AdamW settings are the kernel's per-call argument as it applies to a decayed tensor at
+// offset 0; optimizer_step derives each call from it (see there). The old name stays for
+// app/trainer.cpp until it says AdamWStep.
+using OptimizerHyper = AdamWStep;
 
 struct MemoryFigures {
   int64_t params = 0;      // compute parameters (and ZeRO-3 gather buffers at their peak)
@@ -43,12 +39,12 @@ class ParamStore {
  public:
   // dp: the data-parallel group; embed: the first/last stage pair for the tied embedding
   // (null when there is none).
-  ParamStore(const StageLayout& layout, Backend& backend, Comm& dp, Comm* embed, int zero,
+  ParamStore(const StageLayout& layout, Backend& backend, Comm& dp, Comm* embed, ZeroPolicy zero,
              double bucket_mb);
   ~ParamStore();
 
   const StageLayout& layout() const { return layout_; }
-  int zero() const { return zero_; }
+  ZeroPolicy zero() const;
 
   // Initial values: a pure function of (seed, global name, global index).
   void init_random(uint64_t seed);
@@ -69,7 +65,7 @@ class ParamStore {
 
   // ---- gradients ----
   void zero_grads();
-  // Micro-batch boundaries: reductions of zero 0/1 run after the step's last micro-batch only.
+  // Micro-batch boundaries: bucketed all-reduces run after the step's last micro-batch only.
   void begin_micro(bool last_micro);
   // Where backward accumulates unit u's gradients (f32, flat, padded).
   Tensor grads(int unit);
@@ -85,17 +81,18 @@ class ParamStore {
   // Sum of squares of the gradients this rank owns for the global norm (each element counted
   // on exactly one rank of the world); the caller sums it over the world.
   double grad_sq_norm();
-  // AdamW on the owned range, then parameters made whole again (ZeRO 1/2 all-gather).
-  void optimizer_step(const OptimizerHyper& hyper);
+  // AdamW on the owned range, then parameters made whole again (ParamGather::after_step).
+  // `step` holds the step's settings; per tensor the store sets weight_decay to 0 where the
+  // parameter table says so, keys the seed by the tensor's name and sets the offset.
+  void optimizer_step(const AdamWStep& step);
 
   // ---- optimizer state access (checkpoints) ----
-  enum class StateKind : uint8_t { master, m, v };
   // read_state: the values of this rank's owned slice (StageLayout::owned_slice), so the data
   // group together reads every element once. write_state: values for needed_range(), the
   // part of the local slice this rank keeps of that state (all of it for a full copy).
-  std::vector<float> read_state(const LocalParam& param, StateKind kind);
-  Range needed_range(const LocalParam& param, StateKind kind) const;
-  void write_state(const LocalParam& param, StateKind kind, const std::vector<float>& values);
+  std::vector<float> read_state(const LocalParam& param, OptimizerState kind);
+  Range needed_range(const LocalParam& param, OptimizerState kind) const;
+  void write_state(const LocalParam& param, OptimizerState kind, const std::vector<float>& values);
   // After write_state of the master, refresh the compute copy and make parameters whole.
   void sync_compute_from_master();
 
@@ -105,7 +102,6 @@ class ParamStore {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   const StageLayout& layout_;
-  int zero_;
 };
 
 }  // namespace trainer

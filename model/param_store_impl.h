@@ -18,12 +18,14 @@ struct ParamStore::Impl {
   Comm& dp;
   Comm* embed;
   Comm* tp_partial = nullptr;  // sum replicated gradients over this group (sequence parallelism)
-  int zero;
-  DType act;
-  int64_t bucket_bytes;
+  const ZeroPolicy zero;
+  const DType act;
+  const MasterWeights master_kind;  // derived once from (zero, act)
+  const int64_t bucket_bytes;
 
-  bool master_aliases_compute = false;  // act f32 and zero < 3
-  bool master_full = false;             // master indexed like the flat buffer
+  // The master is indexed like the flat buffer (else like shard storage).
+  bool master_full() const { return master_kind != MasterWeights::own_shard; }
+  bool master_aliases_compute() const { return master_kind == MasterWeights::compute_copy; }
   Buffer compute, compute_shard, master, grads_full, grads_shard, m, v;
 
   // Pools of staging buffers by (bytes); reused across micro-batches and steps.
@@ -45,8 +47,8 @@ struct ParamStore::Impl {
   int64_t bucket_cur = 0;
   bool reduce_now = true;
 
-  Impl(const StageLayout& l, Backend& b, Comm& d, Comm* e, int z, double bucket_mb)
-      : layout(l), backend(b), dp(d), embed(e), zero(z), act(b.act_dtype()),
+  Impl(const StageLayout& l, Backend& b, Comm& d, Comm* e, ZeroPolicy z, double bucket_mb)
+      : layout(l), backend(b), dp(d), embed(e), zero(z), act(b.act_dtype()), master_kind(z.master_weights(act)),
         bucket_bytes(std::max<int64_t>(1, int64_t(bucket_mb * 1024 * 1024))) {}
 
   Buffer take(size_t bytes) {
@@ -66,16 +68,16 @@ struct ParamStore::Impl {
   }
 
   Range opt_range(const LocalUnit& u) const {
-    return zero == 0 ? Range{0, u.numel} : intersect(u.shard, {0, u.numel});
+    return zero.shard_optimizer_state() ? intersect(u.shard, {0, u.numel}) : Range{0, u.numel};
   }
   int64_t state_index(const LocalUnit& u, int64_t x) const {
-    return zero == 0 ? u.offset + x : u.shard_offset + (x - u.shard.begin);
+    return zero.shard_optimizer_state() ? u.shard_offset + (x - u.shard.begin) : u.offset + x;
   }
   int64_t master_index(const LocalUnit& u, int64_t x) const {
-    return master_full ? u.offset + x : u.shard_offset + (x - u.shard.begin);
+    return master_full() ? u.offset + x : u.shard_offset + (x - u.shard.begin);
   }
   Tensor master_at(const LocalUnit& u, Range r) {
-    const Buffer& b = master_aliases_compute ? compute : master;
+    const Buffer& b = master_aliases_compute() ? compute : master;
     int64_t i = master_index(u, r.begin);
     return b.tensor(DType::f32, {int64_t(b.bytes() / 4)}).flat(i, i + r.size());
   }
@@ -84,14 +86,14 @@ struct ParamStore::Impl {
     return b.tensor(DType::f32, {int64_t(b.bytes() / 4)}).flat(i, i + r.size());
   }
   Tensor grads_at(const LocalUnit& u, Range r) {
-    if (zero < 2) return grads_full.tensor(DType::f32, {layout.total()}).flat(u.offset + r.begin, u.offset + r.end);
+    if (!zero.shard_gradients()) return grads_full.tensor(DType::f32, {layout.total()}).flat(u.offset + r.begin, u.offset + r.end);
     int64_t i = u.shard_offset + (r.begin - u.shard.begin);
     return grads_shard.tensor(DType::f32, {layout.shard_total()}).flat(i, i + r.size());
   }
   // Compute copy to refresh after the master changes (undefined when it is the master).
   Tensor copy_at(const LocalUnit& u, Range r) {
-    if (zero < 3) {
-      if (master_aliases_compute) return Tensor{};
+    if (!zero.shard_parameters()) {
+      if (master_aliases_compute()) return Tensor{};
       return compute.tensor(act, {layout.total()}).flat(u.offset + r.begin, u.offset + r.end);
     }
     if (act == DType::f32) return Tensor{};
@@ -130,12 +132,12 @@ struct ParamStore::Impl {
     auto put = [&](Range piece, Tensor dst) {
       if (!piece.empty()) upload(dst, values + (piece.begin - pr.begin));
     };
-    if (zero < 3) put(pr, compute.tensor(act, {layout.total()}).flat(u.offset + pr.begin, u.offset + pr.end));
-    if (!master_aliases_compute) {
-      Range piece = master_full ? pr : intersect(pr, u.shard);
+    if (!zero.shard_parameters()) put(pr, compute.tensor(act, {layout.total()}).flat(u.offset + pr.begin, u.offset + pr.end));
+    if (!master_aliases_compute()) {
+      Range piece = master_full() ? pr : intersect(pr, u.shard);
       if (!piece.empty()) put(piece, master_at(u, piece));
     }
-    if (zero == 3 && act != DType::f32) {
+    if (zero.shard_parameters() && act != DType::f32) {
       Range piece = intersect(pr, u.shard);
       if (!piece.empty()) put(piece, copy_at(u, piece));
     }

@@ -23,7 +23,7 @@ std::vector<float> ParamStore::local_values(const LocalParam& p) {
   Impl& s = *impl_;
   const LocalUnit& u = layout_.units()[p.unit];
   std::vector<float> out(p.numel);
-  if (s.master_full) {
+  if (s.master_full()) {
     s.download(s.master_at(u, {p.offset - u.offset, p.offset - u.offset + p.numel}), out.data());
     return out;
   }
@@ -37,49 +37,49 @@ std::vector<float> ParamStore::local_values(const LocalParam& p) {
   return out;
 }
 
-std::vector<float> ParamStore::read_state(const LocalParam& p, StateKind kind) {
+std::vector<float> ParamStore::read_state(const LocalParam& p, OptimizerState kind) {
   Impl& s = *impl_;
   const LocalUnit& u = layout_.units()[p.unit];
   Range own = layout_.owned_slice(p);
   Range piece{p.offset - u.offset + own.begin, p.offset - u.offset + own.end};
   std::vector<float> out(piece.size());
   if (piece.empty()) return out;
-  Tensor src = kind == StateKind::master ? s.master_at(u, piece)
-                                         : s.state_at(kind == StateKind::m ? s.m : s.v, u, piece);
+  Tensor src = kind == OptimizerState::master ? s.master_at(u, piece)
+                                         : s.state_at(kind == OptimizerState::m ? s.m : s.v, u, piece);
   s.download(src, out.data());
   return out;
 }
 
-Range ParamStore::needed_range(const LocalParam& p, StateKind kind) const {
+Range ParamStore::needed_range(const LocalParam& p, OptimizerState kind) const {
   const Impl& s = *impl_;
   const LocalUnit& u = layout_.units()[p.unit];
   Range pr{p.offset - u.offset, p.offset - u.offset + p.numel};
-  Range piece = (kind == StateKind::master && s.master_full) ? pr : intersect(pr, s.opt_range(u));
+  Range piece = (kind == OptimizerState::master && s.master_full()) ? pr : intersect(pr, s.opt_range(u));
   return {piece.begin - pr.begin, piece.end - pr.begin};
 }
 
-void ParamStore::write_state(const LocalParam& p, StateKind kind, const std::vector<float>& values) {
+void ParamStore::write_state(const LocalParam& p, OptimizerState kind, const std::vector<float>& values) {
   Impl& s = *impl_;
   const LocalUnit& u = layout_.units()[p.unit];
   Range need = needed_range(p, kind);
   TRAINER_CHECK(int64_t(values.size()) == need.size(), "write_state size for " + layout_.spec(p).name);
   if (need.empty()) return;
   Range piece{p.offset - u.offset + need.begin, p.offset - u.offset + need.end};
-  Tensor dst = kind == StateKind::master ? s.master_at(u, piece)
-                                         : s.state_at(kind == StateKind::m ? s.m : s.v, u, piece);
+  Tensor dst = kind == OptimizerState::master ? s.master_at(u, piece)
+                                         : s.state_at(kind == OptimizerState::m ? s.m : s.v, u, piece);
   s.upload(dst, values.data());
 }
 
 void ParamStore::sync_compute_from_master() {
   Impl& s = *impl_;
-  if (!s.master_aliases_compute) {
+  if (!s.master_aliases_compute()) {
     for (const LocalUnit& u : layout_.units()) {
-      Range r = s.master_full ? Range{0, u.padded} : u.shard;
+      Range r = s.master_full() ? Range{0, u.padded} : u.shard;
       Tensor dst = s.copy_at(u, r);
       if (dst.defined()) s.backend.cast(dst, s.master_at(u, r));
     }
   }
-  if ((zero_ == 1 || zero_ == 2) && s.dp.size() > 1) {
+  if (s.zero.param_gather() == ParamGather::after_step && s.dp.size() > 1) {
     for (const LocalUnit& u : layout_.units()) {
       Tensor whole = s.compute.tensor(s.act, {layout_.total()}).flat(u.offset, u.offset + u.padded);
       s.dp.all_gather(whole, whole.flat(u.shard.begin, u.shard.end));

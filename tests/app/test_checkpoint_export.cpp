@@ -153,18 +153,18 @@ TEST_CASE("checkpoint export: safetensors holds the master weights, Conv1D trans
       const int64_t in = t.shape[0], outs = t.shape[1];
       for (int64_t i = 0; i < in; ++i)
         for (int64_t o = 0; o < outs; ++o)
-          wrong += value(key, i * outs + o) != ckpt_pattern(key, CkptState::master, o * in + i);
+          wrong += value(key, i * outs + o) != ckpt_pattern(key, OptimizerState::master, o * in + i);
     } else {
       const int64_t n = (t.end - t.begin) / 4;
-      for (int64_t i = 0; i < n; ++i) wrong += value(key, i) != ckpt_pattern(key, CkptState::master, i);
+      for (int64_t i = 0; i < n; ++i) wrong += value(key, i) != ckpt_pattern(key, OptimizerState::master, i);
     }
     CHECK(wrong == 0);
   }
   // Spot values: the query/key/value columns of c_attn, and the last real vocabulary row.
   CHECK(value("h.1.attn.c_attn.weight", 0 * 3 * C + 2 * C) ==
-        ckpt_pattern("h.1.attn.c_attn.weight", CkptState::master, 2 * C * C));
+        ckpt_pattern("h.1.attn.c_attn.weight", OptimizerState::master, 2 * C * C));
   CHECK(value("wte.weight", (config.vocab_size - 1) * C) ==
-        ckpt_pattern("wte.weight", CkptState::master, (config.vocab_size - 1) * C));
+        ckpt_pattern("wte.weight", OptimizerState::master, (config.vocab_size - 1) * C));
   for (const auto& e : fs::directory_iterator(dir))
     CHECK(e.path().filename().string().find(".tmp") == std::string::npos);
 }
@@ -187,7 +187,7 @@ TEST_CASE("checkpoint export: the llm.c model file reads back equal to the maste
   for (const ParamSpec& s : gpt2_param_table(config)) {
     CAPTURE(s.name);
     REQUIRE(model.tensors.count(s.name) == 1);
-    CHECK(model.tensors.at(s.name) == reader.read_full(s.name, CkptState::master));
+    CHECK(model.tensors.at(s.name) == reader.read_full(s.name, OptimizerState::master));
   }
 }
 

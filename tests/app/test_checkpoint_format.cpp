@@ -160,7 +160,7 @@ TEST_CASE("checkpoint reader reads every tensor whole and in parts, whatever lay
     CHECK(reader.manifest().files.size() == size_t(l.data * l.tensor * l.pipeline));
     for (const ParamSpec& s : gpt2_param_table(config)) {
       CHECK(reader.shape_of(s.name) == s.shape);
-      for (CkptState st : {CkptState::master, CkptState::m, CkptState::v}) {
+      for (OptimizerState st : kOptimizerStates) {
         CAPTURE(s.name);
         CAPTURE(ckpt_state_name(st));
         const std::vector<float> full = reader.read_full(s.name, st);
@@ -173,11 +173,11 @@ TEST_CASE("checkpoint reader reads every tensor whole and in parts, whatever lay
     // Two disjoint parts of the embedding, crossing tensor-parallel slices.
     const std::vector<Range> parts = {{3, 11}, {60, 75}};
     std::vector<float> got(8 + 15);
-    reader.read("wte.weight", CkptState::v, parts, got.data());
-    for (size_t i = 0; i < 8; ++i) CHECK(got[i] == ckpt_pattern("wte.weight", CkptState::v, 3 + int64_t(i)));
-    for (size_t i = 0; i < 15; ++i) CHECK(got[8 + i] == ckpt_pattern("wte.weight", CkptState::v, 60 + int64_t(i)));
-    CHECK(!reader.files_for("wte.weight", CkptState::v, parts).empty());
-    const std::string missing = error_of([&] { reader.read_full("h.9.ln_1.weight", CkptState::master); });
+    reader.read("wte.weight", OptimizerState::v, parts, got.data());
+    for (size_t i = 0; i < 8; ++i) CHECK(got[i] == ckpt_pattern("wte.weight", OptimizerState::v, 3 + int64_t(i)));
+    for (size_t i = 0; i < 15; ++i) CHECK(got[8 + i] == ckpt_pattern("wte.weight", OptimizerState::v, 60 + int64_t(i)));
+    CHECK(!reader.files_for("wte.weight", OptimizerState::v, parts).empty());
+    const std::string missing = error_of([&] { reader.read_full("h.9.ln_1.weight", OptimizerState::master); });
     CHECK(missing.find("no tensor 'h.9.ln_1.weight'") != std::string::npos);
   }
 }
@@ -208,7 +208,7 @@ TEST_CASE("checkpoint reader names a truncated, a corrupted and a missing file")
   }
   {
     CheckpointReader r(dir);  // reading any tensor stored in the bad file verifies it first
-    CHECK(error_of([&] { r.read_full("wte.weight", CkptState::master); }).find("rank_00001.bin: checksum mismatch") !=
+    CHECK(error_of([&] { r.read_full("wte.weight", OptimizerState::master); }).find("rank_00001.bin: checksum mismatch") !=
           std::string::npos);
   }
 

@@ -23,7 +23,7 @@ inline GptConfig ckpt_test_config() { return tiny_gpt_config(); }
 
 // A distinct value for every (tensor, state, global element), so one read from the wrong place
 // shows.
-inline float ckpt_pattern(const std::string& name, CkptState state, int64_t index) {
+inline float ckpt_pattern(const std::string& name, OptimizerState state, int64_t index) {
   const float base = float(std::hash<std::string>{}(name) % 997);
   return base + 1000.0f * float(int(state)) + 0.001f * float(index);
 }

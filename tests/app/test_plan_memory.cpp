@@ -74,28 +74,28 @@ TEST_CASE("plan: ParamStore buffers per ZeRO stage, by hand") {
   u.dp = 2;
   const int64_t total = 200, shard = 100;
   // fp32 (the CPU path): the master is the compute copy except under ZeRO-3.
-  StoreMemory z0 = plan_store_memory(u, 0, 4);
+  StoreMemory z0 = plan_store_memory(u, zero_policy(0), 4);
   CHECK(z0.params == total * 4);
   CHECK(z0.master == 0);
   CHECK(z0.grads == total * 4);
   CHECK(z0.optimizer == 2 * total * 4);
-  StoreMemory z1 = plan_store_memory(u, 1, 4);
+  StoreMemory z1 = plan_store_memory(u, zero_policy(1), 4);
   CHECK(z1.grads == total * 4);
   CHECK(z1.optimizer == 2 * shard * 4);
-  StoreMemory z2 = plan_store_memory(u, 2, 4);
+  StoreMemory z2 = plan_store_memory(u, zero_policy(2), 4);
   CHECK(z2.params == total * 4);
   CHECK(z2.grads == shard * 4);
-  StoreMemory z3 = plan_store_memory(u, 3, 4);
+  StoreMemory z3 = plan_store_memory(u, zero_policy(3), 4);
   CHECK(z3.params == 0);  // the shard is the f32 master
   CHECK(z3.master == shard * 4);
   CHECK(z3.grads == shard * 4);
   // bf16: a separate fp32 master, full for zero 0, the shard otherwise.
-  StoreMemory b0 = plan_store_memory(u, 0, 2);
+  StoreMemory b0 = plan_store_memory(u, zero_policy(0), 2);
   CHECK(b0.params == total * 2);
   CHECK(b0.master == total * 4);
-  StoreMemory b1 = plan_store_memory(u, 1, 2);
+  StoreMemory b1 = plan_store_memory(u, zero_policy(1), 2);
   CHECK(b1.master == shard * 4);
-  StoreMemory b3 = plan_store_memory(u, 3, 2);
+  StoreMemory b3 = plan_store_memory(u, zero_policy(3), 2);
   CHECK(b3.params == shard * 2);
   CHECK(b3.master == shard * 4);
   CHECK(b3.optimizer == 2 * shard * 4);

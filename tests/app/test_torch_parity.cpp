@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "app/trainer.h"
-#include "data/shard.h"
+#include "data/token_shard.h"
 #include "kernels/errors.h"
 #include "model/llmc_file.h"
 #include "model/param_table.h"

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "data/loader.h"
-#include "data/shard.h"
+#include "data/token_shard.h"
 #include "data/shuffle.h"
 #include "kernels/errors.h"
 #include "tests/data/data_test_util.h"
@@ -205,7 +205,7 @@ TEST_CASE("loader: state and restore resume exactly, also into another dp size")
   CHECK(next_ids(run[0], 2) == next_ids(fresh, 2));
 }
 
-TEST_CASE("loader: a state from other data is an InputError; state inside a step is a bug") {
+TEST_CASE("loader: a state from other data is an InputError, state inside a step is a bug") {
   const std::string p = make_dataset("loader_badstate", {10 * kT + 1});
   DataLoader l(options(p, 2, 2, 0, 1));
   CHECK_THROWS_WITH_AS(l.restore({0, 11}), doctest::Contains("position 11"), InputError);

@@ -8,7 +8,7 @@
 
 #include "data/documents.h"
 #include "data/prepare.h"
-#include "data/shard.h"
+#include "data/token_shard.h"
 #include "kernels/errors.h"
 #include "tests/data/data_test_util.h"
 
@@ -88,7 +88,7 @@ TEST_CASE("documents: split at runs of blank lines, trimmed, byte exact") {
   CHECK(docs_of("", 3) == Docs{});
 }
 
-TEST_CASE("prepare: every document once, with end-of-text first; validation drawn by seed") {
+TEST_CASE("prepare: every document once, with end-of-text first, validation drawn by seed") {
   const std::string dir = scratch_dir("prepare_docs");
   const auto inputs = write_corpus(dir);
   const PrepareSummary s = prepare_shards(byte_options(dir + "/out", inputs), nullptr);
@@ -192,7 +192,7 @@ TEST_CASE("prepare: bad options are ConfigErrors, bad inputs InputErrors naming 
   CHECK_THROWS_WITH_AS(prepare_shards(o, nullptr), doctest::Contains("found no text in"), InputError);
 }
 
-TEST_CASE("data CLI: prepare, inspect and encode work; bad input exits 2 naming the file") {
+TEST_CASE("data CLI: prepare, inspect and encode work, bad input exits 2 naming the file") {
   const std::string dir = scratch_dir("data_cli");
   write_corpus(dir);
   const std::string exe = trainer_exe();

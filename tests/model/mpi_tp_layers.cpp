@@ -183,7 +183,7 @@ TEST_CASE("vocabulary-parallel embedding and head equal the unsharded ones, with
     o.tp_rank = tp_rank;
     o.tp = degree;
     r.layout = std::make_unique<StageLayout>(c, o);
-    r.store = std::make_unique<ParamStore>(*r.layout, *backend, self, nullptr, 0, 1.0);
+    r.store = std::make_unique<ParamStore>(*r.layout, *backend, self, nullptr, zero_policy(0), 1.0);
     r.store->init_random(77);
     StageOptions so;
     so.micro_batch = B;

@@ -33,7 +33,7 @@ GptConfig tiny_config() {
 struct Model {
   Model(const GptConfig& c, int batch, int seq, Recompute recompute, uint64_t seed)
       : backend(make_cpu_backend()), self(MPI_COMM_SELF, "self", 60), layout(c, LayoutOptions{}),
-        store(layout, *backend, self, nullptr, 0, 1.0), B(batch), T(seq) {
+        store(layout, *backend, self, nullptr, zero_policy(0), 1.0), B(batch), T(seq) {
     store.init_random(seed);
     StageOptions o;
     o.micro_batch = B;
@@ -154,7 +154,7 @@ TEST_CASE("a tiny model overfits one batch") {
   for (int step = 1; step <= 300; ++step) {
     last = m.train_pass(in, tg);
     if (step == 1) first = last;
-    OptimizerHyper h;
+    AdamWStep h;
     h.lr = 1e-2f;
     h.step = step;
     h.weight_decay = 0;

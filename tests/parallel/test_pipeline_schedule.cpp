@@ -209,7 +209,7 @@ TEST_CASE("schedules: forward before backward, messages pair up, bounded in-flig
   }
 }
 
-TEST_CASE("schedules: 1f1b interleaves after warm-up; gpipe runs all forwards first") {
+TEST_CASE("schedules: 1f1b interleaves after warm-up, gpipe runs all forwards first") {
   auto s = make_schedule(Schedule::one_f_one_b, 0, 4, 8);
   auto compute = [](const std::vector<Action>& sch) {
     std::string out;

@@ -1,5 +1,5 @@
-// llm.c token shards: checked opening and atomic writing (see shard.h).
-#include "data/shard.h"
+// llm.c token shards: checked opening and atomic writing (see token_shard.h).
+#include "data/token_shard.h"
 
 #include <fmt/core.h>
 

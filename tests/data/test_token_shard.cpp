@@ -5,7 +5,7 @@
 
 #include "data/file_glob.h"
 #include "data/loader.h"
-#include "data/shard.h"
+#include "data/token_shard.h"
 #include "kernels/errors.h"
 #include "tests/data/data_test_util.h"
 

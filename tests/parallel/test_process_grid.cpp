@@ -1,0 +1,175 @@
+// ProcessGrid on one process: every rank of a simulated world builds its grid against a fake
+// world that records its split() calls; the records of all ranks are then grouped as
+// MPI_Comm_split groups them (same color, ordered by key), and a second pass hands each rank
+// groups of the sizes and positions that split would have given. Checked: rank order (tensor
+// fastest, then data, then pipeline), every group's members, and the tied-embedding pair.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "parallel/process_grid.h"
+#include "tests/support/unused_comm.h"
+
+using namespace trainer;
+using trainer::testing::UnusedComm;
+
+namespace {
+
+struct SplitCall {
+  int color, key;
+  std::string group;
+};
+
+// One rank's world: records its splits; with `placement` known (call index -> position and
+// size of the group this rank joins), answers each with a communicator of that shape.
+class SplitWorld : public UnusedComm {
+ public:
+  SplitWorld(int rank, int size, const std::vector<std::pair<int, int>>* placement)
+      : UnusedComm(rank, size, "world"), placement_(placement) {}
+  std::unique_ptr<Comm> split(int color, int key, const std::string& group) override {
+    const size_t i = calls.size();
+    calls.push_back({color, key, group});
+    if (color < 0) return nullptr;
+    if (!placement_) return std::make_unique<UnusedComm>(0, 1, group);
+    return std::make_unique<UnusedComm>((*placement_)[i].first, (*placement_)[i].second, group);
+  }
+  std::vector<SplitCall> calls;
+
+ private:
+  const std::vector<std::pair<int, int>>* placement_;
+};
+
+// The world ranks of every group, per group name, each group in its rank order.
+using Groups = std::map<std::string, std::vector<std::vector<int>>>;
+
+struct SimulatedWorld {
+  Groups groups;
+  std::vector<std::vector<std::pair<int, int>>> placement;  // per rank, per split call
+};
+
+SimulatedWorld simulate(const GridDims& dims) {
+  const int n = dims.world();
+  std::vector<std::vector<SplitCall>> calls(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    SplitWorld w(r, n, nullptr);
+    ProcessGrid grid(w, dims);
+    calls[size_t(r)] = w.calls;
+  }
+  SimulatedWorld sim;
+  sim.placement.assign(size_t(n), std::vector<std::pair<int, int>>(calls[0].size()));
+  for (size_t i = 0; i < calls[0].size(); ++i) {
+    std::map<int, std::vector<std::pair<int, int>>> by_color;  // color -> (key, rank)
+    for (int r = 0; r < n; ++r) {
+      REQUIRE(calls[size_t(r)].size() == calls[0].size());
+      const SplitCall& c = calls[size_t(r)][i];
+      REQUIRE(c.group == calls[0][i].group);  // every rank splits in the same order
+      if (c.color >= 0) by_color[c.color].push_back({c.key, r});
+    }
+    if (by_color.empty()) continue;  // no rank joined a group
+    std::vector<std::vector<int>>& list = sim.groups[calls[0][i].group];
+    for (auto& [color, members] : by_color) {
+      std::sort(members.begin(), members.end());
+      std::vector<int> ranks;
+      for (size_t pos = 0; pos < members.size(); ++pos) {
+        ranks.push_back(members[pos].second);
+        sim.placement[size_t(members[pos].second)][i] = {int(pos), int(members.size())};
+      }
+      list.push_back(ranks);
+    }
+    std::sort(list.begin(), list.end());
+  }
+  return sim;
+}
+
+using G = std::vector<std::vector<int>>;
+
+}  // namespace
+
+TEST_CASE("grid_rank / grid_coords: tensor fastest, then data, then pipeline") {
+  const GridDims dims{3, 2, 4};  // data 3, tensor 2, pipeline 4
+  const GridCoords c = grid_coords(dims, 17);
+  CHECK(c.tp == 1);
+  CHECK(c.dp == 2);
+  CHECK(c.pp == 2);
+  CHECK(grid_rank(dims, GridCoords{2, 1, 2}) == 17);
+  CHECK(grid_rank(dims, GridCoords{1, 0, 0}) == 2);  // next data rank: one tensor group on
+  CHECK(grid_rank(dims, GridCoords{0, 0, 1}) == 6);  // next stage: data x tensor on
+  for (int r = 0; r < dims.world(); ++r) {
+    const GridCoords x = grid_coords(dims, r);
+    CHECK(grid_rank(dims, x) == r);
+    CHECK(x.tp < 2);
+    CHECK(x.dp < 3);
+    CHECK(x.pp < 4);
+  }
+}
+
+TEST_CASE("ProcessGrid: data 2 x tensor 2 x pipeline 2, every group's members") {
+  const GridDims dims{2, 2, 2};
+  const SimulatedWorld sim = simulate(dims);
+  CHECK(sim.groups.at("tensor") == G{{0, 1}, {2, 3}, {4, 5}, {6, 7}});
+  CHECK(sim.groups.at("data") == G{{0, 2}, {1, 3}, {4, 6}, {5, 7}});
+  CHECK(sim.groups.at("pipeline") == G{{0, 4}, {1, 5}, {2, 6}, {3, 7}});
+  CHECK(sim.groups.at("pipeline (gradients)") == G{{0, 4}, {1, 5}, {2, 6}, {3, 7}});
+  CHECK(sim.groups.at("tied embedding") == G{{0, 4}, {1, 5}, {2, 6}, {3, 7}});
+
+  // Rank 6 = (pp 1, dp 1, tp 0): its groups as the grid sees them.
+  SplitWorld w(6, 8, &sim.placement[6]);
+  ProcessGrid grid(w, dims);
+  CHECK(grid.coords().tp == 0);
+  CHECK(grid.coords().dp == 1);
+  CHECK(grid.coords().pp == 1);
+  CHECK(!grid.first_stage());
+  CHECK(grid.last_stage());
+  CHECK(grid.tp().rank() == 0);
+  CHECK(grid.tp().size() == 2);
+  CHECK(grid.dp().rank() == 1);
+  CHECK(grid.dp().size() == 2);
+  CHECK(grid.pp().rank() == 1);  // stages in order
+  CHECK(grid.pp_grad().rank() == 1);
+  REQUIRE(grid.embed() != nullptr);
+  CHECK(grid.embed()->rank() == 1);
+  CHECK(grid.embed()->size() == 2);
+  CHECK(grid.dp().name() == "data");
+}
+
+TEST_CASE("ProcessGrid: pipeline 3 pairs the first and last stage, the middle stage has no embed group") {
+  const GridDims dims{2, 1, 3};  // ranks 0,1 stage 0; 2,3 stage 1; 4,5 stage 2
+  const SimulatedWorld sim = simulate(dims);
+  CHECK(sim.groups.at("tensor") == G{{0}, {1}, {2}, {3}, {4}, {5}});
+  CHECK(sim.groups.at("data") == G{{0, 1}, {2, 3}, {4, 5}});
+  CHECK(sim.groups.at("pipeline") == G{{0, 2, 4}, {1, 3, 5}});
+  CHECK(sim.groups.at("tied embedding") == G{{0, 4}, {1, 5}});
+  SplitWorld middle(3, 6, &sim.placement[3]);
+  ProcessGrid grid(middle, dims);
+  CHECK(grid.embed() == nullptr);
+  CHECK(grid.pp().rank() == 1);
+  CHECK(grid.pp().size() == 3);
+  CHECK(grid.dp().rank() == 1);
+}
+
+TEST_CASE("ProcessGrid: tensor 4 alone, and no tied-embedding group without pipelining") {
+  const GridDims dims{1, 4, 1};
+  const SimulatedWorld sim = simulate(dims);
+  CHECK(sim.groups.at("tensor") == G{{0, 1, 2, 3}});
+  CHECK(sim.groups.at("data") == G{{0}, {1}, {2}, {3}});
+  CHECK(sim.groups.count("tied embedding") == 0);  // every rank passed a negative color
+  SplitWorld w(2, 4, &sim.placement[2]);
+  ProcessGrid grid(w, dims);
+  CHECK(grid.tp().rank() == 2);
+  CHECK(grid.tp().size() == 4);
+  CHECK(grid.embed() == nullptr);
+  CHECK(grid.first_stage());
+  CHECK(grid.last_stage());
+}
+
+TEST_CASE("ProcessGrid: a world whose size is not data x tensor x pipeline is an internal error") {
+  SplitWorld w(0, 7, nullptr);
+  CHECK_THROWS_AS(ProcessGrid(w, GridDims{2, 2, 2}), std::logic_error);
+  CHECK(w.calls.empty());  // refused before any split
+}
