@@ -196,7 +196,7 @@ StepResult Trainer::train_step() {
   r.loss = double(sums[1]) / double(tokens_per_step());
   r.lr = lr_at(lr_schedule_, step_);
   const OptimizerConfig& oc = tr.optimizer;
-  OptimizerHyper h;
+  AdamWStep h;
   h.lr = float(r.lr);
   h.beta1 = float(oc.beta1);
   h.beta2 = float(oc.beta2);

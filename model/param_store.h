@@ -22,11 +22,6 @@
 
 namespace trainer {
 
-// A step's AdamW settings are the kernel's per-call argument as it applies to a decayed tensor at
-// offset 0; optimizer_step derives each call from it (see there). The old name stays for
-// app/trainer.cpp until it says AdamWStep.
-using OptimizerHyper = AdamWStep;
-
 struct MemoryFigures {
   int64_t params = 0;      // compute parameters (and ZeRO-3 gather buffers at their peak)
   int64_t master = 0;      // fp32 master copy where it is separate from the compute copy

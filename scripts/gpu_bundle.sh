@@ -95,7 +95,7 @@ resolve() {
 }
 if ! resolve; then
   echo "gpu_bundle.sh: some packages are not in the apt index; running apt-get update" >&2
-  $SUDO apt-get update -qq || die "apt-get update failed (is deb.debian.org reachable?)"
+  $SUDO apt-get update -qq || die "apt-get update failed (is the Debian archive reachable?)"
   resolve || die "packages unknown to apt: $(for p in "${names[@]}"; do [[ -n "${VERSION[$p]:-}" ]] || echo -n "$p "; done)(bookworm main has them)"
 fi
 for pkg in "${names[@]}"; do
@@ -132,7 +132,7 @@ done
 # ---- MANIFEST.txt (deterministic: no dates, so an unchanged bundle does not re-unpack) ----
 {
   echo "# trainer GPU dependency bundle: Debian 12 (bookworm) amd64 packages, written by scripts/gpu_bundle.sh."
-  echo "# Every deb is verbatim from deb.debian.org (bookworm, bookworm-updates or bookworm-security) and"
+  echo "# Every deb is verbatim from the Debian archive (bookworm, bookworm-updates or bookworm-security) and"
   echo "# is checked against the sha256 below before it is unpacked."
   echo "# package version arch sha256 file role"
   for pkg in "${names[@]}"; do
@@ -456,7 +456,7 @@ configure, build and run trainer and its tests: yaml-cpp, fmt, CLI11, doctest, x
 (OpenMP build) with libgfortran5, and OpenMPI 4.1 with its runtime (hwloc, libevent, PMIx, munge).
 The machine must be x86-64 Linux with glibc >= 2.36 (Ubuntu 24.04 is fine) and have g++, cmake,
 python3 and the CUDA toolkit of its own. Made by scripts/gpu_bundle.sh; MANIFEST.txt lists every
-package with version and sha256 (verbatim debs from deb.debian.org under debs/).
+package with version and sha256 (verbatim Debian debs under debs/).
 
 Use (bash):
     source .gpu-bundle/env.sh          # first time: unpacks debs/ into .gpu-bundle/prefix (~1 s)
