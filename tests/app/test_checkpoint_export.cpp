@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <map>
 
-#include "app/checkpoint_export.h"
+#include "app/checkpoint/checkpoint_export.h"
 #include "kernels/errors.h"
 #include "model/llmc_file.h"
 #include "tests/app/test_checkpoint_util.h"

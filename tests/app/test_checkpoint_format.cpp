@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <map>
 
-#include "app/checkpoint_inspect.h"
-#include "app/checkpoint_reader.h"
-#include "app/checkpoint_resume.h"
-#include "app/checkpoint_writer.h"
+#include "app/checkpoint/checkpoint_inspect.h"
+#include "app/checkpoint/checkpoint_reader.h"
+#include "app/checkpoint/checkpoint_resume.h"
+#include "app/checkpoint/checkpoint_writer.h"
 #include "kernels/errors.h"
 #include "tests/app/test_checkpoint_util.h"
 

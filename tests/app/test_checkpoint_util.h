@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "app/checkpoint_manifest.h"
+#include "app/checkpoint/checkpoint_manifest.h"
 #include "model/stage_layout.h"
 #include "tests/support/test_util.h"
 

@@ -1,10 +1,10 @@
-// MFU peaks by device name (app/flops.h): the driver's names of real GPUs map to their dense
+// MFU peaks by device name (app/engine/flops.h): the driver's names of real GPUs map to their dense
 // bf16 or fp32 data-sheet figures, an unknown GPU says so instead of guessing, the recipe's
 // override wins, and the CPU keeps its per-thread figure.
 #include <doctest/doctest.h>
 #include <omp.h>
 
-#include "app/flops.h"
+#include "app/engine/flops.h"
 
 namespace trainer {
 namespace {

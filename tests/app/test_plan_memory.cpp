@@ -5,9 +5,9 @@
 // StageLayout-based figures equal what a running trainer allocates is mpi_plan_memory.cpp.)
 #include <doctest/doctest.h>
 
-#include "app/plan_memory.h"
-#include "app/plan_report.h"
-#include "app/plan_search.h"
+#include "app/plan/plan_memory.h"
+#include "app/plan/plan_report.h"
+#include "app/plan/plan_search.h"
 #include "model/stage_layout.h"
 
 using namespace trainer;

@@ -4,7 +4,7 @@
 // so each run takes seconds; bench's synthetic tokens need no dataset).
 //
 // Compared: plan's largest-rank peak (buffers plus the CPU path's host transients, see
-// app/plan_memory.h) + the process's fixed overhead against bench's peak_memory_bytes. The
+// app/plan/plan_memory.h) + the process's fixed overhead against bench's peak_memory_bytes. The
 // overhead (binary, OpenMP, OpenBLAS and Open MPI initialised) is measured here, per number of
 // ranks, as bench's peak RSS on a model of a few kilobytes minus that model's plan.
 #include <doctest/doctest.h>

@@ -3,15 +3,15 @@
 // terms against their closed forms; the ranking; the production-size models.
 #include <doctest/doctest.h>
 
-#include "app/trainer.h"
+#include "app/engine/trainer.h"
 
 #include <algorithm>
 #include <set>
 #include <tuple>
 
-#include "app/flops.h"
-#include "app/plan_search.h"
-#include "app/recipe_checks.h"
+#include "app/engine/flops.h"
+#include "app/plan/plan_search.h"
+#include "app/recipe/recipe_checks.h"
 #include "kernels/errors.h"
 
 using namespace trainer;

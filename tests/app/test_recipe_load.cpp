@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <string>
 
-#include "app/recipe.h"
-#include "app/recipe_schema.h"
+#include "app/recipe/recipe.h"
+#include "app/recipe/recipe_schema.h"
 #include "kernels/errors.h"
 #include "tests/app/test_recipe_util.h"
 

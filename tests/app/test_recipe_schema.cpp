@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "app/recipe.h"
-#include "app/recipe_schema.h"
+#include "app/recipe/recipe.h"
+#include "app/recipe/recipe_schema.h"
 #include "tests/app/test_recipe_util.h"
 
 using namespace trainer;

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "app/recipe.h"
+#include "app/recipe/recipe.h"
 #include "tests/support/test_util.h"
 
 namespace trainer::testing {

@@ -13,7 +13,7 @@
 #include <map>
 #include <sstream>
 
-#include "app/trainer.h"
+#include "app/engine/trainer.h"
 #include "data/token_shard.h"
 #include "kernels/errors.h"
 #include "model/llmc_file.h"

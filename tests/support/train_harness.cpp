@@ -10,7 +10,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "app/trainer.h"
+#include "app/engine/trainer.h"
 #include "model/param_table.h"
 
 namespace trainer::testing {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "app/recipe.h"
+#include "app/recipe/recipe.h"
 #include "parallel/comm.h"
 
 namespace trainer::testing {

@@ -1,0 +1,114 @@
+// Checkpoint export (see checkpoint_export.h).
+#include "app/checkpoint/checkpoint_export.h"
+
+#include "model/atomic_file.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "kernels/errors.h"
+#include "kernels/tensor.h"
+#include "model/llmc_file.h"
+
+namespace trainer {
+
+namespace {
+
+bool is_conv1d_weight(const std::string& name) {
+  for (const char* suffix : {".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight"}) {
+    const size_t n = std::strlen(suffix);
+    if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0) return true;
+  }
+  return false;
+}
+
+// The exported tensor from the stored global one (shape `stored`).
+std::vector<float> transform_tensor(const SafetensorsEntry& e, const std::vector<int64_t>& stored,
+                                    std::vector<float> values) {
+  switch (e.transform) {
+    case SafetensorsTransform::copy: return values;
+    case SafetensorsTransform::drop_pad_rows:
+      values.resize(size_t(e.shape[0] * e.shape[1]));
+      return values;
+    case SafetensorsTransform::transpose: {
+      const int64_t rows = stored[0], cols = stored[1];  // (out, in)
+      std::vector<float> out(values.size());
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) out[size_t(c * rows + r)] = values[size_t(r * cols + c)];
+      return out;
+    }
+  }
+  return values;
+}
+
+void export_safetensors(CheckpointReader& reader, const std::string& path) {
+  const std::vector<SafetensorsEntry> entries = safetensors_entries(reader.manifest().model);
+  const std::string header = safetensors_header(entries);
+  write_file_atomically(path, "safetensors file", [&](const AtomicWriteFn& write) {
+    unsigned char length[8];
+    const uint64_t n = header.size();
+    for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(n >> (8 * i));
+    write(length, 8);
+    write(header.data(), header.size());
+    for (const SafetensorsEntry& e : entries) {
+      std::vector<float> values =
+          transform_tensor(e, reader.shape_of(e.key), reader.read_full(e.key, OptimizerState::master));
+      TRAINER_CHECK(int64_t(values.size()) * 4 == e.end - e.begin, "export_safetensors: size of " + e.key);
+      write(values.data(), values.size() * 4);
+    }
+  });
+}
+
+}  // namespace
+
+std::vector<SafetensorsEntry> safetensors_entries(const GptConfig& config) {
+  std::vector<SafetensorsEntry> out;
+  int64_t offset = 0;
+  for (const ParamSpec& spec : gpt2_param_table(config)) {
+    SafetensorsEntry e;
+    e.key = spec.name;
+    e.shape = spec.shape;
+    if (spec.name == "wte.weight") {
+      e.transform = SafetensorsTransform::drop_pad_rows;
+      e.shape[0] = config.vocab_size;
+    } else if (is_conv1d_weight(spec.name)) {
+      e.transform = SafetensorsTransform::transpose;
+      e.shape = {spec.shape[1], spec.shape[0]};
+    }
+    int64_t numel = 1;
+    for (int64_t d : e.shape) numel *= d;
+    e.begin = offset;
+    e.end = offset + numel * 4;
+    offset = e.end;
+    out.push_back(e);
+  }
+  return out;
+}
+
+std::string safetensors_header(const std::vector<SafetensorsEntry>& entries) {
+  std::string json = "{\"__metadata__\":{\"format\":\"pt\"}";
+  for (const SafetensorsEntry& e : entries) {
+    json += ",\"" + e.key + "\":{\"dtype\":\"F32\",\"shape\":[";
+    for (size_t i = 0; i < e.shape.size(); ++i) json += (i ? "," : "") + std::to_string(e.shape[i]);
+    json += "],\"data_offsets\":[" + std::to_string(e.begin) + "," + std::to_string(e.end) + "]}";
+  }
+  json += "}";
+  while (json.size() % 8 != 0) json += ' ';
+  return json;
+}
+
+void export_checkpoint(CheckpointReader& reader, ExportFormat format, const std::string& path) {
+  switch (format) {
+    case ExportFormat::llmc:
+      write_llmc_model(path, reader.manifest().model,
+                       [&](const std::string& name) { return reader.read_full(name, OptimizerState::master); });
+      return;
+    case ExportFormat::safetensors: export_safetensors(reader, path); return;
+  }
+}
+
+}  // namespace trainer

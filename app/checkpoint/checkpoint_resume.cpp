@@ -1,0 +1,134 @@
+// Resuming from checkpoints (see checkpoint_resume.h).
+#include "app/checkpoint/checkpoint_resume.h"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <map>
+#include <memory>
+
+#include "app/checkpoint/checkpoint_inspect.h"
+#include "kernels/errors.h"
+
+namespace trainer {
+
+namespace {
+
+// Checks the files this rank will read; returns "" or the problem.
+std::string validate_for_rank(CheckpointReader& reader, Trainer& t) {
+  try {
+    std::set<int> files;
+    for (const LocalParam& p : t.layout().params()) {
+      const std::string& name = t.layout().spec(p).name;
+      for (OptimizerState s : kOptimizerStates) {
+        Range need = t.store().needed_range(p, s);
+        for (int f : reader.files_for(name, s, slice_to_global(p.runs, need.begin, need.end))) files.insert(f);
+      }
+    }
+    reader.verify_files(files);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool agree(Comm& world, bool ok) {
+  int32_t bad = ok ? 0 : 1;
+  world.all_reduce(make_tensor(&bad, DType::i32, Device::cpu, {1}), ReduceOp::max);
+  return bad == 0;
+}
+
+}  // namespace
+
+void check_model_matches(const CheckpointReader& reader, const GptConfig& config) {
+  const GptConfig& saved = reader.manifest().model;
+  auto shape_text = [](const GptConfig& c) {
+    return fmt::format("n_layer {}, n_head {}, d_model {}, vocab_size {}, seq_len {}", c.n_layer, c.n_head, c.d_model,
+                       c.vocab_size, c.max_seq_len);
+  };
+  const std::string both = " (checkpoint: " + shape_text(saved) + "; recipe: " + shape_text(config) + ")";
+  // Matched by name, in the recipe's order: the first tensor that differs is named.
+  std::map<std::string, std::vector<int64_t>> theirs;
+  for (const ParamSpec& s : gpt2_param_table(saved)) theirs[s.name] = s.shape;
+  for (const ParamSpec& s : gpt2_param_table(config)) {
+    auto it = theirs.find(s.name);
+    if (it == theirs.end())
+      throw ConfigError(fmt::format("checkpoint {} has no tensor {} [{}] that the recipe's model needs{}", reader.dir(),
+                                    s.name, fmt::join(s.shape, ", "), both));
+    if (it->second != s.shape)
+      throw ConfigError(fmt::format("checkpoint {}: tensor {} has shape [{}] but the recipe's model needs [{}]{}",
+                                    reader.dir(), s.name, fmt::join(it->second, ", "), fmt::join(s.shape, ", "), both));
+    theirs.erase(it);
+  }
+  for (const ParamSpec& s : gpt2_param_table(saved))
+    if (theirs.count(s.name))
+      throw ConfigError(fmt::format("checkpoint {} has tensor {} [{}] that the recipe's model lacks{}", reader.dir(),
+                                    s.name, fmt::join(s.shape, ", "), both));
+  if (saved.vocab_size != config.vocab_size || saved.n_head != config.n_head)
+    throw ConfigError(fmt::format("checkpoint {}: the model differs from the recipe's in {}{}", reader.dir(),
+                                  saved.vocab_size != config.vocab_size ? "model.vocab_size" : "model.n_head", both));
+}
+
+void load_checkpoint(Trainer& t, CheckpointReader& reader) {
+  for (const LocalParam& p : t.layout().params()) {
+    const std::string& name = t.layout().spec(p).name;
+    for (OptimizerState s : kOptimizerStates) {
+      Range need = t.store().needed_range(p, s);
+      std::vector<float> values(size_t(need.size()));
+      reader.read(name, s, slice_to_global(p.runs, need.begin, need.end), values.data());
+      t.store().write_state(p, s, values);
+    }
+  }
+  t.store().sync_compute_from_master();
+  t.set_step(reader.manifest().step);
+  if (t.train_loader()) t.train_loader()->restore(reader.manifest().loader);
+}
+
+std::string resume_from_checkpoint(Trainer& t, bool print) {
+  const CheckpointConfig& c = t.recipe().checkpoint;
+  Comm& world = t.host_world();
+  if (c.resume == "never") {
+    if (print) fmt::print("checkpoint: resume never: starting fresh\n");
+    return "";
+  }
+  const bool explicit_path = c.resume != "auto";
+  std::vector<std::string> candidates;
+  if (explicit_path) candidates.push_back(resolve_checkpoint_dir(c.resume));
+  else if (!c.dir.empty()) candidates = list_checkpoints(c.dir);
+  for (const std::string& dir : candidates) {
+    std::unique_ptr<CheckpointReader> reader;
+    std::string problem;
+    try {
+      reader = std::make_unique<CheckpointReader>(dir);
+    } catch (const InputError& e) {
+      problem = e.what();
+    }
+    if (reader) check_model_matches(*reader, t.config());
+    if (reader) problem = validate_for_rank(*reader, t);
+    if (!agree(world, problem.empty())) {
+      if (explicit_path)
+        throw InputError("checkpoint.resume: " + dir + " cannot be loaded: " +
+                         (problem.empty() ? std::string("a file another rank needs is missing or corrupt") : problem));
+      if (print)
+        fmt::print("checkpoint: skipping {}: {}; trying the previous one\n", dir,
+                   problem.empty() ? "a file another rank needs is missing or corrupt" : problem);
+      continue;
+    }
+    load_checkpoint(t, *reader);
+    if (print) {
+      fmt::print("checkpoint: resuming from {} (step {}, saved with data {} x tensor {} x pipeline {}, zero {})\n",
+                 dir, reader->manifest().step, reader->manifest().data, reader->manifest().tensor,
+                 reader->manifest().pipeline, reader->manifest().zero);
+      if (reader->manifest().seed != t.recipe().train.seed)
+        fmt::print("checkpoint: note: saved with seed {}, the recipe now says {} (data order follows the recipe)\n",
+                   reader->manifest().seed, t.recipe().train.seed);
+    }
+    return dir;
+  }
+  if (explicit_path) throw InputError("checkpoint.resume: no checkpoint given");
+  if (print)
+    fmt::print("checkpoint: no complete checkpoint in '{}': starting fresh\n", c.dir.empty() ? "(no checkpoint.dir)" : c.dir);
+  return "";
+}
+
+}  // namespace trainer

@@ -1,0 +1,29 @@
+// Resuming: checkpoint.resume picks where a run starts.
+//   never — a fresh start;
+//   auto  — the newest complete and valid checkpoint in checkpoint.dir; one with a missing
+//           file, a wrong size or a bad checksum is reported and the previous one tried; none
+//           found means a fresh start (said so);
+//   PATH  — that checkpoint; any problem with it is an error.
+// Validation happens on every rank for the files it will read, with a job-wide agreement
+// before any state is changed. A checkpoint of a differently shaped model is a ConfigError
+// naming the first mismatching tensor (never skipped). Any parallel layout may load any
+// checkpoint: tensors are read by global name and element range.
+#pragma once
+
+#include <string>
+
+#include "app/checkpoint/checkpoint_reader.h"
+#include "app/engine/trainer.h"
+
+namespace trainer {
+
+// Collective. Returns the checkpoint loaded, or "" for a fresh start; rank 0 prints the choice
+// when `print`.
+std::string resume_from_checkpoint(Trainer& trainer, bool print);
+// Throws ConfigError when the checkpoint's model shape differs from the trainer's.
+void check_model_matches(const CheckpointReader& reader, const GptConfig& config);
+// Loads parameters, optimizer state, step and data position (collective; the reader's files
+// must already have been validated).
+void load_checkpoint(Trainer& trainer, CheckpointReader& reader);
+
+}  // namespace trainer

@@ -1,0 +1,181 @@
+// trainer bench RECIPE [--set k=v]... [--steps N] [--warmup N] [--data synthetic|recipe] [--json] [--profile]
+// Runs warm-up steps, then timed steps of the real training step (no checkpoints, no
+// evaluation) and reports tokens/s (global and per rank), MFU, the step time split into
+// forward, backward, optimizer, communication (finishing the data-parallel gradient reductions,
+// the tied-embedding sum and the grad-norm all-reduce) and pipeline bubble (waiting on
+// stage-to-stage messages), and peak memory per rank. Tensor-parallel collectives run inside
+// forward and backward and are counted there. Times are the mean over timed steps of the
+// slowest rank. With --data synthetic (the default) tokens come from the counter-based
+// generator, so no dataset is needed.
+// MFU divides by the device's own peak (flops.h: looked up by the GPU's name and the precision;
+// "n/a" / null for a GPU the table does not know). Device memory is reported twice: the peak of
+// our own allocations and what the device says is in use (CUDA context and library workspaces
+// included). --profile times every Backend op of the timed steps (OpProfiler: CUDA events
+// on the GPU, a clock on the CPU) and prints rank 0's table, op by op, per step.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "app/cli/commands.h"
+#include "app/engine/flops.h"
+#include "app/engine/metrics.h"
+#include "app/recipe/recipe.h"
+#include "app/engine/run_report.h"
+#include "app/engine/trainer.h"
+#include "kernels/errors.h"
+#include "parallel/mpi_runtime.h"
+
+namespace trainer {
+
+namespace {
+
+struct BenchOptions {
+  std::string recipe;
+  std::vector<std::string> overrides;
+  int steps = 10;
+  int warmup = 2;
+  std::string data = "synthetic";
+  bool json = false;
+  bool profile = false;
+};
+
+// Device names come from the driver or /proc/cpuinfo: escape what JSON cannot hold raw.
+std::string json_escape(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    if (static_cast<unsigned char>(ch) < 0x20) continue;
+    out += ch;
+  }
+  return out;
+}
+
+void print_profile(const std::vector<OpProfileRow>& rows, int steps, double step_s) {
+  double total = 0;
+  for (const OpProfileRow& r : rows) total += r.seconds;
+  fmt::print("  op profile (rank 0, per step; ops total {:.4f} s of the {:.4f} s step):\n", total / steps, step_s);
+  fmt::print("    {:>10} {:>6} {:>8} {:>7}  {:<20} {}\n", "ms/step", "%step", "calls", "us/call", "op", "shape");
+  for (const OpProfileRow& r : rows) {
+    const double per_step = r.seconds / steps;
+    fmt::print("    {:>10.3f} {:>6.1f} {:>8.1f} {:>7.1f}  {:<20} {}\n", 1e3 * per_step, 100.0 * per_step / step_s,
+               double(r.calls) / steps, 1e6 * r.seconds / double(r.calls), r.op, r.shape);
+  }
+}
+
+std::string profile_json(const std::vector<OpProfileRow>& rows, int steps) {
+  std::string out = "[";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const OpProfileRow& r = rows[i];
+    out += fmt::format("{}{{\"op\": \"{}\", \"shape\": \"{}\", \"calls_per_step\": {:.6g}, \"seconds_per_step\": {:.6g}}}",
+                       i ? ", " : "", r.op, r.shape, double(r.calls) / steps, r.seconds / steps);
+  }
+  return out + "]";
+}
+
+int run_bench(const BenchOptions& o) {
+  if (o.data != "synthetic" && o.data != "recipe")
+    throw ConfigError("--data " + o.data + ": valid: synthetic, recipe");
+  if (o.steps < 1 || o.warmup < 0) throw ConfigError("--steps must be >= 1 and --warmup >= 0");
+  Recipe recipe = load_recipe(o.recipe, o.overrides);
+  recipe.eval.every = 0;
+  recipe.checkpoint.dir.clear();
+  recipe.train.steps = std::max(recipe.train.steps, o.steps + o.warmup);
+  MpiRuntime mpi(recipe.parallel.timeout_s);
+  const bool rank0 = mpi.world().rank() == 0;
+  Trainer t(recipe, mpi.world(), mpi.local_rank(), o.data == "recipe" ? DataNeed::train : DataNeed::none,
+            o.profile ? OpProfile::on : OpProfile::off);
+  t.set_sync_timing(true);
+  if (!o.json) print_run_report(t, rank0);
+  else print_run_report(t, false);
+
+  for (int i = 0; i < o.warmup; ++i) t.train_step();
+  if (t.profiler()) t.profiler()->clear();
+  // sums: total, forward, backward, optimizer, comm, bubble
+  double sums[6] = {0, 0, 0, 0, 0, 0};
+  double last_loss = 0;
+  for (int i = 0; i < o.steps; ++i) {
+    StepResult r = t.train_step();
+    sums[0] += r.times.total_s;
+    sums[1] += r.times.forward_s;
+    sums[2] += r.times.backward_s;
+    sums[3] += r.times.optimizer_s;
+    sums[4] += r.times.grad_sync_s;
+    sums[5] += r.times.pipeline_wait_s;
+    last_loss = r.loss;
+    if (t.profiler()) t.profiler()->collect();
+  }
+  float red[8];
+  for (int i = 0; i < 6; ++i) red[i] = float(sums[i] / o.steps);
+  red[6] = float(peak_rss_bytes());
+  red[7] = float(t.memory().total());
+  mpi.world().all_reduce(make_tensor(red, DType::f32, Device::cpu, {8}), ReduceOp::max);
+  const int64_t alloc_peak = int64_t(t.backend().peak_allocated_bytes());
+  float dev[1] = {float(alloc_peak)};
+  mpi.world().all_reduce(make_tensor(dev, DType::f32, Device::cpu, {1}), ReduceOp::max);
+
+  const double step_s = red[0];
+  const double tok_s = double(t.tokens_per_step()) / step_s;
+  const int world = recipe.world();
+  Backend& backend = t.backend();
+  const bool bf16 = backend.act_dtype() == DType::bf16;
+  const DevicePeak peak = device_peak(backend.device(), backend.device_name(), backend.act_dtype(), recipe.train.peak_tflops);
+  const double fpt = flops_per_token(t.config(), recipe.train.seq_len);
+  const double mfu = mfu_of(fpt * tok_s / world, peak);
+  const bool cuda = backend.device() == Device::cuda;
+  const double peak_mem = cuda ? double(dev[0]) : double(red[6]);
+  // What the device itself says is in use (on rank 0's device).
+  const DeviceMemory dm = backend.device_memory();
+  if (!rank0) return 0;
+  const std::string mfu_json = mfu >= 0 ? fmt::format("{:.6g}", mfu) : "null";
+  const ParallelConfig& p = recipe.parallel;
+  if (o.json) {
+    fmt::print(
+        "{{\"tokens_per_s\": {:.6g}, \"tokens_per_s_per_rank\": {:.6g}, \"mfu\": {}, \"step_s\": {:.6g}, "
+        "\"forward_s\": {:.6g}, \"backward_s\": {:.6g}, \"optimizer_s\": {:.6g}, \"comm_s\": {:.6g}, "
+        "\"bubble_s\": {:.6g}, \"peak_memory_bytes\": {:.0f}, \"planned_memory_bytes\": {:.0f}, "
+        "\"world\": {}, \"data\": {}, \"tensor\": {}, \"pipeline\": {}, \"zero\": {}, \"schedule\": \"{}\", "
+        "\"micro_batch\": {}, \"global_batch\": {}, \"seq_len\": {}, \"device\": \"{}\", \"precision\": \"{}\", "
+        "\"flops_per_token\": {:.6g}, \"peak_flops_per_rank\": {:.6g}, \"steps\": {}, \"warmup\": {}, "
+        "\"loss\": {:.6g}, \"device_name\": \"{}\", \"peak_kind\": \"{}\", \"device_memory_used_bytes\": {}, "
+        "\"device_memory_total_bytes\": {}, \"profile\": {}}}\n",
+        tok_s, tok_s / world, mfu_json, step_s, red[1], red[2], red[3], red[4], red[5], peak_mem, double(red[7]), world,
+        p.data, p.tensor, p.pipeline, p.zero, schedule_name(p.schedule), recipe.train.micro_batch,
+        recipe.train.global_batch, recipe.train.seq_len, backend.name(), bf16 ? "bf16" : "fp32", fpt, peak.flops,
+        o.steps, o.warmup, last_loss, json_escape(backend.device_name()), peak_kind_name(peak.kind), dm.used_bytes(),
+        dm.total_bytes, t.profiler() ? profile_json(t.profiler()->rows(), o.steps) : "null");
+  } else {
+    fmt::print("bench: {} timed steps after {} warm-up, {} tokens per step\n", o.steps, o.warmup, t.tokens_per_step());
+    fmt::print("  tokens/s     {:.1f} ({:.1f} per rank), MFU {} of {} per rank\n", tok_s, tok_s / world,
+               mfu >= 0 ? fmt::format("{:.1f}%", 100 * mfu) : "n/a", peak.describe());
+    fmt::print("  step         {:.4f} s = forward {:.4f} + backward {:.4f} + optimizer {:.4f} + comm {:.4f} + "
+               "bubble {:.4f} (slowest rank each)\n",
+               step_s, red[1], red[2], red[3], red[4], red[5]);
+    fmt::print("  peak memory  {} per rank ({}; planned {})\n", format_bytes(int64_t(peak_mem)),
+               cuda ? "device allocations" : "resident set", format_bytes(int64_t(red[7])));
+    fmt::print("  device       {}: {} of {} in use as the device reports it\n", backend.device_name(),
+               format_bytes(dm.used_bytes()), format_bytes(dm.total_bytes));
+    if (t.profiler()) print_profile(t.profiler()->rows(), o.steps, step_s);
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, CommandList& commands) {
+  auto o = std::make_shared<BenchOptions>();
+  auto* sub = app.add_subcommand("bench", "Measure tokens/s, MFU, step-time breakdown and peak memory of a recipe's "
+                                          "training step (run under mpirun/srun for several ranks)");
+  sub->add_option("recipe", o->recipe, "Recipe file (YAML)")->required();
+  sub->add_option("--set", o->overrides, "Override a recipe key, e.g. --set parallel.data=2 (repeatable)");
+  sub->add_option("--steps", o->steps, "Timed steps")->capture_default_str();
+  sub->add_option("--warmup", o->warmup, "Untimed warm-up steps")->capture_default_str();
+  sub->add_option("--data", o->data, "synthetic (generated tokens, no dataset needed) or recipe (data.train)")
+      ->capture_default_str();
+  sub->add_flag("--json", o->json, "Print one JSON object instead of the report (for scripts)");
+  sub->add_flag("--profile", o->profile, "Time every backend op (CUDA events / a clock) and print rank 0's table");
+  commands.push_back({sub, [o]() { return run_bench(*o); }});
+}
+
+}  // namespace trainer

@@ -1,0 +1,101 @@
+// trainer ckpt inspect|export: look into and convert checkpoints. Single process, no MPI.
+//   trainer ckpt inspect DIR [--state master|adam_m|adam_v|all]...
+//   trainer ckpt export DIR --format llmc|safetensors --out FILE
+// DIR is a step_NNNNNNNN checkpoint or a checkpoint.dir (its newest checkpoint). A file that
+// fails its size or checksum check is an InputError (exit code 2).
+#include <fmt/core.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/checkpoint/checkpoint_export.h"
+#include "app/checkpoint/checkpoint_inspect.h"
+#include "app/checkpoint/checkpoint_reader.h"
+#include "app/cli/commands.h"
+#include "kernels/errors.h"
+
+namespace trainer {
+namespace {
+
+struct CkptOptions {
+  std::string inspect_dir;
+  std::vector<std::string> states;
+  std::string export_dir;
+  std::string format;
+  std::string out;
+};
+
+std::vector<OptimizerState> parse_states(const std::vector<std::string>& names) {
+  if (names.empty()) return {OptimizerState::master};
+  std::vector<OptimizerState> out;
+  auto add = [&](OptimizerState s) {
+    for (OptimizerState x : out)
+      if (x == s) return;
+    out.push_back(s);
+  };
+  for (const std::string& n : names) {
+    if (n == "all") {
+      for (OptimizerState s : kOptimizerStates) add(s);
+    } else if (n == "master") {
+      add(OptimizerState::master);
+    } else if (n == "adam_m") {
+      add(OptimizerState::m);
+    } else if (n == "adam_v") {
+      add(OptimizerState::v);
+    } else {
+      throw ConfigError("ckpt inspect --state: unknown state '" + n + "'; valid: master, adam_m, adam_v, all");
+    }
+  }
+  return out;
+}
+
+int run_inspect(const CkptOptions& o) {
+  inspect_checkpoint(o.inspect_dir, parse_states(o.states));
+  return 0;
+}
+
+int run_export(const CkptOptions& o) {
+  ExportFormat format;
+  if (o.format == "llmc") format = ExportFormat::llmc;
+  else if (o.format == "safetensors") format = ExportFormat::safetensors;
+  else throw ConfigError("ckpt export --format: unknown format '" + o.format + "'; valid: llmc, safetensors");
+  const std::string dir = resolve_checkpoint_dir(o.export_dir);
+  CheckpointReader reader(dir);
+  export_checkpoint(reader, format, o.out);
+  fmt::print("exported {} (step {}) as {} to {}\n", dir, reader.manifest().step, o.format, o.out);
+  return 0;
+}
+
+}  // namespace
+
+void add_ckpt_command(CLI::App& app, CommandList& commands) {
+  auto opt = std::make_shared<CkptOptions>();
+  auto* sub = app.add_subcommand("ckpt", "Look into and convert checkpoints (no MPI launcher needed)");
+  sub->require_subcommand(1);
+  auto* inspect = sub->add_subcommand(
+      "inspect", "Print a checkpoint's step, recipe summary, layout, files (checksums verified) and every tensor "
+                 "with its shape, dtype and L2 norm; a bad file is reported and exits 2");
+  inspect->add_option("dir", opt->inspect_dir, "a step_NNNNNNNN checkpoint, or a checkpoint.dir (its newest one)")
+      ->required();
+  inspect->add_option("--state", opt->states,
+                      "which stored state's norms to print (repeatable): master (default), adam_m, adam_v, all")
+      ->check(CLI::IsMember({"master", "adam_m", "adam_v", "all"}))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  auto* exp = sub->add_subcommand(
+      "export", "Write a checkpoint's fp32 weights as an llm.c model file (version 3) or as safetensors with HF "
+                "GPT-2 names and shapes (what transformers' GPT2LMHeadModel loads)");
+  exp->add_option("dir", opt->export_dir, "a step_NNNNNNNN checkpoint, or a checkpoint.dir (its newest one)")
+      ->required();
+  exp->add_option("--format", opt->format, "llmc or safetensors")
+      ->required()
+      ->check(CLI::IsMember({"llmc", "safetensors"}));
+  exp->add_option("--out", opt->out, "output file (written to a temporary file, then renamed)")->required();
+  commands.push_back({sub, [opt, inspect, exp]() -> int {
+                        if (inspect->parsed()) return run_inspect(*opt);
+                        if (exp->parsed()) return run_export(*opt);
+                        throw ConfigError("trainer ckpt: give a subcommand: inspect or export");
+                      }});
+}
+
+}  // namespace trainer

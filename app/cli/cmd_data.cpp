@@ -1,0 +1,306 @@
+// trainer data prepare|inspect|encode|decode: text -> token shards, a look into shards, and the
+// tokenizers from the command line. The pipeline itself lives in data/ (prepare.h, shard.h,
+// tokenizer.h); this file parses options, draws the progress bar and prints summaries.
+// User mistakes are ConfigError/InputError (exit code 2) naming the option or file.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "app/cli/commands.h"
+#include "data/file_glob.h"
+#include "data/loader.h"
+#include "data/prepare.h"
+#include "data/token_shard.h"
+#include "data/tokenizer.h"
+#include "kernels/errors.h"
+
+namespace trainer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string thousands(int64_t v) {
+  std::string s = std::to_string(v < 0 ? -v : v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return v < 0 ? "-" + s : s;
+}
+
+// Progress of `data prepare` on stderr: a redrawn bar on a terminal (inputs of 1 MB or more),
+// one line per 10% otherwise (inputs of 64 MB or more, so that logs of big jobs show life).
+class ProgressBar {
+ public:
+  ProgressBar(bool quiet) : tty_(isatty(STDERR_FILENO) == 1), quiet_(quiet) {}
+
+  void update(int64_t done, int64_t total) {
+    if (quiet_ || total <= 0) return;
+    if (total < (tty_ ? (int64_t{1} << 20) : (int64_t{64} << 20))) return;
+    if (last_pct_ < 0 && start_done_ < 0) {  // rates count from the first document on
+      start_ = Clock::now();
+      start_done_ = done;
+    }
+    const int pct = static_cast<int>(done * 100 / total);
+    if (pct == last_pct_ || (!tty_ && pct / 10 == last_pct_ / 10)) return;
+    last_pct_ = pct;
+    const double secs = seconds_since(start_);
+    const double bytes = static_cast<double>(done - start_done_);
+    const double mbps = secs > 0 ? bytes / 1e6 / secs : 0.0;
+    const double eta = bytes > 0 ? secs * static_cast<double>(total - done) / bytes : 0.0;
+    if (tty_) {
+      const int filled = pct * 30 / 100;
+      std::fprintf(stderr, "\rtokenizing [%s%s] %3d%%  %.1f MB/s  ETA %.0f s ",
+                   std::string(static_cast<size_t>(filled), '#').c_str(),
+                   std::string(static_cast<size_t>(30 - filled), '.').c_str(), pct, mbps, eta);
+      drawn_ = true;
+    } else {
+      std::fprintf(stderr, "tokenizing: %d%% (%.1f MB/s, ETA %.0f s)\n", pct, mbps, eta);
+    }
+    std::fflush(stderr);
+  }
+
+  void finish() {
+    if (drawn_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  Clock::time_point start_ = Clock::now();
+  int64_t start_done_ = -1;
+  bool tty_, quiet_, drawn_ = false;
+  int last_pct_ = -1;
+};
+
+struct PrepareArgs {
+  PrepareOptions opt;
+  std::string tokenizer = "gpt2";
+  bool quiet = false;
+};
+
+int run_prepare(PrepareArgs& a) {
+  a.opt.tokenizer = parse_tokenizer_kind(a.tokenizer, "--tokenizer");
+  ProgressBar bar(a.quiet);
+  const auto t0 = Clock::now();
+  const PrepareSummary s =
+      prepare_shards(a.opt, [&](int64_t done, int64_t total) { bar.update(done, total); });
+  bar.finish();
+  const double secs = seconds_since(t0);
+  auto list = [](const std::vector<std::string>& v) {
+    if (v.empty()) return std::string("none");
+    return v.size() == 1 ? v[0] : fmt::format("{} ... {}", v.front(), v.back());
+  };
+  fmt::print("prepared {}: {} input file(s), {:.2f} MB, tokenizer {} (vocab {}, {} per token)\n",
+             a.opt.out_dir, s.files, static_cast<double>(s.input_bytes) / 1e6, a.tokenizer,
+             s.vocab_size, s.vocab_size <= 65536 ? "uint16" : "uint32");
+  fmt::print("  documents: {} ({} train, {} val; val drawn with seed {})\n",
+             thousands(s.train_documents + s.val_documents), thousands(s.train_documents),
+             thousands(s.val_documents), a.opt.seed);
+  fmt::print("  train: {} tokens in {} shard(s): {}\n", thousands(s.train_tokens),
+             s.train_shards.size(), list(s.train_shards));
+  fmt::print("  val:   {} tokens in {} shard(s): {}\n", thousands(s.val_tokens),
+             s.val_shards.size(), list(s.val_shards));
+  if (s.stale_shards_removed > 0)
+    fmt::print("  removed {} shard(s) left from an earlier run\n", s.stale_shards_removed);
+  fmt::print("  time: {:.2f} s ({:.2f} MB/s)\n", secs,
+             secs > 0 ? static_cast<double>(s.input_bytes) / 1e6 / secs : 0.0);
+  fmt::print("recipe: data: {{train: \"{}/train_*.bin\", val: \"{}/val_*.bin\", tokenizer: {}}}\n",
+             a.opt.out_dir, a.opt.out_dir, a.tokenizer);
+  return 0;
+}
+
+struct TokenizerArgs {
+  std::string tokenizer = "gpt2";
+  std::string dir = kDefaultTokenizerDir;
+};
+
+void add_tokenizer_options(CLI::App* sub, TokenizerArgs* t) {
+  sub->add_option("--tokenizer", t->tokenizer, "tokenizer: gpt2 (BPE, vocab 50257) or byte "
+                                               "(256 bytes + end-of-text)")
+      ->capture_default_str();
+  sub->add_option("--tokenizer-dir", t->dir,
+                  "directory holding GPT-2's encoder.json and vocab.bpe (scripts/fetch_data.sh "
+                  "puts them in datasets/tokenizer)")
+      ->capture_default_str();
+}
+
+std::unique_ptr<Tokenizer> load(const TokenizerArgs& t) {
+  return make_tokenizer(parse_tokenizer_kind(t.tokenizer, "--tokenizer"), t.dir);
+}
+
+struct InspectArgs {
+  std::vector<std::string> files;
+  TokenizerArgs tok;
+  bool tokenizer_given = false;
+  int head = 0;
+  int seq_len = 0;
+  int global_batch = 1;
+};
+
+int run_inspect(const InspectArgs& a) {
+  std::unique_ptr<Tokenizer> tok;
+  if (a.tokenizer_given) tok = load(a.tok);
+  int64_t total = 0, n_files = 0;
+  for (const std::string& pattern : a.files) {
+    for (const std::string& path : expand_glob(pattern)) {
+      ++n_files;
+      const Shard shard(path, tok ? tok->vocab_size() : 0);
+      total += shard.tokens();
+      fmt::print("{}: {} tokens, {}, max id {}", path, thousands(shard.tokens()),
+                 shard.width() == TokenWidth::u16 ? "uint16 (magic 20240520 v1)"
+                                                  : "uint32 (magic 20240801 v7)",
+                 shard.max_token());
+      if (tok) {
+        int64_t docs = 0;
+        for (int64_t i = 0; i < shard.tokens(); ++i) docs += shard.token(i) == tok->eot();
+        fmt::print(", {} end-of-text ids, all below vocab {}", thousands(docs), tok->vocab_size());
+      }
+      fmt::print("\n");
+      if (a.head > 0 && tok) {
+        std::vector<int32_t> ids(static_cast<size_t>(std::min<int64_t>(a.head, shard.tokens())));
+        shard.read(0, static_cast<int64_t>(ids.size()), ids.data());
+        fmt::print("--- first {} tokens ---\n{}\n---\n", ids.size(), tok->decode(ids));
+      }
+    }
+  }
+  if (n_files > 1) fmt::print("total: {} tokens in {} files\n", thousands(total), n_files);
+  if (a.seq_len > 0) {
+    LoaderOptions o;
+    for (const std::string& f : a.files) o.pattern += (o.pattern.empty() ? "" : ",") + f;
+    o.seq_len = a.seq_len;
+    o.micro_batch = a.global_batch;
+    o.vocab_size = tok ? tok->vocab_size() : std::numeric_limits<int>::max();
+    const DataLoader loader(o);
+    fmt::print("loader: {} samples of seq_len + 1 = {} tokens per epoch, {} steps of {} "
+               "samples\n", thousands(loader.samples_per_epoch()), a.seq_len + 1,
+               thousands(loader.samples_per_epoch() / a.global_batch), a.global_batch);
+  }
+  return 0;
+}
+
+struct EncodeArgs {
+  TokenizerArgs tok;
+  std::string text;
+  bool text_given = false;
+  bool stats = false;
+};
+
+int run_encode(const EncodeArgs& a) {
+  const auto tok = load(a.tok);
+  std::string text = a.text;
+  if (!a.text_given)
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  const auto t0 = Clock::now();
+  const std::vector<int32_t> ids = tok->encode(text);
+  const double secs = seconds_since(t0);
+  std::string out;
+  for (size_t i = 0; i < ids.size(); ++i) out += (i ? " " : "") + std::to_string(ids[i]);
+  fmt::print("{}\n", out);
+  if (a.stats)
+    fmt::print(stderr, "{} bytes -> {} tokens in {:.3f} s ({:.2f} MB/s)\n", text.size(),
+               ids.size(), secs, secs > 0 ? static_cast<double>(text.size()) / 1e6 / secs : 0.0);
+  return 0;
+}
+
+struct DecodeArgs {
+  TokenizerArgs tok;
+  std::vector<int32_t> ids;
+};
+
+int run_decode(const DecodeArgs& a) {
+  const std::string text = load(a.tok)->decode(a.ids);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+void add_data_command(CLI::App& app, CommandList& commands) {
+  auto* data = app.add_subcommand("data", "prepare token shards from text, inspect shards, run "
+                                          "the tokenizers");
+  data->require_subcommand(1);
+
+  auto prepare = std::make_shared<PrepareArgs>();
+  auto* p = data->add_subcommand(
+      "prepare",
+      "text files -> token shards in llm.c's format: OUT/train_NNNNNN.bin and OUT/val_NNNNNN.bin "
+      "(recipe: data.train \"OUT/train_*.bin\", data.val \"OUT/val_*.bin\"). Each file is split "
+      "into documents at runs of --doc-blank-lines blank lines; every document starts with the "
+      "end-of-text id; --val-fraction of the documents, drawn with --seed, go to validation.");
+  p->add_option("--input", prepare->opt.inputs, "text files or glob patterns (quote globs)")
+      ->required()
+      ->expected(1, -1);
+  p->add_option("--tokenizer", prepare->tokenizer, "gpt2 (BPE, vocab 50257) or byte (256 bytes "
+                                                   "+ end-of-text)")
+      ->capture_default_str();
+  p->add_option("--tokenizer-dir", prepare->opt.tokenizer_dir,
+                "directory holding GPT-2's encoder.json and vocab.bpe (from scripts/fetch_data.sh)")
+      ->capture_default_str();
+  p->add_option("--out", prepare->opt.out_dir, "output directory (created; shards of an "
+                                               "earlier run there are replaced)")
+      ->required();
+  p->add_option("--val-fraction", prepare->opt.val_fraction,
+                "fraction of documents for validation, in [0, 1); at least one document when > 0")
+      ->capture_default_str();
+  p->add_option("--shard-tokens", prepare->opt.shard_tokens,
+                "tokens per shard (the last one or two shards of a split hold between half "
+                "of it and all of it)")
+      ->capture_default_str();
+  p->add_option("--seed", prepare->opt.seed, "seed for drawing the validation documents")
+      ->capture_default_str();
+  p->add_option("--doc-blank-lines", prepare->opt.doc_blank_lines,
+                "a run of this many blank lines ends a document (3 splits Moby Dick into its "
+                "chapters); 0 = each file is one document")
+      ->capture_default_str();
+  p->add_flag("--quiet", prepare->quiet, "no progress bar");
+
+  auto inspect = std::make_shared<InspectArgs>();
+  auto* i = data->add_subcommand("inspect", "check token shards and print their format, token "
+                                            "count and largest id");
+  i->add_option("files", inspect->files, "shard files or glob patterns")->required();
+  add_tokenizer_options(i, &inspect->tok);
+  i->add_option("--head", inspect->head, "decode and print the first N tokens of each shard "
+                                         "(needs --tokenizer)");
+  i->add_option("--seq-len", inspect->seq_len,
+                "also open the files as the training loader would, with this seq_len, and "
+                "count samples and steps (an error if they give less than one global batch)");
+  i->add_option("--global-batch", inspect->global_batch,
+                "sequences per optimizer step, for --seq-len")
+      ->capture_default_str();
+
+  auto encode = std::make_shared<EncodeArgs>();
+  auto* e = data->add_subcommand("encode", "print the token ids of a text (argument or stdin)");
+  e->add_option("text", encode->text, "text to encode; stdin when absent");
+  add_tokenizer_options(e, &encode->tok);
+  e->add_flag("--stats", encode->stats, "print bytes, tokens and speed on stderr");
+
+  auto decode = std::make_shared<DecodeArgs>();
+  auto* d = data->add_subcommand("decode", "print the text of token ids (raw bytes, no newline "
+                                           "added)");
+  d->add_option("ids", decode->ids, "token ids")->required();
+  add_tokenizer_options(d, &decode->tok);
+
+  commands.push_back({data, [=]() -> int {
+                        if (p->parsed()) return run_prepare(*prepare);
+                        if (i->parsed()) {
+                          inspect->tokenizer_given = i->count("--tokenizer") > 0;
+                          if (inspect->head > 0 && !inspect->tokenizer_given)
+                            throw ConfigError("data inspect: --head needs --tokenizer");
+                          return run_inspect(*inspect);
+                        }
+                        if (e->parsed()) {
+                          encode->text_given = e->count("text") > 0;
+                          return run_encode(*encode);
+                        }
+                        return run_decode(*decode);
+                      }});
+}
+
+}  // namespace trainer

@@ -1,0 +1,150 @@
+// trainer plan RECIPE [--set k=v]... [--world N] [--device a100|h100|h200|cpu] [--memory GiB]
+//                     [--mfu F] [--search [--top K]] [--json]
+// Memory per rank and FLOPs for the recipe's layout, or (--search) every valid layout for the
+// world size ranked by a step-time model; no device, no MPI, no data. The precision follows
+// the trainer's rule for the device: fp32 on the CPU; on a GPU bf16 unless train.precision is
+// fp32. Errors are ConfigErrors (exit code 2).
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/cli/commands.h"
+#include "app/engine/flops.h"
+#include "app/plan/plan_report.h"
+#include "app/recipe/recipe.h"
+#include "app/engine/trainer.h"
+#include "kernels/errors.h"
+
+namespace trainer {
+namespace {
+
+struct PlanOptions {
+  std::string recipe;
+  std::vector<std::string> overrides;
+  int world = 0;        // 0 = the recipe's data x tensor x pipeline
+  std::string device;   // "" = the recipe's when it is cpu
+  double memory_gib = 0;  // 0 = the device's
+  double mfu = 0;         // 0 = the device's assumption
+  bool search = false;
+  int top = 20;
+  bool json = false;
+};
+
+PlanDevice resolve_device(const PlanOptions& opt, const Recipe& r) {
+  if (!opt.device.empty()) return parse_plan_device(opt.device);
+  if (r.train.device == DeviceChoice::cpu) return PlanDevice::cpu;
+  throw ConfigError(fmt::format("{}: train.device is {}; tell plan which hardware to assume with --device a100, h100, "
+                                "h200 or cpu",
+                                r.path, r.train.device == DeviceChoice::cuda ? "cuda" : "auto"));
+}
+
+// Bytes of the activation dtype, as the trainer resolves train.precision for the device.
+int64_t resolve_act_bytes(const Recipe& r, PlanDevice device) {
+  if (device == PlanDevice::cpu) {
+    if (r.train.precision == PrecisionChoice::bf16)
+      throw ConfigError(fmt::format("{}: train.precision is bf16, which the CPU path does not have; valid with "
+                                    "--device cpu: fp32 or auto (--set train.precision=fp32)",
+                                    r.path));
+    return 4;
+  }
+  return r.train.precision == PrecisionChoice::fp32 ? 4 : 2;
+}
+
+int run_plan(const PlanOptions& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Recipe recipe = load_recipe(opt.recipe, opt.overrides);
+  const int world = opt.world > 0 ? opt.world : recipe.world();
+  const PlanDevice device = resolve_device(opt, recipe);
+
+  PlanContext ctx;
+  ctx.recipe_path = opt.recipe;
+  ctx.config = gpt_config_from(recipe);
+  ctx.device = device_spec(device, world);
+  if (opt.mfu > 0) ctx.device.mfu = opt.mfu;
+  ctx.act_bytes = resolve_act_bytes(recipe, device);
+  ctx.peak_flops = device_peak(ctx.device.gpu ? Device::cuda : Device::cpu, ctx.device.name,
+                               ctx.act_bytes == 2 ? DType::bf16 : DType::f32, recipe.train.peak_tflops)
+                       .flops;
+  ctx.host = device == PlanDevice::cpu ? HostTransients::cpu_path : HostTransients::none;
+  ctx.memory_limit = opt.memory_gib > 0 ? int64_t(opt.memory_gib * 1024.0 * 1024.0 * 1024.0) : ctx.device.memory_bytes;
+
+  std::string text;
+  if (opt.search) {
+    SearchInput in;
+    in.config = ctx.config;
+    in.world = world;
+    in.global_batch = recipe.train.global_batch;
+    in.seq_len = recipe.train.seq_len;
+    in.device = ctx.device;
+    in.peak_flops = ctx.peak_flops;
+    in.act_bytes = ctx.act_bytes;
+    in.memory_limit = ctx.memory_limit;
+    in.host = ctx.host;
+    std::vector<PlanCandidate> ranked = search_layouts(in);
+    if (ranked.empty())
+      throw ConfigError(fmt::format("{}: no layout of {} ranks is valid for this model and train.global_batch {} "
+                                    "(tensor must divide model.n_head {} and the padded vocabulary {}, pipeline be at "
+                                    "most model.n_layer {}, data divide the global batch)",
+                                    opt.recipe, world, recipe.train.global_batch, recipe.model.n_head,
+                                    recipe.padded_vocab(), recipe.model.n_layer));
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    text = opt.json ? format_search_json(ctx, ranked, world, recipe.train.recompute)
+                    : format_search_text(ctx, ranked, opt.top, elapsed);
+  } else {
+    check_layout(recipe, world);
+    PlanLayout layout;
+    layout.data = recipe.parallel.data;
+    layout.tensor = recipe.parallel.tensor;
+    layout.pipeline = recipe.parallel.pipeline;
+    layout.zero = recipe.parallel.zero;
+    layout.micro_batch = recipe.train.micro_batch;
+    layout.global_batch = recipe.train.global_batch;
+    layout.seq_len = recipe.train.seq_len;
+    layout.schedule = recipe.parallel.schedule;
+    layout.recompute = recipe.train.recompute;
+    layout.sequence_parallel = recipe.parallel.sequence_parallel;
+    layout.stage_layers = recipe.parallel.stages;
+    layout.bucket_mb = recipe.parallel.bucket_mb;
+    PlanReport report = build_plan_report(ctx, layout);
+    text = opt.json ? format_plan_json(report) : format_plan_text(report);
+  }
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, CommandList& commands) {
+  auto opt = std::make_shared<PlanOptions>();
+  auto* sub = app.add_subcommand(
+      "plan",
+      "Memory per rank and FLOPs for a recipe's layout, or (--search) every valid layout ranked by a "
+      "step-time model; needs no device, MPI or data");
+  sub->add_option("recipe", opt->recipe, "recipe file (YAML); see configs/README.md")->required();
+  sub->add_option("--set", opt->overrides, "override one key, section.key=value (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option("--world", opt->world,
+                  "number of ranks (default: the recipe's data x tensor x pipeline; without --search "
+                  "it must equal that)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--device", opt->device,
+                  "hardware to assume: a100, h100, h200 or cpu (the trainer's CPU path); default cpu when "
+                  "train.device is cpu");
+  sub->add_option("--memory", opt->memory_gib,
+                  "memory per rank in GiB (default: the device's; cpu: this machine's RAM / world)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--mfu", opt->mfu, "assumed fraction of peak FLOP/s that compute reaches (default 0.5)")
+      ->check(CLI::Range(0.001, 1.0));
+  sub->add_flag("--search", opt->search, "rank every valid layout of --world ranks");
+  sub->add_option("--top", opt->top, "layouts --search prints (default 20)")->check(CLI::PositiveNumber);
+  sub->add_flag("--json", opt->json, "print one JSON object (with --search: every layout)");
+  commands.push_back({sub, [opt]() { return run_plan(*opt); }});
+}
+
+}  // namespace trainer

@@ -1,0 +1,81 @@
+// trainer sample CHECKPOINT [--prompt TEXT] [--tokens N] [--temperature T] [--top-k K] [--seed S]
+// Generates text from a checkpoint (a step_NNNNNNNN directory, or a checkpoint.dir whose newest
+// complete checkpoint is used). The model shape and tokenizer come from the checkpoint's
+// recipe; it runs on one process by default (any layout via --set under mpirun).
+#include <fmt/core.h>
+
+#include <memory>
+
+#include "app/checkpoint/checkpoint_inspect.h"
+#include "app/checkpoint/checkpoint_reader.h"
+#include "app/checkpoint/checkpoint_resume.h"
+#include "app/cli/commands.h"
+#include "app/recipe/recipe.h"
+#include "app/engine/trainer.h"
+#include "data/tokenizer.h"
+#include "kernels/errors.h"
+#include "parallel/mpi_runtime.h"
+
+namespace trainer {
+
+namespace {
+
+struct SampleOptions {
+  std::string checkpoint;
+  std::string prompt = "\n";
+  int tokens = 200;
+  float temperature = 1.0f;
+  int top_k = 40;
+  uint64_t seed = 1;
+  std::vector<std::string> overrides;
+};
+
+int run_sample(const SampleOptions& o) {
+  if (o.tokens < 1) throw ConfigError("--tokens " + std::to_string(o.tokens) + ": valid: >= 1");
+  if (o.top_k < 0) throw ConfigError("--top-k " + std::to_string(o.top_k) + ": valid: >= 0 (0 = no limit)");
+  const std::string dir = resolve_checkpoint_dir(o.checkpoint);
+  CkptManifest manifest = read_manifest(dir);
+  std::vector<std::string> overrides = {"parallel.data=1",   "parallel.tensor=1", "parallel.pipeline=1",
+                                        "parallel.zero=0",   "parallel.stages=[]", "train.micro_batch=1",
+                                        "train.global_batch=1", "eval.every=0",     "checkpoint.every=0",
+                                        "checkpoint.dir=",   "log.metrics=",      "model.init_from="};
+  overrides.insert(overrides.end(), o.overrides.begin(), o.overrides.end());
+  Recipe recipe = load_recipe_text(manifest.recipe_yaml, dir + "/manifest.yaml (recipe)", overrides);
+  MpiRuntime mpi(recipe.parallel.timeout_s);
+  const bool rank0 = mpi.world().rank() == 0;
+  Trainer t(recipe, mpi.world(), mpi.local_rank(), DataNeed::none);
+  CheckpointReader reader(dir);
+  check_model_matches(reader, t.config());
+  reader.verify_all();
+  load_checkpoint(t, reader);
+  auto tokenizer = make_tokenizer(recipe.data.tokenizer, recipe.data.tokenizer_dir);
+  std::vector<int32_t> prompt = tokenizer->encode(o.prompt);
+  if (prompt.empty()) prompt.push_back(tokenizer->eot());
+  std::vector<int32_t> out = t.generate(prompt, o.tokens, o.temperature, o.top_k, o.seed);
+  if (rank0) {
+    std::vector<int32_t> generated(out.begin() + long(prompt.size()), out.end());
+    for (auto& id : generated)
+      if (id >= tokenizer->vocab_size()) id = tokenizer->eot();
+    fmt::print("{}{}\n", o.prompt, tokenizer->decode(generated));
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_sample_command(CLI::App& app, CommandList& commands) {
+  auto o = std::make_shared<SampleOptions>();
+  auto* sub = app.add_subcommand("sample", "Generate text from a checkpoint");
+  sub->add_option("checkpoint", o->checkpoint, "A step_NNNNNNNN directory, or a checkpoint.dir (its newest)")
+      ->required();
+  sub->add_option("--prompt", o->prompt, "Text to continue")->capture_default_str();
+  sub->add_option("--tokens", o->tokens, "Number of tokens to generate")->capture_default_str();
+  sub->add_option("--temperature", o->temperature, "Softmax temperature; 0 = greedy")->capture_default_str();
+  sub->add_option("--top-k", o->top_k, "Sample among the k most likely tokens; 0 = all")->capture_default_str();
+  sub->add_option("--seed", o->seed, "Seed of the sampling random numbers")->capture_default_str();
+  sub->add_option("--set", o->overrides, "Override a key of the checkpoint's recipe (e.g. train.device=cuda)");
+  commands.push_back({sub, [o]() { return run_sample(*o); }});
+}
+
+}  // namespace trainer

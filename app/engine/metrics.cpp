@@ -1,0 +1,62 @@
+// MetricsLog implementation.
+#include "app/engine/metrics.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+
+#include "kernels/errors.h"
+
+namespace trainer {
+
+MetricsLog::MetricsLog(const std::string& path, bool enabled) {
+  if (!enabled || path.empty()) return;
+  std::filesystem::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  file_ = std::fopen(path.c_str(), "a");
+  if (!file_) throw ConfigError("log.metrics: cannot open '" + path + "' for appending");
+}
+
+MetricsLog::~MetricsLog() {
+  if (file_) std::fclose(file_);
+}
+
+void MetricsLog::write(const std::vector<std::pair<std::string, double>>& fields) {
+  if (!file_) return;
+  std::string line = "{";
+  for (size_t i = 0; i < fields.size(); ++i) {
+    char num[64];
+    double v = fields[i].second;
+    if (std::isfinite(v)) std::snprintf(num, sizeof num, "%.9g", v);
+    else std::snprintf(num, sizeof num, "null");
+    line += (i ? ", \"" : "\"") + fields[i].first + "\": " + num;
+  }
+  line += "}\n";
+  std::fputs(line.c_str(), file_);
+  std::fflush(file_);
+}
+
+std::string format_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  long t = long(s + 0.5);
+  char buf[32];
+  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+  else if (t >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+  else std::snprintf(buf, sizeof buf, "%lds", t);
+  return buf;
+}
+
+double monotonic_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int64_t peak_rss_bytes() {
+  struct rusage u {};
+  getrusage(RUSAGE_SELF, &u);
+  return int64_t(u.ru_maxrss) * 1024;
+}
+
+}  // namespace trainer

@@ -1,0 +1,55 @@
+// Start-of-run report (see run_report.h).
+#include "app/engine/run_report.h"
+
+#include <fmt/core.h>
+#include <omp.h>
+
+#include "app/engine/flops.h"
+#include "parallel/pipeline_schedule.h"
+
+namespace trainer {
+
+std::string format_bytes(int64_t bytes) {
+  double b = double(bytes);
+  if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
+  if (b >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
+  if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
+  return fmt::format("{} B", bytes);
+}
+
+std::string memory_line(const RankMemory& m) {
+  const MemoryFigures& p = m.params;
+  return fmt::format(
+      "params {} | master {} | grads {} | optimizer {} | comm buffers {} | activations {} ({} per micro-batch x {} + "
+      "scratch {}) | total {}",
+      format_bytes(p.params), format_bytes(p.master), format_bytes(p.grads), format_bytes(p.optimizer),
+      format_bytes(p.comm), format_bytes(m.activations.total()), format_bytes(m.activations.per_slot),
+      m.activations.slots, format_bytes(m.activations.scratch), format_bytes(m.total()));
+}
+
+void print_run_report(Trainer& t, bool print) {
+  const Recipe& r = t.recipe();
+  const GptConfig& c = t.config();
+  RankMemory mem = t.memory();
+  float totals[1] = {float(mem.total())};
+  t.host_world().all_reduce(make_tensor(totals, DType::f32, Device::cpu, {1}), ReduceOp::max);
+  if (!print) return;
+  const ParallelConfig& p = r.parallel;
+  fmt::print("model: gpt2 {} layers, {} heads, d_model {}, vocab {} (padded {}), context {}; {:.2f}M parameters\n",
+             c.n_layer, c.n_head, c.d_model, c.vocab_size, c.padded_vocab, c.max_seq_len, double(c.num_params()) / 1e6);
+  fmt::print("layout: world {} = data {} x tensor {} x pipeline {}; zero {}{}; device {} = {} ({} threads per rank); "
+             "micro-batch {} x {} tokens; global batch {} sequences ({} tokens); {} micro-batches per data rank per "
+             "step\n",
+             r.world(), p.data, p.tensor, p.pipeline, p.zero, p.sequence_parallel ? "; sequence parallel" : "",
+             t.backend().name(), t.backend().device_name(), omp_get_max_threads(), r.train.micro_batch,
+             r.train.seq_len, r.train.global_batch, t.tokens_per_step(), r.grad_accum());
+  if (p.pipeline > 1)
+    fmt::print("pipeline: schedule {}, {} stages, {} micro-batches, bubble fraction {:.3f}\n",
+               schedule_name(p.schedule), p.pipeline, r.grad_accum(), bubble_fraction(p.pipeline, r.grad_accum()));
+  fmt::print("memory (rank 0): {}\n", memory_line(mem));
+  if (r.world() > 1) fmt::print("memory (largest rank total): {}\n", format_bytes(int64_t(totals[0])));
+  fmt::print("flops per token: {:.4g}\n", flops_per_token(c, r.train.seq_len));
+  std::fflush(stdout);
+}
+
+}  // namespace trainer

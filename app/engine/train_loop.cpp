@@ -1,0 +1,152 @@
+// The training loop (see train_loop.h).
+#include "app/engine/train_loop.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <memory>
+
+#include "app/checkpoint/checkpoint_resume.h"
+#include "app/checkpoint/checkpoint_writer.h"
+#include "app/engine/flops.h"
+#include "app/engine/metrics.h"
+#include "app/engine/preemption.h"
+#include "app/engine/run_report.h"
+#include "app/engine/trainer.h"
+#include "data/tokenizer.h"
+#include "parallel/mpi_runtime.h"
+
+namespace trainer {
+
+namespace {
+
+class Sampler {
+ public:
+  explicit Sampler(const Recipe& r) : recipe_(r) {}
+  void sample(Trainer& t, bool print) {
+    if (!tokenizer_) tokenizer_ = make_tokenizer(recipe_.data.tokenizer, recipe_.data.tokenizer_dir);
+    std::vector<int32_t> prompt = tokenizer_->encode(recipe_.log.sample_prompt);
+    if (prompt.empty()) prompt.push_back(tokenizer_->eot());
+    std::vector<int32_t> out = t.generate(prompt, recipe_.log.sample_tokens, 1.0f, 40, recipe_.train.seed + uint64_t(t.step()));
+    if (!print) return;
+    std::vector<int32_t> generated(out.begin() + long(prompt.size()), out.end());
+    for (auto& id : generated)
+      if (id >= tokenizer_->vocab_size()) id = tokenizer_->eot();
+    fmt::print("sample at step {}:\n{}{}\n---\n", t.step(), recipe_.log.sample_prompt, tokenizer_->decode(generated));
+    std::fflush(stdout);
+  }
+
+ private:
+  const Recipe& recipe_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+};
+
+}  // namespace
+
+int run_training(const Recipe& recipe, int64_t stop_at) {
+  MpiRuntime mpi(recipe.parallel.timeout_s);
+  const bool rank0 = mpi.world().rank() == 0;
+  PreemptionGuard preemption;
+  if (!recipe.checkpoint.dir.empty()) probe_checkpoint_dir(recipe.checkpoint.dir, mpi.world());
+  Trainer t(recipe, mpi.world(), mpi.local_rank());
+  print_run_report(t, rank0);
+  resume_from_checkpoint(t, rank0);
+  const bool checkpoints_on = !recipe.checkpoint.dir.empty();
+  auto save = [&]() {
+    std::string dir = save_checkpoint(t, t.train_loader()->state());
+    if (rank0) {
+      fmt::print("checkpoint: saved {}\n", dir);
+      std::fflush(stdout);
+    }
+  };
+
+  MetricsLog metrics(recipe.log.metrics, rank0);
+  Sampler sampler(recipe);
+  const DevicePeak peak =
+      device_peak(t.backend().device(), t.backend().device_name(), t.backend().act_dtype(), recipe.train.peak_tflops);
+  const double flops_tok = flops_per_token(t.config(), recipe.train.seq_len);
+  const int steps = recipe.train.steps;
+  const bool eval_on = recipe.eval.every > 0;
+
+  auto run_eval = [&]() {
+    double val = t.evaluate();
+    if (rank0) {
+      fmt::print("step {:>6} | val loss {:.4f}\n", t.step(), val);
+      std::fflush(stdout);
+    }
+    metrics.write({{"step", double(t.step())}, {"val_loss", val}});
+    return val;
+  };
+
+  double last_val = NAN;
+  if (eval_on && t.step() == 0) last_val = run_eval();
+
+  const double t_begin = monotonic_seconds();
+  double interval_start = t_begin;
+  int64_t interval_steps = 0;
+  int64_t steps_done = 0;
+  StepResult last{};
+  while (t.step() < steps) {
+    last = t.train_step();
+    ++steps_done;
+    ++interval_steps;
+    const int64_t s = t.step();
+    if (s % recipe.log.every == 0 || s == 1 || s == steps) {
+      double now = monotonic_seconds();
+      double dt = (now - interval_start) / double(interval_steps);
+      double tok_s = double(t.tokens_per_step()) / dt;
+      const double mfu = mfu_of(flops_tok * tok_s / double(recipe.world()), peak);
+      const std::string mfu_text = mfu >= 0 ? fmt::format("{:.1f}%", 100.0 * mfu) : "n/a";
+      double elapsed = now - t_begin;
+      double eta = dt * double(steps - s);
+      if (rank0) {
+        fmt::print("step {:>6}/{} | loss {:.4f} | lr {:.2e} | norm {:.4f} | {:.0f} tok/s | MFU {} | {:.3f} s/step | ETA {}\n",
+                   s, steps, last.loss, last.lr, last.grad_norm, tok_s, mfu_text, dt, format_duration(eta));
+        std::fflush(stdout);
+      }
+      std::vector<std::pair<std::string, double>> record = {
+          {"step", double(s)}, {"loss", last.loss}, {"lr", last.lr}, {"grad_norm", last.grad_norm}, {"tokens_per_s", tok_s}};
+      if (mfu >= 0) record.push_back({"mfu", mfu});  // omitted when the device's peak is unknown
+      record.push_back({"elapsed_s", elapsed});
+      metrics.write(record);
+      interval_start = now;
+      interval_steps = 0;
+    }
+    if (eval_on && (s % recipe.eval.every == 0 || s == steps)) last_val = run_eval();
+    if (recipe.log.sample_every > 0 && (s % recipe.log.sample_every == 0 || s == steps)) sampler.sample(t, rank0);
+    int32_t signal = preemption.requested();
+    mpi.world().all_reduce(make_tensor(&signal, DType::i32, Device::cpu, {1}), ReduceOp::max);
+    const bool periodic = recipe.checkpoint.every > 0 && s % recipe.checkpoint.every == 0;
+    const bool stopping = stop_at > 0 && s >= stop_at && s < steps;
+    if (checkpoints_on && (periodic || s == steps || signal != 0 || stopping)) save();
+    if (stopping) {
+      if (rank0) {
+        fmt::print("stopping after step {} (--stop-at){}\n", s, checkpoints_on ? "; checkpoint saved" : "");
+        std::fflush(stdout);
+      }
+      return 0;
+    }
+    if (signal != 0) {
+      if (rank0) {
+        fmt::print("stopping after step {} on signal {} ({}); resume with the same command\n", s, signal,
+                   checkpoints_on ? "checkpoint saved" : "no checkpoint.dir, nothing saved");
+        std::fflush(stdout);
+      }
+      return 0;
+    }
+  }
+
+  const double total = monotonic_seconds() - t_begin;
+  float rss[1] = {float(peak_rss_bytes())};
+  mpi.world().all_reduce(make_tensor(rss, DType::f32, Device::cpu, {1}), ReduceOp::max);
+  if (rank0) {
+    fmt::print("done: {} steps in {} ({:.0f} tok/s), final loss {:.4f}", steps_done, format_duration(total),
+               steps_done ? double(steps_done) * double(t.tokens_per_step()) / total : 0.0, last.loss);
+    if (eval_on) fmt::print(", final val loss {:.4f}", last_val);
+    fmt::print(", peak resident memory per rank {}\n", format_bytes(int64_t(rss[0])));
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace trainer

@@ -1,0 +1,306 @@
+// Trainer implementation (see trainer.h).
+#include "app/engine/trainer.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "app/engine/metrics.h"
+#include "kernels/errors.h"
+#include "model/llmc_file.h"
+#include "model/rng.h"
+#include "parallel/device_comm.h"
+#include "parallel/pipeline_executor.h"
+
+namespace trainer {
+
+namespace {
+
+Precision resolve_precision(PrecisionChoice choice, Device device) {
+  if (choice == PrecisionChoice::fp32) return Precision::fp32;
+  if (choice == PrecisionChoice::bf16) return Precision::bf16;
+  return device == Device::cuda ? Precision::bf16 : Precision::fp32;
+}
+
+}  // namespace
+
+GptConfig gpt_config_from(const Recipe& r) {
+  GptConfig c;
+  c.n_layer = r.model.n_layer;
+  c.n_head = r.model.n_head;
+  c.d_model = r.model.d_model;
+  c.vocab_size = r.model.vocab_size;
+  c.padded_vocab = r.padded_vocab();
+  c.max_seq_len = r.model.seq_len;
+  c.init_std = r.model.init_std;
+  return c;
+}
+
+Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed data, OpProfile profile)
+    : recipe_(recipe), world_(world), local_rank_(local_rank), config_(gpt_config_from(recipe)) {
+  check_layout(recipe_, world_.size());
+  const ParallelConfig& par = recipe_.parallel;
+  const TrainConfig& tr = recipe_.train;
+
+  BackendOptions bo;
+  bo.device = tr.device;
+  bool gpu = tr.device == DeviceChoice::cuda || (tr.device == DeviceChoice::auto_detect && cuda_available());
+  bo.precision = resolve_precision(tr.precision, gpu ? Device::cuda : Device::cpu);
+  bo.attention = tr.attention;
+  bo.stochastic_rounding = tr.stochastic_rounding;
+  bo.local_rank = local_rank_;
+  backend_ = make_backend(bo);
+  if (profile == OpProfile::on) profiler_ = std::make_unique<OpProfiler>(*backend_);
+  // On GPUs every device-side collective goes through NCCL (none for a world of one); host
+  // scalars stay on MPI.
+  device_world_ = make_device_comm(world_, *backend_, par.timeout_s);
+
+  Comm& dev_world = device_world_ ? *device_world_ : world_;
+  grid_ = std::make_unique<ProcessGrid>(dev_world, GridDims{par.data, par.tensor, par.pipeline});
+  const GridCoords& c = grid_->coords();
+  if (par.pipeline > 1) {
+    // NCCL opens point-to-point connections lazily and blocks until both ends arrive; the
+    // schedules' first messages would not meet (see connect_pipeline).
+    Buffer scratch = backend_->alloc(2 * sizeof(float));
+    backend_->memset_zero(scratch.data(), scratch.bytes());
+    Tensor two = scratch.tensor(DType::f32, {2});
+    connect_pipeline(grid_->pp(), grid_->pp_grad(), c.pp, par.pipeline, two.flat(0, 1), two.flat(1, 2));
+    backend_->synchronize();
+  }
+
+  LayoutOptions lo;
+  lo.tp_rank = c.tp;
+  lo.tp = par.tensor;
+  lo.pp_rank = c.pp;
+  lo.pp = par.pipeline;
+  lo.dp_rank = c.dp;
+  lo.dp = par.data;
+  lo.stage_layers = par.stages;
+  layout_ = std::make_unique<StageLayout>(config_, lo);
+  store_ = std::make_unique<ParamStore>(*layout_, *backend_, grid_->dp(), grid_->embed(), zero_policy(par.zero), par.bucket_mb);
+  if (recipe_.model.init_from.empty())
+    store_->init_random(tr.seed);
+  else
+    load_llmc_into(*store_, recipe_.model.init_from, recipe_.path);
+
+  const int m = recipe_.grad_accum();
+  n_slots_ = par.pipeline == 1 ? 1 : max_in_flight(par.schedule, c.pp, par.pipeline, m);
+  StageOptions so;
+  so.micro_batch = tr.micro_batch;
+  so.seq_len = tr.seq_len;
+  so.n_slots = n_slots_;
+  so.recompute = tr.recompute;
+  so.sequence_parallel = par.sequence_parallel ? SeqParallel::on : SeqParallel::off;
+  if (par.sequence_parallel) store_->set_tensor_partial_grads(&grid_->tp());
+  so.dloss = float(1.0 / (double(tr.global_batch) * double(tr.seq_len)));
+  stage_ = std::make_unique<GptStage>(*layout_, *store_, *backend_, par.tensor > 1 ? &grid_->tp() : nullptr, so);
+
+  lr_schedule_.kind = tr.lr_schedule.kind;
+  lr_schedule_.max_lr = tr.optimizer.lr;
+  lr_schedule_.warmup_steps = tr.lr_schedule.warmup_steps;
+  lr_schedule_.total_steps = tr.steps;
+  lr_schedule_.min_lr_ratio = tr.lr_schedule.min_lr_ratio;
+  lr_schedule_.decay_fraction = tr.lr_schedule.decay_fraction;
+
+  if (data == DataNeed::train) {
+    LoaderOptions o;
+    o.pattern = recipe_.data.train;
+    o.seq_len = tr.seq_len;
+    o.micro_batch = tr.micro_batch;
+    o.grad_accum = m;
+    o.dp_rank = c.dp;
+    o.dp_size = par.data;
+    o.seed = tr.seed;
+    o.vocab_size = config_.vocab_size;
+    o.shuffle = Shuffle::on;
+    train_loader_ = std::make_unique<DataLoader>(o);
+    if (recipe_.eval.every > 0) {
+      if (recipe_.data.val.empty())
+        throw ConfigError(recipe_.path + ": eval.every is " + std::to_string(recipe_.eval.every) +
+                          " but data.val is empty; set data.val or eval.every: 0");
+      o.pattern = recipe_.data.val;
+      o.grad_accum = recipe_.eval.batches / par.data;
+      o.shuffle = Shuffle::off;
+      val_loader_ = std::make_unique<DataLoader>(o);
+    }
+  }
+}
+
+Trainer::~Trainer() = default;
+
+int64_t Trainer::tokens_per_step() const {
+  return int64_t(recipe_.train.global_batch) * int64_t(recipe_.train.seq_len);
+}
+
+int Trainer::stage_leader(int pp_rank) const {
+  return grid_rank(grid_->dims(), GridCoords{0, 0, pp_rank});
+}
+
+StepResult Trainer::train_step() {
+  const double t_start = monotonic_seconds();
+  const TrainConfig& tr = recipe_.train;
+  const int m = recipe_.grad_accum();
+  const int64_t BT = int64_t(tr.micro_batch) * tr.seq_len;
+  std::vector<std::vector<int32_t>> in(m, std::vector<int32_t>(BT)), tg(m, std::vector<int32_t>(BT));
+  for (int i = 0; i < m; ++i) {
+    if (train_loader_) {
+      train_loader_->next(in[i].data(), tg[i].data());
+    } else {
+      // Bench without data: tokens from the counter-based generator.
+      for (int64_t k = 0; k < BT; ++k) {
+        auto r = philox4x32(tr.seed, uint64_t(step_), uint64_t(i) * uint64_t(BT) + uint64_t(k));
+        in[i][k] = int32_t(r[0] % uint32_t(config_.vocab_size));
+        tg[i][k] = int32_t(r[1] % uint32_t(config_.vocab_size));
+      }
+    }
+  }
+
+  store_->zero_grads();
+  const ParallelConfig& par = recipe_.parallel;
+  const int pp_rank = grid_->coords().pp;
+  const Schedule schedule = par.pipeline == 1 ? Schedule::one_f_one_b : par.schedule;
+  PipelineHooks hooks;
+  double forward_s = 0, backward_s = 0;
+  hooks.forward = [&](int i) {
+    const double t0 = monotonic_seconds();
+    stage_->set_batch(i, in[i].data(), tg[i].data());
+    stage_->forward(i, StageMode::train);
+    if (sync_timing_) backend_->synchronize();
+    forward_s += monotonic_seconds() - t0;
+  };
+  hooks.backward = [&](int i) {
+    const double t0 = monotonic_seconds();
+    store_->begin_micro(i == m - 1);
+    stage_->backward(i);
+    if (sync_timing_) backend_->synchronize();
+    backward_s += monotonic_seconds() - t0;
+  };
+  hooks.recv_act_buffer = [&](int i) { return stage_->recv_act_buffer(i); };
+  hooks.send_act_buffer = [&](int i) { return stage_->send_act_buffer(i); };
+  hooks.recv_grad_buffer = [&](int i) { return stage_->recv_grad_buffer(i); };
+  hooks.send_grad_buffer = [&](int i) { return stage_->send_grad_buffer(i); };
+  const bool piped = par.pipeline > 1;
+  PipelineTimes pt = run_pipeline(make_schedule(schedule, pp_rank, par.pipeline, m), piped ? &grid_->pp() : nullptr,
+                                  piped ? &grid_->pp_grad() : nullptr, pp_rank, n_slots_, hooks);
+  backend_->synchronize();
+  const double t_compute = monotonic_seconds();
+
+  store_->finish_grads();
+  const bool loss_owner = grid_->last_stage() && grid_->coords().tp == 0;
+  const double loss_sum = stage_->take_loss_sum();
+  float sums[2] = {float(store_->grad_sq_norm()), loss_owner ? float(loss_sum) : 0.0f};
+  world_.all_reduce(make_tensor(sums, DType::f32, Device::cpu, {2}), ReduceOp::sum);
+  const double t_sync = monotonic_seconds();
+
+  StepResult r;
+  r.grad_norm = std::sqrt(double(sums[0]));
+  r.loss = double(sums[1]) / double(tokens_per_step());
+  r.lr = lr_at(lr_schedule_, step_);
+  const OptimizerConfig& oc = tr.optimizer;
+  AdamWStep h;
+  h.lr = float(r.lr);
+  h.beta1 = float(oc.beta1);
+  h.beta2 = float(oc.beta2);
+  h.eps = float(oc.eps);
+  h.weight_decay = float(oc.weight_decay);
+  // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1.
+  double coef = oc.grad_clip > 0 ? oc.grad_clip / (r.grad_norm + 1e-6) : 1.0;
+  h.grad_scale = float(std::min(1.0, coef));
+  h.step = step_ + 1;
+  h.seed = tr.seed ^ (uint64_t(step_ + 1) * 0x9E3779B97F4A7C15ull);
+  store_->optimizer_step(h);
+  backend_->synchronize();
+  const double t_end = monotonic_seconds();
+
+  step_ += 1;
+  r.step = step_;
+  r.times.total_s = t_end - t_start;
+  r.times.pipeline_wait_s = pt.wait_s;
+  r.times.compute_s = (t_compute - t_start) - pt.wait_s;
+  r.times.forward_s = forward_s;
+  r.times.backward_s = backward_s;
+  r.times.grad_sync_s = t_sync - t_compute;
+  r.times.optimizer_s = t_end - t_sync;
+  return r;
+}
+
+void Trainer::run_forward_only(int n_micro, const std::vector<std::vector<int32_t>>& inputs,
+                               const std::vector<std::vector<int32_t>>& targets, StageMode mode) {
+  const ParallelConfig& par = recipe_.parallel;
+  const int pp_rank = grid_->coords().pp;
+  PipelineHooks hooks;
+  hooks.forward = [&](int i) {
+    stage_->set_batch(i, inputs[i].data(), targets[i].data());
+    stage_->forward(i, mode);
+  };
+  hooks.recv_act_buffer = [&](int i) { return stage_->recv_act_buffer(i); };
+  hooks.send_act_buffer = [&](int i) { return stage_->send_act_buffer(i); };
+  run_pipeline(make_forward_schedule(pp_rank, par.pipeline, n_micro), par.pipeline > 1 ? &grid_->pp() : nullptr,
+               nullptr, pp_rank, n_slots_, hooks);
+  backend_->synchronize();
+}
+
+double Trainer::evaluate() {
+  TRAINER_CHECK(val_loader_ != nullptr, "evaluate without validation data");
+  const TrainConfig& tr = recipe_.train;
+  const int m = recipe_.eval.batches / recipe_.parallel.data;
+  const int64_t BT = int64_t(tr.micro_batch) * tr.seq_len;
+  val_loader_->reset();
+  std::vector<std::vector<int32_t>> in(m, std::vector<int32_t>(BT)), tg(m, std::vector<int32_t>(BT));
+  for (int i = 0; i < m; ++i) val_loader_->next(in[i].data(), tg[i].data());
+  stage_->take_loss_sum();
+  run_forward_only(m, in, tg, StageMode::eval);
+  const bool loss_owner = grid_->last_stage() && grid_->coords().tp == 0;
+  float sum = loss_owner ? float(stage_->take_loss_sum()) : 0.0f;
+  stage_->take_loss_sum();
+  world_.all_reduce(make_tensor(&sum, DType::f32, Device::cpu, {1}), ReduceOp::sum);
+  return double(sum) / (double(recipe_.eval.batches) * double(BT));
+}
+
+std::vector<int32_t> Trainer::generate(const std::vector<int32_t>& prompt_ids, int n, float temperature, int top_k,
+                                       uint64_t seed) {
+  const TrainConfig& tr = recipe_.train;
+  const int B = tr.micro_batch, T = tr.seq_len;
+  std::vector<int32_t> tokens = prompt_ids;
+  if (tokens.empty()) tokens.push_back(0);
+  std::vector<std::vector<int32_t>> in(1, std::vector<int32_t>(size_t(B) * T, 0)), tg = in;
+  for (int k = 0; k < n; ++k) {
+    const int len = int(std::min<size_t>(tokens.size(), size_t(T)));
+    const int32_t* window = tokens.data() + (tokens.size() - size_t(len));
+    for (int b = 0; b < B; ++b)
+      for (int t = 0; t < T; ++t) in[0][size_t(b) * T + t] = t < len ? window[t] : 0;
+    run_forward_only(1, in, tg, StageMode::logits);
+    int32_t next = 0;
+    if (grid_->last_stage()) {
+      std::vector<float> row = stage_->logits_row(0, len - 1);
+      if (temperature <= 0) {
+        next = int32_t(std::max_element(row.begin(), row.end()) - row.begin());
+      } else {
+        std::vector<int32_t> order(row.size());
+        for (size_t i = 0; i < order.size(); ++i) order[i] = int32_t(i);
+        int keep = top_k > 0 ? std::min<int>(top_k, int(row.size())) : int(row.size());
+        std::partial_sort(order.begin(), order.begin() + keep, order.end(),
+                          [&](int32_t a, int32_t b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
+        double mx = row[order[0]], total = 0;
+        std::vector<double> p(keep);
+        for (int i = 0; i < keep; ++i) total += p[i] = std::exp((row[order[i]] - mx) / temperature);
+        auto bits = philox4x32(seed, uint64_t(RngPurpose::sample), uint64_t(tokens.size()));
+        double u = uniform_open(bits[0]) * total, acc = 0;
+        next = order[keep - 1];
+        for (int i = 0; i < keep; ++i) {
+          acc += p[i];
+          if (u <= acc) {
+            next = order[i];
+            break;
+          }
+        }
+      }
+    }
+    world_.broadcast(make_tensor(&next, DType::i32, Device::cpu, {1}), stage_leader(recipe_.parallel.pipeline - 1));
+    tokens.push_back(next);
+  }
+  return tokens;
+}
+
+RankMemory Trainer::memory() const { return RankMemory{store_->memory(), stage_->activation_memory()}; }
+
+}  // namespace trainer

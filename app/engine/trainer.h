@@ -1,0 +1,116 @@
+// Trainer: turns a recipe into the objects of one training run on this rank (backend, process
+// grid, stage layout, parameter store, model stage, data loaders) and runs optimizer steps,
+// evaluation and sampling through the pipeline executor. Every rank of the job constructs one;
+// all their calls are collective, in the same order on every rank.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/recipe/recipe.h"
+#include "data/loader.h"
+#include "kernels/backend.h"
+#include "kernels/op_profiler.h"
+#include "model/gpt_stage.h"
+#include "model/lr_schedule.h"
+#include "model/param_store.h"
+#include "model/stage_layout.h"
+#include "parallel/process_grid.h"
+
+namespace trainer {
+
+struct StepTimes {
+  double total_s = 0;
+  double compute_s = 0;    // forward + backward (including tensor-parallel collectives)
+  double forward_s = 0;    // exact only with set_sync_timing(true) on asynchronous devices
+  double backward_s = 0;
+  double pipeline_wait_s = 0;
+  double grad_sync_s = 0;  // finishing data-parallel reductions, tied-embedding sum, grad norm
+  double optimizer_s = 0;
+};
+
+struct StepResult {
+  int64_t step = 0;  // 1-based number of the step just taken
+  double loss = 0;
+  double grad_norm = 0;
+  double lr = 0;
+  StepTimes times;
+};
+
+struct RankMemory {
+  MemoryFigures params;
+  ActivationMemory activations;
+  int64_t total() const {
+    return params.params + params.master + params.grads + params.optimizer + params.comm + activations.total();
+  }
+};
+
+// What kind of data a run needs: training reads data.train (and data.val when evaluation is
+// on); bench may run without data on random tokens.
+enum class DataNeed : uint8_t { train, none };
+// on: every Backend op is timed (OpProfiler) for `trainer bench --profile`.
+enum class OpProfile : uint8_t { off, on };
+
+class Trainer {
+ public:
+  // world: the host (MPI) world of this job; local_rank picks the GPU on a node.
+  Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed data = DataNeed::train,
+          OpProfile profile = OpProfile::off);
+  ~Trainer();
+
+  StepResult train_step();
+  // Mean validation loss over eval.batches batches from the start of data.val.
+  double evaluate();
+  // Continues `prompt_ids` by n tokens (temperature 0 = greedy); identical on every rank.
+  std::vector<int32_t> generate(const std::vector<int32_t>& prompt_ids, int n, float temperature, int top_k,
+                                uint64_t seed);
+
+  int64_t step() const { return step_; }
+  // Synchronise the device after each forward and backward so their times are exact (bench);
+  // off in training, where it would cost overlap.
+  void set_sync_timing(bool on) { sync_timing_ = on; }
+  void set_step(int64_t step) { step_ = step; }
+  const Recipe& recipe() const { return recipe_; }
+  const GptConfig& config() const { return config_; }
+  ProcessGrid& grid() { return *grid_; }
+  Comm& host_world() { return world_; }
+  Backend& backend() { return *backend_; }
+  // The op timer when constructed with OpProfile::on, else null.
+  OpProfiler* profiler() { return profiler_.get(); }
+  ParamStore& store() { return *store_; }
+  const StageLayout& layout() const { return *layout_; }
+  DataLoader* train_loader() { return train_loader_.get(); }
+  RankMemory memory() const;
+  int64_t tokens_per_step() const;
+  // Global rank of (pipeline stage, data 0, tensor 0): where a stage's results are read.
+  int stage_leader(int pp_rank) const;
+
+ private:
+  void run_forward_only(int n_micro, const std::vector<std::vector<int32_t>>& inputs,
+                        const std::vector<std::vector<int32_t>>& targets, StageMode mode);
+
+  Recipe recipe_;
+  Comm& world_;
+  int local_rank_;
+  GptConfig config_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<OpProfiler> profiler_;  // attached to backend_, so declared after it
+  // make_device_comm: LocalComm for a world of one, NCCL on GPUs, null on CPU ranks (the MPI
+  // world serves).
+  std::unique_ptr<Comm> device_world_;
+  std::unique_ptr<ProcessGrid> grid_;
+  std::unique_ptr<StageLayout> layout_;
+  std::unique_ptr<ParamStore> store_;
+  std::unique_ptr<GptStage> stage_;
+  std::unique_ptr<DataLoader> train_loader_, val_loader_;
+  LrSchedule lr_schedule_;
+  int n_slots_ = 1;
+  int64_t step_ = 0;
+  bool sync_timing_ = false;
+};
+
+GptConfig gpt_config_from(const Recipe& recipe);
+
+}  // namespace trainer

@@ -1,0 +1,50 @@
+// What `trainer plan` prints: the memory and FLOPs of one layout, stage by stage, from the
+// trainer's own StageLayout; and the ranked table of a layout search. Text for people, JSON
+// (one object) for scripts (scripts/sweep.sh reads the search's).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "app/plan/plan_device.h"
+#include "app/plan/plan_memory.h"
+#include "app/plan/plan_search.h"
+#include "app/plan/plan_time.h"
+#include "model/gpt_config.h"
+
+namespace trainer {
+
+struct PlanContext {
+  std::string recipe_path;
+  GptConfig config;
+  DeviceSpec device;
+  double peak_flops = 0;     // per rank
+  int64_t act_bytes = 4;
+  int64_t memory_limit = 0;  // per rank
+  HostTransients host = HostTransients::none;  // cpu_path for --device cpu
+};
+
+struct PlanReport {
+  PlanContext ctx;
+  PlanLayout layout;
+  std::vector<PlanRankMemory> stages;  // one per pipeline stage
+  StepEstimate time;
+  int largest_stage() const;      // by peak
+  int64_t needed_bytes() const;  // the largest rank's peak + the runtime figure
+};
+
+// Builds StageLayout for every pipeline stage (tensor and data rank 0: the others of a stage
+// hold the same sizes) and derives its memory from it.
+PlanReport build_plan_report(const PlanContext& ctx, const PlanLayout& layout);
+
+std::string format_plan_text(const PlanReport& report);
+std::string format_plan_json(const PlanReport& report);
+std::string format_search_text(const PlanContext& ctx, const std::vector<PlanCandidate>& ranked, int top,
+                               double elapsed_s);
+// recipe_recompute: the recipe's own mode, so a sweep can keep to it.
+std::string format_search_json(const PlanContext& ctx, const std::vector<PlanCandidate>& ranked, int world,
+                               Recompute recipe_recompute);
+
+const char* recompute_name(Recompute recompute);
+
+}  // namespace trainer

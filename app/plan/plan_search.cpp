@@ -1,0 +1,92 @@
+// Layout enumeration and ranking (see plan_search.h).
+#include "app/plan/plan_search.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace trainer {
+
+std::vector<int> divisors(int n) {
+  std::vector<int> small, large;
+  for (int d = 1; int64_t(d) * d <= n; ++d) {
+    if (n % d != 0) continue;
+    small.push_back(d);
+    if (d != n / d) large.push_back(n / d);
+  }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
+}
+
+std::vector<PlanLayout> enumerate_layouts(const SearchInput& in) {
+  const GptConfig& c = in.config;
+  std::vector<PlanLayout> out;
+  for (int tp : divisors(in.world)) {
+    if (c.n_head % tp != 0 || c.padded_vocab % tp != 0) continue;
+    for (int pp : divisors(in.world / tp)) {
+      if (pp > c.n_layer) continue;
+      const int dp = in.world / (tp * pp);
+      if (in.global_batch % dp != 0) continue;
+      // With one data rank there is nothing to shard; per-unit gathers are not pipelined.
+      std::vector<int> zeros;
+      for (ZeroPolicy z : all_zero_policies()) {
+        if (dp == 1 && z.shard_optimizer_state()) continue;
+        if (pp > 1 && z.param_gather() == ParamGather::per_unit) continue;
+        zeros.push_back(z.stage());
+      }
+      std::vector<Schedule> schedules = {Schedule::one_f_one_b};
+      if (pp > 1) schedules = {Schedule::gpipe, Schedule::one_f_one_b};
+      for (int zero : zeros)
+        for (int mb : divisors(in.global_batch / dp))
+          for (Schedule s : schedules)
+            for (Recompute r : in.recompute) {
+              PlanLayout l;
+              l.data = dp;
+              l.tensor = tp;
+              l.pipeline = pp;
+              l.zero = zero;
+              l.micro_batch = mb;
+              l.global_batch = in.global_batch;
+              l.seq_len = in.seq_len;
+              l.schedule = s;
+              l.recompute = r;
+              out.push_back(l);
+            }
+    }
+  }
+  return out;
+}
+
+PlanCandidate evaluate_layout(const SearchInput& in, const PlanLayout& l) {
+  PlanCandidate cand;
+  cand.layout = l;
+  std::vector<int> stages = {0};
+  if (l.pipeline > 2) stages.push_back(1);
+  if (l.pipeline > 1) stages.push_back(l.pipeline - 1);
+  for (int s : stages) {
+    const PlanUnits u = plan_units_closed_form(in.config, l.tensor, l.data, l.pipeline, s, l.stage_layers);
+    const int64_t bytes = plan_rank_memory(in.config, l, s, u, in.act_bytes, in.host).peak();
+    if (bytes > cand.largest_rank_bytes) {
+      cand.largest_rank_bytes = bytes;
+      cand.largest_stage = s;
+    }
+  }
+  cand.needed_bytes = cand.largest_rank_bytes + in.device.runtime_bytes;
+  cand.fits = cand.needed_bytes <= in.memory_limit;
+  cand.time = estimate_step(in.config, l, in.device, in.peak_flops, in.act_bytes);
+  return cand;
+}
+
+std::vector<PlanCandidate> search_layouts(const SearchInput& in) {
+  std::vector<PlanCandidate> out;
+  for (const PlanLayout& l : enumerate_layouts(in)) out.push_back(evaluate_layout(in, l));
+  auto key = [](const PlanCandidate& c) {
+    const PlanLayout& l = c.layout;
+    return std::make_tuple(!c.fits, c.time.step_s, c.needed_bytes, l.tensor, l.pipeline, l.zero, l.micro_batch,
+                           int(l.schedule), int(l.recompute));
+  };
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const PlanCandidate& a, const PlanCandidate& b) { return key(a) < key(b); });
+  return out;
+}
+
+}  // namespace trainer

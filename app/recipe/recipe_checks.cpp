@@ -1,0 +1,173 @@
+// Rules that relate several recipe keys, checked once the whole recipe is known and before any
+// work starts; every rank runs the same checks on the same recipe, so all agree. Each message
+// points at the key that most likely needs changing, names the values involved and what would
+// be valid.
+#include "app/recipe/recipe_checks.h"
+
+#include <fmt/format.h>
+
+#include <numeric>
+
+#include "kernels/errors.h"
+#include "parallel/zero_policy.h"
+
+namespace trainer {
+
+std::string KeyOrigins::of(const std::string& path) const {
+  auto it = where.find(path);
+  return it == where.end() ? file : it->second;
+}
+
+namespace {
+
+constexpr int kGpt2TokenizerIds = 50257;
+constexpr int kByteTokenizerIds = 257;  // 256 bytes + end-of-text
+
+[[noreturn]] void fail(const KeyOrigins& origins, const std::string& path, const std::string& text) {
+  throw ConfigError(fmt::format("{}: {}: {}", origins.of(path), path, text));
+}
+
+// "a multiple of 16 (e.g. 96 or 112)" around `value`.
+std::string multiples_near(int value, int step) {
+  int below = value / step * step;
+  if (below < step) return fmt::format("a multiple of {} (e.g. {})", step, step);
+  return fmt::format("a multiple of {} (e.g. {} or {})", step, below, below + step);
+}
+
+std::string divisors_of(int n) {
+  std::string out;
+  for (int d = 1; d <= n; ++d)
+    if (n % d == 0) out += (out.empty() ? "" : ", ") + std::to_string(d);
+  return out;
+}
+
+void check_model(const Recipe& r, const KeyOrigins& o) {
+  const ModelConfig& m = r.model;
+  if (m.d_model % m.n_head != 0)
+    fail(o, "model.d_model",
+         fmt::format("{} is not divisible by model.n_head {}; valid: {}", m.d_model, m.n_head,
+                     multiples_near(m.d_model, m.n_head)));
+  int ids = r.data.tokenizer == TokenizerKind::gpt2 ? kGpt2TokenizerIds : kByteTokenizerIds;
+  if (m.vocab_size < ids)
+    fail(o, "model.vocab_size",
+         fmt::format("{} is smaller than the {} tokenizer's {} token ids; valid: >= {} with "
+                     "data.tokenizer {}",
+                     m.vocab_size, r.data.tokenizer == TokenizerKind::gpt2 ? "gpt2" : "byte", ids,
+                     ids, r.data.tokenizer == TokenizerKind::gpt2 ? "gpt2" : "byte"));
+}
+
+void check_parallel(const Recipe& r, const KeyOrigins& o) {
+  const ParallelConfig& p = r.parallel;
+  const ModelConfig& m = r.model;
+  if (m.n_head % p.tensor != 0)
+    fail(o, "parallel.tensor",
+         fmt::format("{} does not divide model.n_head {}; valid: a divisor of {} ({})", p.tensor,
+                     m.n_head, m.n_head, divisors_of(m.n_head)));
+  if (r.padded_vocab() % p.tensor != 0)
+    fail(o, "parallel.tensor",
+         fmt::format("{} does not divide the padded vocabulary {} (model.vocab_size {} rounded up "
+                     "to a multiple of model.vocab_multiple {}); valid: a tensor degree dividing "
+                     "{}, or a vocab_multiple that is a multiple of {}",
+                     p.tensor, r.padded_vocab(), m.vocab_size, m.vocab_multiple, r.padded_vocab(),
+                     p.tensor));
+  if (m.n_layer < p.pipeline)
+    fail(o, "parallel.pipeline",
+         fmt::format("{} stages but model.n_layer is {}; valid: at most {} (each stage needs a "
+                     "layer)",
+                     p.pipeline, m.n_layer, m.n_layer));
+  if (!p.stages.empty()) {
+    if (int(p.stages.size()) != p.pipeline)
+      fail(o, "parallel.stages",
+           fmt::format("{} entries but parallel.pipeline is {}; valid: one entry per stage ({} "
+                       "entries) summing to model.n_layer {}, or [] for an even split",
+                       p.stages.size(), p.pipeline, p.pipeline, m.n_layer));
+    int sum = std::accumulate(p.stages.begin(), p.stages.end(), 0);
+    if (sum != m.n_layer)
+      fail(o, "parallel.stages",
+           fmt::format("the entries sum to {} but model.n_layer is {}; valid: {} entries >= 1 "
+                       "summing to {}, or [] for an even split",
+                       sum, m.n_layer, p.pipeline, m.n_layer));
+  }
+  // Per-unit parameter gathers (zero 3) are not combined with pipelining (see README).
+  if (zero_policy(p.zero).param_gather() == ParamGather::per_unit && p.pipeline > 1)
+    fail(o, "parallel.zero",
+         fmt::format("zero: 3 with pipeline > 1 is not supported; use zero 1 or 2 with "
+                     "pipelining (parallel.pipeline is {})",
+                     p.pipeline));
+}
+
+void check_train(const Recipe& r, const KeyOrigins& o) {
+  const TrainConfig& t = r.train;
+  if (r.parallel.sequence_parallel && r.parallel.tensor == 1)
+    fail(o, "parallel.sequence_parallel",
+         "true needs tensor parallelism but parallel.tensor is 1; valid: false, or parallel.tensor > 1");
+  if (r.parallel.sequence_parallel && (int64_t(t.micro_batch) * t.seq_len) % r.parallel.tensor != 0)
+    fail(o, "parallel.sequence_parallel",
+         fmt::format("true splits the {} x {} = {} rows of a micro-batch over parallel.tensor {}, which does "
+                     "not divide them; valid: micro_batch x seq_len a multiple of {}, or false",
+                     t.micro_batch, t.seq_len, int64_t(t.micro_batch) * t.seq_len, r.parallel.tensor,
+                     r.parallel.tensor));
+  const int per_step = t.micro_batch * r.parallel.data;
+  if (t.global_batch % per_step != 0)
+    fail(o, "train.global_batch",
+         fmt::format("{} is not a multiple of train.micro_batch {} x parallel.data {} = {}; "
+                     "valid: {}",
+                     t.global_batch, t.micro_batch, r.parallel.data, per_step,
+                     multiples_near(t.global_batch, per_step)));
+  if (t.seq_len > r.model.seq_len)
+    fail(o, "train.seq_len",
+         fmt::format("{} exceeds model.seq_len {} (the position table); valid: 1 to {}, or 0 for "
+                     "model.seq_len",
+                     t.seq_len, r.model.seq_len, r.model.seq_len));
+  if (t.device == DeviceChoice::cpu && t.precision == PrecisionChoice::bf16)
+    fail(o, "train.precision",
+         "bf16 needs train.device cuda (bf16 is CUDA-only here) but train.device is cpu; valid "
+         "with device cpu: fp32 or auto");
+  if (t.device == DeviceChoice::cpu && t.attention != AttentionImpl::auto_detect)
+    fail(o, "train.attention",
+         fmt::format("{} is a CUDA kernel but train.device is cpu; valid with device cpu: auto",
+                     t.attention == AttentionImpl::flash ? "flash" : "cudnn"));
+}
+
+void check_outputs(const Recipe& r, const KeyOrigins& o) {
+  if (r.eval.every > 0 && r.data.val.empty())
+    fail(o, "eval.every",
+         fmt::format("{} needs validation shards but data.val is empty; valid: set data.val, or "
+                     "eval.every 0",
+                     r.eval.every));
+  // Every data rank evaluates the same number of batches, so the evaluated set (and the
+  // validation loss) is the same in every layout.
+  if (r.eval.every > 0 && r.eval.batches % r.parallel.data != 0)
+    fail(o, "eval.batches",
+         fmt::format("{} is not a multiple of parallel.data {} (each data rank evaluates an equal "
+                     "share); valid: {}",
+                     r.eval.batches, r.parallel.data, multiples_near(r.eval.batches, r.parallel.data)));
+  if (r.checkpoint.every > 0 && r.checkpoint.dir.empty())
+    fail(o, "checkpoint.every",
+         fmt::format("{} needs a directory but checkpoint.dir is empty; valid: set "
+                     "checkpoint.dir, or checkpoint.every 0",
+                     r.checkpoint.every));
+}
+
+}  // namespace
+
+void check_recipe(const Recipe& recipe, const KeyOrigins& origins) {
+  check_model(recipe, origins);
+  check_parallel(recipe, origins);
+  check_train(recipe, origins);
+  check_outputs(recipe, origins);
+}
+
+void check_layout(const Recipe& recipe, int world_size) {
+  const ParallelConfig& p = recipe.parallel;
+  if (world_size < 1)
+    throw ConfigError(fmt::format("world size {} is invalid; valid: 1 or more ranks", world_size));
+  if (recipe.world() != world_size)
+    throw ConfigError(fmt::format("{}: parallel: data {} x tensor {} x pipeline {} = {} rank{}, "
+                                  "but the job has {}; set the degrees so their product is {}",
+                                  recipe.path.empty() ? "recipe" : recipe.path, p.data, p.tensor,
+                                  p.pipeline, recipe.world(), recipe.world() == 1 ? "" : "s",
+                                  world_size, world_size));
+}
+
+}  // namespace trainer

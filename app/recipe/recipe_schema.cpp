@@ -1,0 +1,398 @@
+// The recipe schema table (see recipe_schema.h) and the texts derived from it. Ranges here are
+// single-key rules; rules that relate several keys live in recipe_checks.cpp.
+#include "app/recipe/recipe_schema.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <type_traits>
+
+namespace trainer {
+namespace {
+
+// Choice keys are stored in enums of uint8_t; the schema reaches them as their byte so that
+// one field type serves every enum (unsigned char may alias any object).
+template <class E>
+uint8_t& enum_storage(E& value) {
+  static_assert(std::is_enum_v<E> && std::is_same_v<std::underlying_type_t<E>, uint8_t>,
+                "choice keys must be enums with uint8_t storage");
+  return reinterpret_cast<uint8_t&>(value);
+}
+
+// Choice names are listed in enum order (name i <-> value i); these pin that order, so
+// reordering an enum breaks the build instead of silently renaming recipe values.
+template <class E>
+constexpr bool enum_is(E e, int v) {
+  return static_cast<int>(e) == v;
+}
+static_assert(enum_is(Schedule::gpipe, 0) && enum_is(Schedule::one_f_one_b, 1));
+static_assert(enum_is(DeviceChoice::cpu, 0) && enum_is(DeviceChoice::cuda, 1) &&
+              enum_is(DeviceChoice::auto_detect, 2));
+static_assert(enum_is(PrecisionChoice::auto_detect, 0) && enum_is(PrecisionChoice::fp32, 1) &&
+              enum_is(PrecisionChoice::bf16, 2));
+static_assert(enum_is(Recompute::none, 0) && enum_is(Recompute::gelu, 1) &&
+              enum_is(Recompute::block, 2));
+static_assert(enum_is(AttentionImpl::auto_detect, 0) && enum_is(AttentionImpl::flash, 1) &&
+              enum_is(AttentionImpl::cudnn, 2));
+static_assert(enum_is(LrKind::constant, 0) && enum_is(LrKind::linear, 1) &&
+              enum_is(LrKind::cosine, 2) && enum_is(LrKind::wsd, 3));
+static_assert(enum_is(TokenizerKind::gpt2, 0) && enum_is(TokenizerKind::byte, 1));
+
+// A field accessor: a captureless lambda converted to a plain function pointer.
+#define TRAINER_FIELD(member) (+[](Recipe& r) -> auto& { return r.member; })
+#define TRAINER_CHOICE(member) (+[](Recipe& r) -> uint8_t& { return enum_storage(r.member); })
+
+constexpr Bound kNone{};
+Bound at_least(double v) { return {BoundKind::closed, v}; }
+Bound above(double v) { return {BoundKind::open, v}; }
+Bound at_most(double v) { return {BoundKind::closed, v}; }
+Bound below(double v) { return {BoundKind::open, v}; }
+
+KeySpec make_key(std::string path, FieldRef field, Bound lo, Bound hi, std::string description) {
+  KeySpec k;
+  k.path = std::move(path);
+  k.field = field;
+  k.lo = lo;
+  k.hi = hi;
+  k.description = std::move(description);
+  return k;
+}
+
+KeySpec text_key(std::string path, StringField field, std::string description) {
+  return make_key(std::move(path), field, kNone, kNone, std::move(description));
+}
+
+KeySpec choice_key(std::string path, ChoiceField field, std::vector<std::string> choices,
+                   std::string description) {
+  KeySpec k = make_key(std::move(path), field, kNone, kNone, std::move(description));
+  k.choices = std::move(choices);
+  return k;
+}
+
+std::vector<KeySpec> build_schema() {
+  std::vector<KeySpec> s;
+  // model
+  KeySpec arch = text_key("model.arch", TRAINER_FIELD(model.arch),
+                          "model family: GPT-2 (pre-LayerNorm, learned positions, tied embeddings)");
+  arch.choices = {"gpt2"};
+  s.push_back(arch);
+  s.push_back(make_key("model.n_layer", TRAINER_FIELD(model.n_layer), at_least(1), kNone,
+                  "transformer blocks"));
+  s.push_back(make_key("model.n_head", TRAINER_FIELD(model.n_head), at_least(1), kNone,
+                  "attention heads per block"));
+  s.push_back(make_key("model.d_model", TRAINER_FIELD(model.d_model), at_least(1), kNone,
+                  "width of the residual stream (channels)"));
+  s.push_back(make_key("model.vocab_size", TRAINER_FIELD(model.vocab_size), at_least(1), kNone,
+                  "token ids the model knows (before padding)"));
+  s.push_back(make_key("model.seq_len", TRAINER_FIELD(model.seq_len), at_least(1), kNone,
+                  "maximum context: rows of the position table"));
+  s.push_back(make_key("model.vocab_multiple", TRAINER_FIELD(model.vocab_multiple), at_least(1), kNone,
+                  "vocabulary padded up to a multiple of this (faster GEMMs)"));
+  s.push_back(text_key("model.init_from", TRAINER_FIELD(model.init_from),
+                       "llm.c model file (.bin) to start from; \"\" = random init"));
+  s.push_back(make_key("model.init_std", TRAINER_FIELD(model.init_std), above(0), kNone,
+                  "standard deviation of the random weight init"));
+  // parallel
+  s.push_back(make_key("parallel.data", TRAINER_FIELD(parallel.data), at_least(1), kNone,
+                  "data-parallel degree (model replicas)"));
+  s.push_back(make_key("parallel.tensor", TRAINER_FIELD(parallel.tensor), at_least(1), kNone,
+                  "tensor-parallel degree (Megatron split of each layer)"));
+  s.push_back(make_key("parallel.pipeline", TRAINER_FIELD(parallel.pipeline), at_least(1), kNone,
+                  "pipeline-parallel degree (stages of consecutive layers)"));
+  s.push_back(choice_key("parallel.schedule", TRAINER_CHOICE(parallel.schedule), {"gpipe", "1f1b"},
+                         "pipeline schedule: all forwards then all backwards, or one-forward-one-backward"));
+  s.push_back(make_key("parallel.zero", TRAINER_FIELD(parallel.zero), at_least(0), at_most(3),
+                  "ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also parameters"));
+  s.push_back(make_key("parallel.sequence_parallel", TRAINER_FIELD(parallel.sequence_parallel), kNone, kNone,
+                  "split LayerNorm and residual regions along the sequence across the tensor group"));
+  s.push_back(make_key("parallel.bucket_mb", TRAINER_FIELD(parallel.bucket_mb), above(0), kNone,
+                  "size of a gradient all-reduce bucket in MiB"));
+  s.push_back(make_key("parallel.stages", TRAINER_FIELD(parallel.stages), at_least(1), kNone,
+                  "layers per pipeline stage, one entry per stage; [] = even split"));
+  s.push_back(make_key("parallel.timeout_s", TRAINER_FIELD(parallel.timeout_s), above(0), kNone,
+                  "a collective waiting longer than this means a dead rank: abort the job"));
+  // train
+  s.push_back(choice_key("train.device", TRAINER_CHOICE(train.device), {"cpu", "cuda", "auto"},
+                         "where to compute; auto = cuda when a GPU is present, else cpu"));
+  s.push_back(choice_key("train.precision", TRAINER_CHOICE(train.precision), {"auto", "fp32", "bf16"},
+                         "activations and weights; auto = bf16 on cuda, fp32 on cpu"));
+  s.push_back(make_key("train.micro_batch", TRAINER_FIELD(train.micro_batch), at_least(1), kNone,
+                  "sequences per micro-batch per data-parallel rank"));
+  s.push_back(make_key("train.seq_len", TRAINER_FIELD(train.seq_len), at_least(0), kNone,
+                  "tokens per training sequence; 0 = model.seq_len"));
+  s.push_back(make_key("train.global_batch", TRAINER_FIELD(train.global_batch), at_least(1), kNone,
+                  "sequences per optimizer step over all ranks (sets gradient accumulation)"));
+  s.push_back(make_key("train.steps", TRAINER_FIELD(train.steps), at_least(1), kNone,
+                  "optimizer steps to train"));
+  s.push_back(make_key("train.seed", TRAINER_FIELD(train.seed), at_least(0), kNone,
+                  "seed of weight init, data order and sampling"));
+  s.push_back(choice_key("train.recompute", TRAINER_CHOICE(train.recompute), {"none", "gelu", "block"},
+                         "activations recomputed in backward instead of stored"));
+  s.push_back(choice_key("train.attention", TRAINER_CHOICE(train.attention), {"auto", "flash", "cudnn"},
+                         "attention kernel on cuda; auto = the fastest available"));
+  s.push_back(make_key("train.stochastic_rounding", TRAINER_FIELD(train.stochastic_rounding), kNone, kNone,
+                  "round bf16 weight updates stochastically (bf16 only)"));
+  s.push_back(make_key("train.peak_tflops", TRAINER_FIELD(train.peak_tflops), at_least(0), kNone,
+                  "peak TFLOP/s per device for MFU; 0 = from the built-in device table"));
+  s.push_back(make_key("train.optimizer.lr", TRAINER_FIELD(train.optimizer.lr), above(0), kNone,
+                  "AdamW peak learning rate"));
+  s.push_back(make_key("train.optimizer.betas",
+                  +[](Recipe& r) {
+                    return std::pair<double*, double*>{&r.train.optimizer.beta1,
+                                                       &r.train.optimizer.beta2};
+                  },
+                  at_least(0), below(1), "AdamW [beta1, beta2]: decay of the moment estimates"));
+  s.push_back(make_key("train.optimizer.eps", TRAINER_FIELD(train.optimizer.eps), above(0), kNone,
+                  "AdamW epsilon"));
+  s.push_back(make_key("train.optimizer.weight_decay", TRAINER_FIELD(train.optimizer.weight_decay),
+                  at_least(0), kNone, "AdamW decoupled weight decay (matrices only, not biases or norms)"));
+  s.push_back(make_key("train.optimizer.grad_clip", TRAINER_FIELD(train.optimizer.grad_clip), at_least(0),
+                  kNone, "clip the global gradient norm to this; 0 = no clipping"));
+  s.push_back(choice_key("train.lr_schedule.kind", TRAINER_CHOICE(train.lr_schedule.kind),
+                         {"constant", "linear", "cosine", "wsd"},
+                         "shape after warm-up; wsd = warmup-stable-decay"));
+  s.push_back(make_key("train.lr_schedule.warmup_steps", TRAINER_FIELD(train.lr_schedule.warmup_steps),
+                  at_least(0), kNone, "steps of linear warm-up from 0 to lr"));
+  s.push_back(make_key("train.lr_schedule.min_lr_ratio", TRAINER_FIELD(train.lr_schedule.min_lr_ratio),
+                  at_least(0), at_most(1), "final learning rate as a fraction of lr"));
+  s.push_back(make_key("train.lr_schedule.decay_fraction",
+                  TRAINER_FIELD(train.lr_schedule.decay_fraction), above(0), at_most(1),
+                  "wsd: share of the steps spent decaying at the end"));
+  // data
+  KeySpec train_glob = text_key("data.train", TRAINER_FIELD(data.train),
+                                "glob of training token shards, llm.c .bin format");
+  train_glob.presence = Presence::required;
+  train_glob.text_rule = TextRule::non_empty;
+  train_glob.valid_note = "non-empty path or glob";
+  s.push_back(train_glob);
+  s.push_back(text_key("data.val", TRAINER_FIELD(data.val),
+                       "glob of validation token shards; \"\" = none"));
+  s.push_back(choice_key("data.tokenizer", TRAINER_CHOICE(data.tokenizer), {"gpt2", "byte"},
+                         "gpt2 BPE (50,257 ids) or bytes (256 ids + end-of-text)"));
+  s.push_back(text_key("data.tokenizer_dir", TRAINER_FIELD(data.tokenizer_dir),
+                       "directory with encoder.json and vocab.bpe (gpt2 tokenizer)"));
+  // eval
+  s.push_back(make_key("eval.every", TRAINER_FIELD(eval.every), at_least(0), kNone,
+                  "validation loss every this many steps; 0 = off"));
+  s.push_back(make_key("eval.batches", TRAINER_FIELD(eval.batches), at_least(1), kNone,
+                  "micro-batches per validation"));
+  // checkpoint
+  s.push_back(text_key("checkpoint.dir", TRAINER_FIELD(checkpoint.dir),
+                       "directory for step_NNNNNNNN/ checkpoints; \"\" = no checkpoints"));
+  s.push_back(make_key("checkpoint.every", TRAINER_FIELD(checkpoint.every), at_least(0), kNone,
+                  "checkpoint every this many steps; 0 = only at the end and on a signal"));
+  s.push_back(make_key("checkpoint.keep", TRAINER_FIELD(checkpoint.keep), at_least(0), kNone,
+                  "newest checkpoints kept; 0 = keep all"));
+  KeySpec resume = text_key("checkpoint.resume", TRAINER_FIELD(checkpoint.resume),
+                            "auto = newest in checkpoint.dir if any, never = start fresh, or a path");
+  resume.valid_note = "auto, never or a checkpoint path";
+  resume.text_rule = TextRule::non_empty;
+  s.push_back(resume);
+  // log
+  s.push_back(make_key("log.every", TRAINER_FIELD(log.every), at_least(1), kNone,
+                  "progress line every this many steps"));
+  s.push_back(text_key("log.metrics", TRAINER_FIELD(log.metrics),
+                       "JSON-lines metrics file; \"\" = none"));
+  s.push_back(make_key("log.sample_every", TRAINER_FIELD(log.sample_every), at_least(0), kNone,
+                  "print a generated sample every this many steps; 0 = never"));
+  s.push_back(make_key("log.sample_tokens", TRAINER_FIELD(log.sample_tokens), at_least(1), kNone,
+                  "tokens per generated sample"));
+  s.push_back(text_key("log.sample_prompt", TRAINER_FIELD(log.sample_prompt),
+                       "text the samples start from"));
+  return s;
+}
+
+#undef TRAINER_FIELD
+#undef TRAINER_CHOICE
+
+std::string parent_of(const std::string& path) {
+  size_t dot = path.rfind('.');
+  return dot == std::string::npos ? "" : path.substr(0, dot);
+}
+
+std::string format_number(double v) { return fmt::format("{}", v); }
+
+std::string bound_text(const KeySpec& k) {
+  const Bound& lo = k.lo;
+  const Bound& hi = k.hi;
+  if (lo.kind != BoundKind::none && hi.kind != BoundKind::none)
+    return fmt::format("in {}{}, {}{}", lo.kind == BoundKind::closed ? "[" : "(",
+                       format_number(lo.value), format_number(hi.value),
+                       hi.kind == BoundKind::closed ? "]" : ")");
+  if (lo.kind != BoundKind::none)
+    return fmt::format("{} {}", lo.kind == BoundKind::closed ? ">=" : ">", format_number(lo.value));
+  if (hi.kind != BoundKind::none)
+    return fmt::format("{} {}", hi.kind == BoundKind::closed ? "<=" : "<", format_number(hi.value));
+  return "";
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
+// Optimal string alignment distance: edits, with a swap of neighbours counted as one.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+}  // namespace
+
+const std::vector<KeySpec>& recipe_schema() {
+  static const std::vector<KeySpec> schema = build_schema();
+  return schema;
+}
+
+std::vector<std::string> recipe_sections() {
+  std::vector<std::string> sections;
+  for (const KeySpec& k : recipe_schema()) {
+    std::string section = parent_of(k.path);
+    // Sub-sections appear after their parent: list every ancestor first.
+    std::vector<std::string> chain;
+    for (std::string s = section; !s.empty(); s = parent_of(s)) chain.insert(chain.begin(), s);
+    for (const std::string& s : chain)
+      if (std::find(sections.begin(), sections.end(), s) == sections.end()) sections.push_back(s);
+  }
+  return sections;
+}
+
+const KeySpec* find_key(const std::string& path) {
+  for (const KeySpec& k : recipe_schema())
+    if (k.path == path) return &k;
+  return nullptr;
+}
+
+bool is_section(const std::string& path) {
+  const std::vector<std::string> sections = recipe_sections();
+  return std::find(sections.begin(), sections.end(), path) != sections.end();
+}
+
+std::vector<std::string> section_children(const std::string& section) {
+  std::vector<std::string> names;
+  auto add = [&](const std::string& path) {
+    if (parent_of(path) != section) return;
+    std::string name = section.empty() ? path : path.substr(section.size() + 1);
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  };
+  for (const KeySpec& k : recipe_schema()) {
+    for (std::string s = parent_of(k.path); !s.empty(); s = parent_of(s)) add(s);
+    add(k.path);
+  }
+  return names;
+}
+
+namespace {
+template <class F>
+bool stored_as(const KeySpec& key) {
+  return std::holds_alternative<F>(key.field);
+}
+}  // namespace
+
+std::string key_type_name(const KeySpec& key) {
+  if (stored_as<IntField>(key) || stored_as<U64Field>(key)) return "integer";
+  if (stored_as<DoubleField>(key) || stored_as<FloatField>(key)) return "number";
+  if (stored_as<BoolField>(key)) return "boolean";
+  if (stored_as<StringField>(key)) return key.choices.empty() ? "string" : "choice";
+  if (stored_as<ChoiceField>(key)) return "choice";
+  if (stored_as<IntListField>(key)) return "integer list";
+  return "number pair";
+}
+
+std::string key_valid_text(const KeySpec& key) {
+  if (!key.valid_note.empty()) return key.valid_note;
+  if (!key.choices.empty()) return "one of: " + join(key.choices, ", ");
+  std::string range = bound_text(key);
+  if (stored_as<IntField>(key)) return "integer " + range;
+  if (stored_as<U64Field>(key)) return "integer in [0, 2^64 - 1]";
+  if (stored_as<DoubleField>(key) || stored_as<FloatField>(key)) return "number " + range;
+  if (stored_as<BoolField>(key)) return "true or false";
+  if (stored_as<StringField>(key)) return "any string";
+  if (stored_as<IntListField>(key)) return "list of integers " + range;
+  return "list of 2 numbers, each " + range;
+}
+
+std::string key_default_text(const KeySpec& key) {
+  if (key.presence == Presence::required) return "(required)";
+  return key_value_yaml(key, Recipe{});
+}
+
+std::string key_value_yaml(const KeySpec& key, const Recipe& recipe) {
+  Recipe copy = recipe;  // the accessors hand out mutable references
+  struct Printer {
+    const KeySpec& key;
+    Recipe& r;
+    std::string operator()(IntField f) const { return fmt::format("{}", f(r)); }
+    std::string operator()(U64Field f) const { return fmt::format("{}", f(r)); }
+    std::string operator()(DoubleField f) const { return format_number(f(r)); }
+    // Shortest text that reads back as the same float.
+    std::string operator()(FloatField f) const { return fmt::format("{}", f(r)); }
+    std::string operator()(BoolField f) const { return f(r) ? "true" : "false"; }
+    // Strings limited to fixed names print plain, like choices; others are quoted.
+    std::string operator()(StringField f) const {
+      return key.choices.empty() ? yaml_quote(f(r)) : f(r);
+    }
+    std::string operator()(ChoiceField f) const {
+      uint8_t v = f(r);
+      return v < key.choices.size() ? key.choices[v] : fmt::format("{}", v);
+    }
+    std::string operator()(IntListField f) const {
+      std::vector<std::string> items;
+      for (int v : f(r)) items.push_back(fmt::format("{}", v));
+      return "[" + join(items, ", ") + "]";
+    }
+    std::string operator()(PairField f) const {
+      auto [a, b] = f(r);
+      return "[" + format_number(*a) + ", " + format_number(*b) + "]";
+    }
+  };
+  return std::visit(Printer{key, copy}, key.field);
+}
+
+std::string yaml_quote(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+        else out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string closest_name(const std::string& name, const std::vector<std::string>& candidates) {
+  std::string best;
+  constexpr size_t kLongest = 100;  // no key is that long; spare the quadratic distance
+  if (name.size() > kLongest) return best;
+  size_t best_distance = std::numeric_limits<size_t>::max();
+  const size_t limit = std::max<size_t>(2, name.size() / 3);
+  for (const std::string& c : candidates) {
+    size_t d = edit_distance(name, c);
+    bool prefix = std::min(name.size(), c.size()) >= 3 &&
+                  (c.rfind(name, 0) == 0 || name.rfind(c, 0) == 0);
+    if ((d <= limit || prefix) && d < best_distance) {
+      best = c;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+}  // namespace trainer
