@@ -13,6 +13,7 @@
 
 #include "app/checkpoint/checkpoint_manifest.h"
 #include "app/checkpoint/checkpoint_reader.h"
+#include "app/engine/options_from.h"
 #include "kernels/errors.h"
 
 namespace trainer {
@@ -146,18 +147,10 @@ std::string save_checkpoint(Trainer& t, const LoaderState& loader_state) {
                    make_tensor(mine.data(), DType::i32, Device::cpu, {4}));
   if (ok && rank == 0) {
     try {
-      CkptManifest m;
+      CkptManifest m = manifest_from(r);
       m.program_version = TRAINER_VERSION;
       m.step = t.step();
-      m.seed = r.train.seed;
       m.loader = loader_state;
-      m.data = r.parallel.data;
-      m.tensor = r.parallel.tensor;
-      m.pipeline = r.parallel.pipeline;
-      m.zero = r.parallel.zero;
-      m.stage_layers = split_layers(r.model.n_layer, r.parallel.pipeline, r.parallel.stages);
-      m.model = t.config();
-      m.recipe_yaml = recipe_to_yaml(r);
       const GridDims dims = t.grid().dims();
       for (int i = 0; i < size; ++i) {
         CkptFile f;
@@ -169,11 +162,7 @@ std::string save_checkpoint(Trainer& t, const LoaderState& loader_state) {
         f.xxh64 = uint64_t(uint32_t(all[4 * i + 2])) | (uint64_t(uint32_t(all[4 * i + 3])) << 32);
         m.files.push_back(f);
         GridCoords c = grid_coords(dims, i);
-        LayoutOptions o = t.layout().options();
-        o.tp_rank = c.tp;
-        o.dp_rank = c.dp;
-        o.pp_rank = c.pp;
-        StageLayout other(t.config(), o);
+        StageLayout other(t.config(), layout_options_from(r, c));
         for (CkptPiece& p : rank_pieces(other, i)) m.pieces.push_back(p);
       }
       const std::string manifest = manifest_to_yaml(m);

@@ -20,9 +20,9 @@
 #include "app/cli/commands.h"
 #include "app/engine/flops.h"
 #include "app/engine/metrics.h"
-#include "app/recipe/recipe.h"
 #include "app/engine/run_report.h"
 #include "app/engine/trainer.h"
+#include "app/recipe/recipe.h"
 #include "kernels/errors.h"
 #include "parallel/mpi_runtime.h"
 

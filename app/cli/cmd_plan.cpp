@@ -14,9 +14,9 @@
 
 #include "app/cli/commands.h"
 #include "app/engine/flops.h"
+#include "app/engine/options_from.h"
 #include "app/plan/plan_report.h"
 #include "app/recipe/recipe.h"
-#include "app/engine/trainer.h"
 #include "kernels/errors.h"
 
 namespace trainer {
@@ -51,7 +51,7 @@ int64_t resolve_act_bytes(const Recipe& r, PlanDevice device) {
                                     r.path));
     return 4;
   }
-  return r.train.precision == PrecisionChoice::fp32 ? 4 : 2;
+  return precision_from(r, Device::cuda) == Precision::fp32 ? 4 : 2;
 }
 
 int run_plan(const PlanOptions& opt) {
@@ -96,20 +96,7 @@ int run_plan(const PlanOptions& opt) {
                     : format_search_text(ctx, ranked, opt.top, elapsed);
   } else {
     check_layout(recipe, world);
-    PlanLayout layout;
-    layout.data = recipe.parallel.data;
-    layout.tensor = recipe.parallel.tensor;
-    layout.pipeline = recipe.parallel.pipeline;
-    layout.zero = recipe.parallel.zero;
-    layout.micro_batch = recipe.train.micro_batch;
-    layout.global_batch = recipe.train.global_batch;
-    layout.seq_len = recipe.train.seq_len;
-    layout.schedule = recipe.parallel.schedule;
-    layout.recompute = recipe.train.recompute;
-    layout.sequence_parallel = recipe.parallel.sequence_parallel;
-    layout.stage_layers = recipe.parallel.stages;
-    layout.bucket_mb = recipe.parallel.bucket_mb;
-    PlanReport report = build_plan_report(ctx, layout);
+    PlanReport report = build_plan_report(ctx, plan_layout_from(recipe));
     text = opt.json ? format_plan_json(report) : format_plan_text(report);
   }
   std::fwrite(text.data(), 1, text.size(), stdout);

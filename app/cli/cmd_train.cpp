@@ -1,7 +1,7 @@
 // trainer train RECIPE [--set k=v]...: load and check the recipe, then train.
 #include "app/cli/commands.h"
-#include "app/recipe/recipe.h"
 #include "app/engine/train_loop.h"
+#include "app/recipe/recipe.h"
 
 namespace trainer {
 

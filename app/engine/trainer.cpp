@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "app/engine/metrics.h"
+#include "app/engine/options_from.h"
 #include "kernels/errors.h"
 #include "model/llmc_file.h"
 #include "model/rng.h"
@@ -13,42 +14,13 @@
 
 namespace trainer {
 
-namespace {
-
-Precision resolve_precision(PrecisionChoice choice, Device device) {
-  if (choice == PrecisionChoice::fp32) return Precision::fp32;
-  if (choice == PrecisionChoice::bf16) return Precision::bf16;
-  return device == Device::cuda ? Precision::bf16 : Precision::fp32;
-}
-
-}  // namespace
-
-GptConfig gpt_config_from(const Recipe& r) {
-  GptConfig c;
-  c.n_layer = r.model.n_layer;
-  c.n_head = r.model.n_head;
-  c.d_model = r.model.d_model;
-  c.vocab_size = r.model.vocab_size;
-  c.padded_vocab = r.padded_vocab();
-  c.max_seq_len = r.model.seq_len;
-  c.init_std = r.model.init_std;
-  return c;
-}
-
 Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed data, OpProfile profile)
     : recipe_(recipe), world_(world), local_rank_(local_rank), config_(gpt_config_from(recipe)) {
   check_layout(recipe_, world_.size());
   const ParallelConfig& par = recipe_.parallel;
   const TrainConfig& tr = recipe_.train;
 
-  BackendOptions bo;
-  bo.device = tr.device;
-  bool gpu = tr.device == DeviceChoice::cuda || (tr.device == DeviceChoice::auto_detect && cuda_available());
-  bo.precision = resolve_precision(tr.precision, gpu ? Device::cuda : Device::cpu);
-  bo.attention = tr.attention;
-  bo.stochastic_rounding = tr.stochastic_rounding;
-  bo.local_rank = local_rank_;
-  backend_ = make_backend(bo);
+  backend_ = make_backend(backend_options_from(recipe_, local_rank_));
   if (profile == OpProfile::on) profiler_ = std::make_unique<OpProfiler>(*backend_);
   // On GPUs every device-side collective goes through NCCL (none for a world of one); host
   // scalars stay on MPI.
@@ -67,16 +39,9 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
     backend_->synchronize();
   }
 
-  LayoutOptions lo;
-  lo.tp_rank = c.tp;
-  lo.tp = par.tensor;
-  lo.pp_rank = c.pp;
-  lo.pp = par.pipeline;
-  lo.dp_rank = c.dp;
-  lo.dp = par.data;
-  lo.stage_layers = par.stages;
-  layout_ = std::make_unique<StageLayout>(config_, lo);
-  store_ = std::make_unique<ParamStore>(*layout_, *backend_, grid_->dp(), grid_->embed(), zero_policy(par.zero), par.bucket_mb);
+  layout_ = std::make_unique<StageLayout>(config_, layout_options_from(recipe_, c));
+  store_ = std::make_unique<ParamStore>(*layout_, *backend_, grid_->dp(), grid_->embed(), zero_policy_from(recipe_),
+                                       par.bucket_mb);
   if (recipe_.model.init_from.empty())
     store_->init_random(tr.seed);
   else
@@ -84,43 +49,19 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
 
   const int m = recipe_.grad_accum();
   n_slots_ = par.pipeline == 1 ? 1 : max_in_flight(par.schedule, c.pp, par.pipeline, m);
-  StageOptions so;
-  so.micro_batch = tr.micro_batch;
-  so.seq_len = tr.seq_len;
-  so.n_slots = n_slots_;
-  so.recompute = tr.recompute;
-  so.sequence_parallel = par.sequence_parallel ? SeqParallel::on : SeqParallel::off;
   if (par.sequence_parallel) store_->set_tensor_partial_grads(&grid_->tp());
-  so.dloss = float(1.0 / (double(tr.global_batch) * double(tr.seq_len)));
-  stage_ = std::make_unique<GptStage>(*layout_, *store_, *backend_, par.tensor > 1 ? &grid_->tp() : nullptr, so);
+  stage_ = std::make_unique<GptStage>(*layout_, *store_, *backend_, par.tensor > 1 ? &grid_->tp() : nullptr,
+                                      stage_options_from(recipe_, n_slots_));
 
-  lr_schedule_.kind = tr.lr_schedule.kind;
-  lr_schedule_.max_lr = tr.optimizer.lr;
-  lr_schedule_.warmup_steps = tr.lr_schedule.warmup_steps;
-  lr_schedule_.total_steps = tr.steps;
-  lr_schedule_.min_lr_ratio = tr.lr_schedule.min_lr_ratio;
-  lr_schedule_.decay_fraction = tr.lr_schedule.decay_fraction;
+  lr_schedule_ = lr_schedule_from(recipe_);
 
   if (data == DataNeed::train) {
-    LoaderOptions o;
-    o.pattern = recipe_.data.train;
-    o.seq_len = tr.seq_len;
-    o.micro_batch = tr.micro_batch;
-    o.grad_accum = m;
-    o.dp_rank = c.dp;
-    o.dp_size = par.data;
-    o.seed = tr.seed;
-    o.vocab_size = config_.vocab_size;
-    o.shuffle = Shuffle::on;
-    train_loader_ = std::make_unique<DataLoader>(o);
+    train_loader_ = std::make_unique<DataLoader>(train_loader_options_from(recipe_, c));
     if (recipe_.eval.every > 0) {
       if (recipe_.data.val.empty())
         throw ConfigError(recipe_.path + ": eval.every is " + std::to_string(recipe_.eval.every) +
                           " but data.val is empty; set data.val or eval.every: 0");
-      o.pattern = recipe_.data.val;
-      o.grad_accum = recipe_.eval.batches / par.data;
-      o.shuffle = Shuffle::off;
-      val_loader_ = std::make_unique<DataLoader>(o);
+      val_loader_ = std::make_unique<DataLoader>(val_loader_options_from(recipe_, c));
     }
   }
 }
@@ -195,19 +136,7 @@ StepResult Trainer::train_step() {
   r.grad_norm = std::sqrt(double(sums[0]));
   r.loss = double(sums[1]) / double(tokens_per_step());
   r.lr = lr_at(lr_schedule_, step_);
-  const OptimizerConfig& oc = tr.optimizer;
-  AdamWStep h;
-  h.lr = float(r.lr);
-  h.beta1 = float(oc.beta1);
-  h.beta2 = float(oc.beta2);
-  h.eps = float(oc.eps);
-  h.weight_decay = float(oc.weight_decay);
-  // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1.
-  double coef = oc.grad_clip > 0 ? oc.grad_clip / (r.grad_norm + 1e-6) : 1.0;
-  h.grad_scale = float(std::min(1.0, coef));
-  h.step = step_ + 1;
-  h.seed = tr.seed ^ (uint64_t(step_ + 1) * 0x9E3779B97F4A7C15ull);
-  store_->optimizer_step(h);
+  store_->optimizer_step(adamw_step_from(recipe_, r.lr, r.grad_norm, step_ + 1));
   backend_->synchronize();
   const double t_end = monotonic_seconds();
 

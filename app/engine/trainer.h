@@ -111,6 +111,4 @@ class Trainer {
   bool sync_timing_ = false;
 };
 
-GptConfig gpt_config_from(const Recipe& recipe);
-
 }  // namespace trainer

@@ -8,8 +8,8 @@
 #include <doctest/doctest.h>
 #include <mpi.h>
 
-#include "app/plan/plan_memory.h"
 #include "app/engine/trainer.h"
+#include "app/plan/plan_memory.h"
 #include "parallel/mpi_comm.h"
 #include "tests/support/train_harness.h"
 

@@ -3,6 +3,7 @@
 // terms against their closed forms; the ranking; the production-size models.
 #include <doctest/doctest.h>
 
+#include "app/engine/options_from.h"
 #include "app/engine/trainer.h"
 
 #include <algorithm>

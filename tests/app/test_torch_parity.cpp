@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "app/engine/options_from.h"
 #include "app/engine/trainer.h"
 #include "data/token_shard.h"
 #include "kernels/errors.h"

@@ -1,0 +1,153 @@
+// Recipe -> component options (see options_from.h).
+#include "app/engine/options_from.h"
+
+#include <algorithm>
+
+
+namespace trainer {
+
+Device device_from(const Recipe& r) {
+  const DeviceChoice d = r.train.device;
+  const bool gpu = d == DeviceChoice::cuda || (d == DeviceChoice::auto_detect && cuda_available());
+  return gpu ? Device::cuda : Device::cpu;
+}
+
+Precision precision_from(const Recipe& r, Device device) {
+  const PrecisionChoice choice = r.train.precision;
+  if (choice == PrecisionChoice::fp32) return Precision::fp32;
+  if (choice == PrecisionChoice::bf16) return Precision::bf16;
+  return device == Device::cuda ? Precision::bf16 : Precision::fp32;
+}
+
+GptConfig gpt_config_from(const Recipe& r) {
+  GptConfig c;
+  c.n_layer = r.model.n_layer;
+  c.n_head = r.model.n_head;
+  c.d_model = r.model.d_model;
+  c.vocab_size = r.model.vocab_size;
+  c.padded_vocab = r.padded_vocab();
+  c.max_seq_len = r.model.seq_len;
+  c.init_std = r.model.init_std;
+  return c;
+}
+
+BackendOptions backend_options_from(const Recipe& r, int local_rank) {
+  const TrainConfig& tr = r.train;
+  BackendOptions bo;
+  bo.device = tr.device;
+  bo.precision = precision_from(r, device_from(r));
+  bo.attention = tr.attention;
+  bo.stochastic_rounding = tr.stochastic_rounding;
+  bo.local_rank = local_rank;
+  return bo;
+}
+
+LayoutOptions layout_options_from(const Recipe& r, const GridCoords& c) {
+  const ParallelConfig& par = r.parallel;
+  LayoutOptions lo;
+  lo.tp_rank = c.tp;
+  lo.tp = par.tensor;
+  lo.pp_rank = c.pp;
+  lo.pp = par.pipeline;
+  lo.dp_rank = c.dp;
+  lo.dp = par.data;
+  lo.stage_layers = par.stages;
+  return lo;
+}
+
+ZeroPolicy zero_policy_from(const Recipe& r) { return zero_policy(r.parallel.zero); }
+
+StageOptions stage_options_from(const Recipe& r, int n_slots) {
+  const TrainConfig& tr = r.train;
+  StageOptions so;
+  so.micro_batch = tr.micro_batch;
+  so.seq_len = tr.seq_len;
+  so.n_slots = n_slots;
+  so.recompute = tr.recompute;
+  so.sequence_parallel = r.parallel.sequence_parallel ? SeqParallel::on : SeqParallel::off;
+  so.dloss = float(1.0 / (double(tr.global_batch) * double(tr.seq_len)));
+  return so;
+}
+
+LrSchedule lr_schedule_from(const Recipe& r) {
+  const TrainConfig& tr = r.train;
+  LrSchedule s;
+  s.kind = tr.lr_schedule.kind;
+  s.max_lr = tr.optimizer.lr;
+  s.warmup_steps = tr.lr_schedule.warmup_steps;
+  s.total_steps = tr.steps;
+  s.min_lr_ratio = tr.lr_schedule.min_lr_ratio;
+  s.decay_fraction = tr.lr_schedule.decay_fraction;
+  return s;
+}
+
+LoaderOptions train_loader_options_from(const Recipe& r, const GridCoords& c) {
+  const TrainConfig& tr = r.train;
+  LoaderOptions o;
+  o.pattern = r.data.train;
+  o.seq_len = tr.seq_len;
+  o.micro_batch = tr.micro_batch;
+  o.grad_accum = r.grad_accum();
+  o.dp_rank = c.dp;
+  o.dp_size = r.parallel.data;
+  o.seed = tr.seed;
+  o.vocab_size = r.model.vocab_size;
+  o.shuffle = Shuffle::on;
+  return o;
+}
+
+LoaderOptions val_loader_options_from(const Recipe& r, const GridCoords& c) {
+  LoaderOptions o = train_loader_options_from(r, c);
+  o.pattern = r.data.val;
+  o.grad_accum = r.eval.batches / r.parallel.data;
+  o.shuffle = Shuffle::off;
+  return o;
+}
+
+AdamWStep adamw_step_from(const Recipe& r, double lr, double grad_norm, int64_t step) {
+  const OptimizerConfig& oc = r.train.optimizer;
+  AdamWStep h;
+  h.lr = float(lr);
+  h.beta1 = float(oc.beta1);
+  h.beta2 = float(oc.beta2);
+  h.eps = float(oc.eps);
+  h.weight_decay = float(oc.weight_decay);
+  // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1.
+  double coef = oc.grad_clip > 0 ? oc.grad_clip / (grad_norm + 1e-6) : 1.0;
+  h.grad_scale = float(std::min(1.0, coef));
+  h.step = step;
+  h.seed = r.train.seed ^ (uint64_t(step) * 0x9E3779B97F4A7C15ull);
+  return h;
+}
+
+CkptManifest manifest_from(const Recipe& r) {
+  CkptManifest m;
+  m.seed = r.train.seed;
+  m.data = r.parallel.data;
+  m.tensor = r.parallel.tensor;
+  m.pipeline = r.parallel.pipeline;
+  m.zero = r.parallel.zero;
+  m.stage_layers = split_layers(r.model.n_layer, r.parallel.pipeline, r.parallel.stages);
+  m.model = gpt_config_from(r);
+  m.recipe_yaml = recipe_to_yaml(r);
+  return m;
+}
+
+PlanLayout plan_layout_from(const Recipe& r) {
+  PlanLayout layout;
+  layout.data = r.parallel.data;
+  layout.tensor = r.parallel.tensor;
+  layout.pipeline = r.parallel.pipeline;
+  layout.zero = r.parallel.zero;
+  layout.micro_batch = r.train.micro_batch;
+  layout.global_batch = r.train.global_batch;
+  layout.seq_len = r.train.seq_len;
+  layout.schedule = r.parallel.schedule;
+  layout.recompute = r.train.recompute;
+  layout.sequence_parallel = r.parallel.sequence_parallel;
+  layout.stage_layers = r.parallel.stages;
+  layout.bucket_mb = r.parallel.bucket_mb;
+  return layout;
+}
+
+}  // namespace trainer

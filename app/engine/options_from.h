@@ -1,0 +1,52 @@
+// The one translation of a recipe into each component's options: every caller (Trainer for
+// train, bench and sample; plan; the checkpoint writer) builds a component's options here
+// rather than field by field, and "auto" (device, precision) is resolved here only.
+#pragma once
+
+#include <cstdint>
+
+#include "app/checkpoint/checkpoint_manifest.h"
+#include "app/plan/plan_memory.h"
+#include "app/recipe/recipe.h"
+#include "data/loader.h"
+#include "kernels/backend.h"
+#include "model/gpt_config.h"
+#include "model/gpt_stage.h"
+#include "model/lr_schedule.h"
+#include "model/param_store.h"
+#include "model/stage_layout.h"
+#include "parallel/process_grid.h"
+#include "parallel/zero_policy.h"
+
+namespace trainer {
+
+// train.device with auto resolved: CUDA when a GPU answers, else the CPU.
+Device device_from(const Recipe& recipe);
+// train.precision with auto resolved for `device`: bf16 on CUDA, fp32 on the CPU.
+Precision precision_from(const Recipe& recipe, Device device);
+
+GptConfig gpt_config_from(const Recipe& recipe);
+// train.device stays a choice (make_backend resolves it and reports a request it cannot meet);
+// the precision is resolved for the device this process would get.
+BackendOptions backend_options_from(const Recipe& recipe, int local_rank);
+// The layout of the rank at `coords` of the recipe's grid.
+LayoutOptions layout_options_from(const Recipe& recipe, const GridCoords& coords);
+// parallel.zero as the parameter store's policy (its other argument is parallel.bucket_mb).
+ZeroPolicy zero_policy_from(const Recipe& recipe);
+// n_slots: micro-batches alive at once on this stage (max_in_flight of the schedule).
+StageOptions stage_options_from(const Recipe& recipe, int n_slots);
+LrSchedule lr_schedule_from(const Recipe& recipe);
+// data.train for the data rank at coords.dp, shuffled.
+LoaderOptions train_loader_options_from(const Recipe& recipe, const GridCoords& coords);
+// data.val: eval.batches split over the data ranks, in file order.
+LoaderOptions val_loader_options_from(const Recipe& recipe, const GridCoords& coords);
+// The AdamW step for 1-based step `step` at learning rate lr, with grad_clip applied to
+// grad_norm as torch.nn.utils.clip_grad_norm_ does.
+AdamWStep adamw_step_from(const Recipe& recipe, double lr, double grad_norm, int64_t step);
+// The recipe's part of a checkpoint manifest: seed, grid, ZeRO stage, stage split, model and
+// the recipe itself (step, loader state, files and pieces are the writer's).
+CkptManifest manifest_from(const Recipe& recipe);
+// The layout plan models for the recipe's own grid.
+PlanLayout plan_layout_from(const Recipe& recipe);
+
+}  // namespace trainer
