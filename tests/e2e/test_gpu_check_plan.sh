@@ -110,7 +110,10 @@ grep -qE '^SKIP +build +0s +not selected' "$work/out_o/summary.txt" || fail "--o
 
 # SIGTERM during a long step: the run stops promptly, the summary has the earlier steps and the
 # interrupted one.
-GPU_CHECK_FAKE=1 GPU_CHECK_FAKE_SLEEP=0.1 GPU_CHECK_FAKE_SLOW=build GPU_CHECK_FAKE_SLOW_S=120 OUT="$work/out_k" \
+# The slow step's sleep has a length no other process on the machine uses (this shell's pid as
+# the fraction), so pgrep below finds only this test's own sleep.
+slow_s="120.$$"
+GPU_CHECK_FAKE=1 GPU_CHECK_FAKE_SLEEP=0.1 GPU_CHECK_FAKE_SLOW=build GPU_CHECK_FAKE_SLOW_S="$slow_s" OUT="$work/out_k" \
   "$script" --build "$work/k" "${nobundle[@]}" >"$work/k.txt" 2>&1 &
 pid=$!
 for _ in $(seq 100); do
@@ -132,7 +135,7 @@ grep -qE '^FAIL +build +[0-9]+s +interrupted by SIGTERM' "$work/out_k/summary.tx
 grep -q '^verdict: incomplete (interrupted by SIGTERM; not run: ctest,resources,' "$work/out_k/summary.txt" \
   || fail "SIGTERM: verdict: $(tail -1 "$work/out_k/summary.txt")"
 sleep 0.5
-! pgrep -f "sleep 120" >/dev/null || fail "SIGTERM: the step's sleep 120 is still running"
+! pgrep -f "sleep $slow_s" >/dev/null || fail "SIGTERM: the step's sleep $slow_s is still running"
 
 # ---- the comparison helper ----
 metrics() {  # metrics FILE LOSS...: a metrics file with steps 1.. and these losses (+ an eval record)
