@@ -39,6 +39,10 @@ struct BlockActs {
   Tensor fch_gelu;                 // (N, 4Cl); a shared scratch under recompute gelu
 };
 
+// Where a block's GELU output lives: a buffer of its own among the saved activations, or one
+// scratch shared by every block (Recompute::gelu rebuilds it in backward).
+enum class GeluBuffer : uint8_t { own, shared };
+
 // Scratch shared by all blocks.
 struct BlockScratch {
   Tensor dln;    // (N, C)

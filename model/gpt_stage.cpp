@@ -17,7 +17,7 @@ constexpr Transpose kT = Transpose::transpose;
 
 // rows: the residual stream's rows on this rank (N, or N / tp under sequence parallelism).
 BlockActs take_block_acts(TensorArena& a, DType act, int64_t B, int64_t T, int64_t rows, int64_t C, int64_t Cl,
-                          int64_t Hl, bool own_gelu) {
+                          int64_t Hl, GeluBuffer gelu) {
   const int64_t N = B * T;
   BlockActs x;
   x.ln1 = a.take(act, {N, C});
@@ -31,7 +31,7 @@ BlockActs take_block_acts(TensorArena& a, DType act, int64_t B, int64_t T, int64
   x.ln2_mean = a.take(DType::f32, {rows});
   x.ln2_rstd = a.take(DType::f32, {rows});
   x.fch = a.take(act, {N, 4 * Cl});
-  if (own_gelu) x.fch_gelu = a.take(act, {N, 4 * Cl});
+  if (gelu == GeluBuffer::own) x.fch_gelu = a.take(act, {N, 4 * Cl});
   return x;
 }
 
@@ -58,6 +58,7 @@ struct GptStage::Impl {
   std::vector<Slot> slots;
   Buffer slot_memory, scratch_memory;
   int64_t slot_bytes = 0, scratch_bytes = 0;
+  ActivationMemory memory;  // what plan() carved
 
   Tensor dresid;  // (Nr, C)
   BlockScratch bs;
@@ -108,8 +109,10 @@ struct GptStage::Impl {
       bs.d_full = sa.take(act, {N, C});
       bs.dln_local = sa.take(act, {Nr, C});
     }
+    memory.backward_scratch = int64_t(sa.bytes());
     if (opt.recompute == Recompute::gelu) gelu_scratch = sa.take(act, {N, 4 * Cl});
-    if (opt.recompute == Recompute::block) recompute_acts = take_block_acts(sa, act, B, T, Nr, C, Cl, Hl, true);
+    if (opt.recompute == Recompute::block) recompute_acts = take_block_acts(sa, act, B, T, Nr, C, Cl, Hl, GeluBuffer::own);
+    memory.recompute_scratch = int64_t(sa.bytes()) - memory.backward_scratch;
     if (last) {
       lnf = sa.take(act, {N, C});
       lnf_mean = sa.take(DType::f32, {Nr});
@@ -123,12 +126,14 @@ struct GptStage::Impl {
       if (sp) dlnf_local = sa.take(act, {Nr, C});
       row_f32 = sa.take(DType::f32, {int64_t(tp_size) * Vl});
     }
+    memory.head_scratch = int64_t(sa.bytes()) - memory.backward_scratch - memory.recompute_scratch;
     for (int i = 0; i < 2; ++i) {
       if (!first) recv_act[i] = sa.take(act, {Nr, C});
       if (!first) send_grad[i] = sa.take(act, {Nr, C});
       if (!last) recv_grad[i] = sa.take(act, {Nr, C});
     }
     scratch_bytes = int64_t(sa.bytes());
+    memory.p2p = scratch_bytes - memory.backward_scratch - memory.recompute_scratch - memory.head_scratch;
 
     slots.assign(opt.n_slots, Slot{});
     for (int k = 0; k < opt.n_slots; ++k) {
@@ -139,13 +144,16 @@ struct GptStage::Impl {
       for (int l = 0; l <= L; ++l) s.resid.push_back(a.take(act, {Nr, C}));
       if (opt.recompute != Recompute::block) {
         for (int l = 0; l < L; ++l) {
-          BlockActs x = take_block_acts(a, act, B, T, Nr, C, Cl, Hl, opt.recompute == Recompute::none);
+          BlockActs x = take_block_acts(a, act, B, T, Nr, C, Cl, Hl,
+                                        opt.recompute == Recompute::none ? GeluBuffer::own : GeluBuffer::shared);
           if (opt.recompute == Recompute::gelu) x.fch_gelu = gelu_scratch;
           s.acts.push_back(x);
         }
       }
       if (last) s.dhead = a.take(act, {Nr, C});
       if (!slot_base) slot_bytes = int64_t(a.bytes());
+      memory.per_slot = slot_bytes;
+      memory.slots = opt.n_slots;
     }
   }
 
@@ -326,7 +334,7 @@ std::vector<float> GptStage::logits_row(int b, int t) {
 }
 
 ActivationMemory GptStage::activation_memory() const {
-  return ActivationMemory{impl_->slot_bytes, impl_->opt.n_slots, impl_->scratch_bytes};
+  return impl_->memory;
 }
 
 }  // namespace trainer

@@ -37,10 +37,17 @@ struct StageOptions {
 };
 
 struct ActivationMemory {
-  int64_t per_slot = 0;   // bytes saved per in-flight micro-batch
-  int64_t slots = 0;      // n_slots
-  int64_t scratch = 0;    // shared buffers (backward scratch, logits, recompute, p2p)
-  int64_t total() const { return per_slot * slots + scratch; }
+  int64_t per_slot = 0;           // bytes saved per in-flight micro-batch
+  int64_t slots = 0;              // n_slots
+  // Shared buffers:
+  int64_t backward_scratch = 0;   // gradient scratch shared by all blocks
+  int64_t recompute_scratch = 0;  // GELU output or one block's activations, rebuilt in backward
+  int64_t head_scratch = 0;       // last stage: final norm, logits (N, V/tp), loss statistics
+  int64_t p2p = 0;                // pipeline send/receive buffers (2 of each kind)
+  int64_t scratch() const { return backward_scratch + recompute_scratch + head_scratch + p2p; }
+  int64_t total() const { return per_slot * slots + scratch(); }
+  // Without the point-to-point buffers (a plan counts those as communication buffers).
+  int64_t activations() const { return total() - p2p; }
 };
 
 class GptStage {

@@ -50,8 +50,7 @@ ParamStore::~ParamStore() = default;
 ZeroPolicy ParamStore::zero() const { return impl_->zero; }
 
 void ParamStore::init_random(uint64_t seed) {
-  // In chunks, so the host never holds more than a few MB beyond the model itself.
-  constexpr int64_t kChunk = int64_t(1) << 20;
+  constexpr int64_t kChunk = kInitChunkElements;
   const GptConfig& cfg = layout_.config();
   std::vector<float> values;
   for (const LocalParam& p : layout_.params()) {

@@ -41,7 +41,10 @@ class ParamStore {
   const StageLayout& layout() const { return layout_; }
   ZeroPolicy zero() const;
 
-  // Initial values: a pure function of (seed, global name, global index).
+  // Initial values: a pure function of (seed, global name, global index). Filled through an
+  // f32 host buffer of at most kInitChunkElements, so the host never holds more than a few MB
+  // beyond the model itself.
+  static constexpr int64_t kInitChunkElements = int64_t(1) << 20;
   void init_random(uint64_t seed);
   // Sets every parameter from global values: fetch(spec, global_range, out) fills out with
   // the global elements [range.begin, range.end) of that tensor.

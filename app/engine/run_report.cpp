@@ -24,7 +24,7 @@ std::string memory_line(const RankMemory& m) {
       "scratch {}) | total {}",
       format_bytes(p.params), format_bytes(p.master), format_bytes(p.grads), format_bytes(p.optimizer),
       format_bytes(p.comm), format_bytes(m.activations.total()), format_bytes(m.activations.per_slot),
-      m.activations.slots, format_bytes(m.activations.scratch), format_bytes(m.total()));
+      m.activations.slots, format_bytes(m.activations.scratch()), format_bytes(m.total()));
 }
 
 void print_run_report(Trainer& t, bool print) {

@@ -6,6 +6,7 @@
 
 #include "app/engine/metrics.h"
 #include "app/engine/options_from.h"
+#include "app/engine/step_passes.h"
 #include "kernels/errors.h"
 #include "model/llmc_file.h"
 #include "model/rng.h"
@@ -97,31 +98,11 @@ StepResult Trainer::train_step() {
 
   store_->zero_grads();
   const ParallelConfig& par = recipe_.parallel;
-  const int pp_rank = grid_->coords().pp;
-  const Schedule schedule = par.pipeline == 1 ? Schedule::one_f_one_b : par.schedule;
-  PipelineHooks hooks;
-  double forward_s = 0, backward_s = 0;
-  hooks.forward = [&](int i) {
-    const double t0 = monotonic_seconds();
-    stage_->set_batch(i, in[i].data(), tg[i].data());
-    stage_->forward(i, StageMode::train);
-    if (sync_timing_) backend_->synchronize();
-    forward_s += monotonic_seconds() - t0;
-  };
-  hooks.backward = [&](int i) {
-    const double t0 = monotonic_seconds();
-    store_->begin_micro(i == m - 1);
-    stage_->backward(i);
-    if (sync_timing_) backend_->synchronize();
-    backward_s += monotonic_seconds() - t0;
-  };
-  hooks.recv_act_buffer = [&](int i) { return stage_->recv_act_buffer(i); };
-  hooks.send_act_buffer = [&](int i) { return stage_->send_act_buffer(i); };
-  hooks.recv_grad_buffer = [&](int i) { return stage_->recv_grad_buffer(i); };
-  hooks.send_grad_buffer = [&](int i) { return stage_->send_grad_buffer(i); };
   const bool piped = par.pipeline > 1;
-  PipelineTimes pt = run_pipeline(make_schedule(schedule, pp_rank, par.pipeline, m), piped ? &grid_->pp() : nullptr,
-                                  piped ? &grid_->pp_grad() : nullptr, pp_rank, n_slots_, hooks);
+  const PipelineSeat seat{par.schedule, grid_->coords().pp, par.pipeline, n_slots_,
+                          piped ? &grid_->pp() : nullptr, piped ? &grid_->pp_grad() : nullptr};
+  const StepPassTimes pt = run_step_passes(*stage_, *store_, *backend_, seat, in, tg,
+                                           sync_timing_ ? PassTiming::per_pass : PassTiming::overlapped);
   backend_->synchronize();
   const double t_compute = monotonic_seconds();
 
@@ -145,8 +126,8 @@ StepResult Trainer::train_step() {
   r.times.total_s = t_end - t_start;
   r.times.pipeline_wait_s = pt.wait_s;
   r.times.compute_s = (t_compute - t_start) - pt.wait_s;
-  r.times.forward_s = forward_s;
-  r.times.backward_s = backward_s;
+  r.times.forward_s = pt.forward_s;
+  r.times.backward_s = pt.backward_s;
   r.times.grad_sync_s = t_sync - t_compute;
   r.times.optimizer_s = t_end - t_sync;
   return r;

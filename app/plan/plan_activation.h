@@ -1,9 +1,8 @@
-// Activation memory of one rank, as a formula: the buffers GptStage carves in its plan()
-// (model/gpt_stage.cpp), tensor by tensor, each rounded up to TensorArena's 64 bytes. GptStage
-// does not expose its planning as a function (it carves through a Backend), so this is the one
-// place the formula lives for `trainer plan`; tests/app/mpi_plan_memory.cpp checks it against
-// GptStage::activation_memory() of a running trainer, and any change to GptStage's buffers
-// must be mirrored here.
+// The layout search's closed form of one rank's activation memory: the buffers GptStage carves
+// in its plan() (model/gpt_stage.cpp), tensor by tensor, each rounded up to TensorArena's 64
+// bytes. The exact figures come from GptStage itself (plan_dry_run.h); test_plan_memory.cpp
+// checks this formula against them for every layout of small worlds, so a change to GptStage's
+// buffers fails there until it is mirrored here.
 //
 // Per in-flight micro-batch (slot): tokens and targets (B,T) i32, the stage input and every
 // block output (L+1 x (N,C)), the saved activations of every block (none under recompute
@@ -16,6 +15,7 @@
 #include <cstdint>
 
 #include "model/gpt_block.h"
+#include "model/gpt_stage.h"
 
 namespace trainer {
 
@@ -39,20 +39,6 @@ struct ActivationDims {
   }
 };
 
-struct ActivationPlan {
-  int64_t per_slot = 0;           // saved per in-flight micro-batch
-  int64_t slots = 1;              // micro-batches alive at once
-  int64_t backward_scratch = 0;   // gradient scratch shared by all blocks
-  int64_t recompute_scratch = 0;  // GELU output or one block's activations, rebuilt in backward
-  int64_t head_scratch = 0;       // last stage: final norm, logits (N, V/tp), loss statistics
-  int64_t p2p = 0;                // pipeline send/receive buffers (2 of each kind)
-  int64_t scratch() const { return backward_scratch + recompute_scratch + head_scratch + p2p; }
-  // Everything GptStage allocates (what its activation_memory().total() reports).
-  int64_t total() const { return per_slot * slots + scratch(); }
-  // Without the point-to-point buffers (those count as communication buffers in a plan).
-  int64_t activations() const { return total() - p2p; }
-};
-
-ActivationPlan plan_activations(const ActivationDims& dims, int64_t slots);
+ActivationMemory plan_activations(const ActivationDims& dims, int64_t slots);
 
 }  // namespace trainer

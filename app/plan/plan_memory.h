@@ -1,63 +1,44 @@
-// Memory of one rank for `trainer plan`: the parameter units it holds (from the trainer's own
-// StageLayout, or from a closed form of the same sizes for the layout search), the buffers
-// ParamStore allocates for them under the ZeRO policy, ParamStore's staging pool for per-unit
-// gathers and reduce-scatters (replayed call by call, as GptStage and the pipeline schedule make the calls) and the
-// activation buffers of plan_activation.h. All figures are bytes unless named elements.
+// Memory of one rank for `trainer plan`: what the rank allocates through its Backend (ParamStore's
+// buffers under the ZeRO policy, its staging pool for per-unit gathers and reduce-scatters,
+// GptStage's activation buffers) and, on the CPU path, the host memory it needs for a while
+// beyond those. All figures are bytes unless named elements.
 //
-// Invariant: for a rank of a running trainer, after its first step, the rank's total equals
-// what the trainer has allocated through its Backend (tests/app/mpi_plan_memory.cpp).
+// Two sources fill it:
+// - plan_dry_run.h: the exact figures, from the trainer's own StageLayout, ParamStore and
+//   GptStage running one step on a MetaBackend with DryComms. What `trainer plan` prints.
+//   For a rank of a running trainer, after its first step, the rank's total equals what the
+//   trainer has allocated through its Backend (tests/app/mpi_plan_memory.cpp).
+// - plan_closed_form.h: formulas of the same sizes, fast enough for `plan --search` to rank
+//   thousands of layouts; tests/app/test_plan_memory.cpp checks them against the dry run.
 //
 // On the CPU path the process also needs host memory for a while beyond those buffers (the
 // peak resident set shows it; tests/app/test_plan_rss.cpp compares):
-// - ParamStore::init_random fills parameters through an f32 host chunk of at most 2^20
-//   elements, before GptStage allocates the activations.
+// - ParamStore::init_random fills parameters through an f32 host chunk of at most
+//   ParamStore::kInitChunkElements elements, before GptStage allocates the activations.
 // - MpiComm's collectives are Open MPI's non-blocking ones (coll/libnbc), and libnbc reduces
 //   through a temporary host buffer as large as the message, from start to completion (an
 //   in-place all-reduce: one copy; reduce-scatter: one, two on the group's root beyond 2
 //   ranks). Bucketed all-reduce keeps at most two buckets in flight (ParamStore waits for
 //   the older before starting a third), so the two largest consecutive buckets count; per-unit
-//   reduce-scatter keeps at most 3 in flight; the tied embedding's
-//   all-reduce follows. Tensor-parallel all-reduces of (B,T,C) activations are small and not
-//   counted.
+//   reduce-scatter keeps at most 3 in flight; the tied embedding's all-reduce follows.
+//   Tensor-parallel all-reduces of (B,T,C) activations are small and not counted.
 // With NCCL on GPUs neither is device memory, so GPU plans leave them out.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "app/plan/plan_activation.h"
-#include "model/gpt_config.h"
-#include "model/stage_layout.h"
+#include "model/gpt_block.h"
+#include "model/gpt_stage.h"
 #include "parallel/pipeline_schedule.h"
 #include "parallel/zero_policy.h"
 
 namespace trainer {
 
-// A rank's parameter units in forward order (elements, each padded to a multiple of dp).
-struct PlanUnits {
-  std::vector<int64_t> padded;
-  int64_t max_param = 0;  // elements of the largest local parameter
-  int dp = 1;
-  int n_layers = 0;
-  bool first = true, last = true;
-  // Local unit indices as in StageLayout (-1 when absent).
-  int unit_wte = -1, unit_wpe = -1, unit_first_block = -1, unit_lnf = -1, unit_head_wte = -1;
-
-  int64_t total() const;        // StageLayout::total()
-  int64_t shard_total() const;  // StageLayout::shard_total()
-  int64_t max_padded() const;   // StageLayout::max_unit_padded()
-};
-
-// From the trainer's layout object.
-PlanUnits plan_units(const StageLayout& layout);
-// The same sizes from the model shape alone (no parameter table): for the layout search.
-PlanUnits plan_units_closed_form(const GptConfig& config, int tp, int dp, int pp, int pp_rank,
-                                 const std::vector<int>& stage_layers);
-
 // The compute copy's element type for its size in bytes (4: f32, 2: bf16).
 inline DType plan_act_dtype(int64_t act_bytes) { return act_bytes == 4 ? DType::f32 : DType::bf16; }
 
-// ParamStore's persistent buffers (its constructor).
+// ParamStore's persistent buffers (MemoryFigures without the staging pool).
 struct StoreMemory {
   int64_t params = 0;     // compute copy (act dtype): whole, or the shard when parameters are sharded
   int64_t master = 0;     // fp32 master where it is not the compute copy itself
@@ -65,22 +46,6 @@ struct StoreMemory {
   int64_t optimizer = 0;  // AdamW m and v (f32): whole, or the shard when optimizer state is sharded
   int64_t total() const { return params + master + grads + optimizer; }
 };
-StoreMemory plan_store_memory(const PlanUnits& units, ZeroPolicy zero, int64_t act_bytes);
-
-// Peak bytes of ParamStore's staging pool over a training step: units gathered per use
-// (ParamGather::per_unit) and the per-unit gradient buffers and reduce-scatter outputs
-// (GradReduction::per_unit_reduce_scatter); 0 under bucketed all-reduce. The
-// pool keeps every buffer it ever allocated for reuse, by exact size. The step is replayed
-// with min(micro-batches, 4) micro-batches in the schedule's order: after the first backward
-// the pool's pattern repeats, so more micro-batches allocate nothing new.
-int64_t plan_staging_peak(const PlanUnits& units, ZeroPolicy zero, int64_t act_bytes, Schedule schedule, int pp_rank,
-                          int pp, int micro_batches);
-// Peak bytes of the CPU path's MPI reduction temporaries over a step (see the top).
-int64_t plan_reduction_transient(const PlanUnits& units, ZeroPolicy zero, int64_t act_bytes, Schedule schedule,
-                                 int pp_rank, int pp, int micro_batches, double bucket_mb);
-// Gradient buckets of GradReduction::bucketed_all_reduce in the order backward completes them (bytes), formed as
-// ParamStore forms them: consecutive units until parallel.bucket_mb is reached.
-std::vector<int64_t> plan_buckets(const PlanUnits& units, double bucket_mb);
 
 // Whether to count the CPU path's temporary host memory (see the top of this file).
 enum class HostTransients : uint8_t { none, cpu_path };
@@ -92,7 +57,7 @@ struct PlanRankMemory {
   int64_t param_elements = 0;  // units held, padded (StageLayout::total())
   StoreMemory store;
   int64_t staging = 0;         // ZeRO staging pool peak
-  ActivationPlan acts;         // the recipe's recomputation
+  ActivationMemory acts;       // the recipe's recomputation
   int64_t acts_by_recompute[3] = {0, 0, 0};  // activations() under none, gelu, block
   int64_t init_transient = 0;      // f32 host copy of the largest parameter during init
   int64_t reduction_transient = 0; // peak of MPI's reduction temporaries during a step
@@ -124,8 +89,5 @@ struct PlanLayout {
 
 // Micro-batches alive at once on a stage, as the trainer sizes its activation slots.
 int plan_slots(const PlanLayout& layout, int pp_rank);
-// One rank of stage pp_rank, from its units (either source).
-PlanRankMemory plan_rank_memory(const GptConfig& config, const PlanLayout& layout, int pp_rank,
-                                const PlanUnits& units, int64_t act_bytes, HostTransients host);
 
 }  // namespace trainer

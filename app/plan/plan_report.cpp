@@ -7,7 +7,7 @@
 
 #include "app/engine/flops.h"
 #include "app/engine/run_report.h"
-#include "model/stage_layout.h"
+#include "app/plan/plan_dry_run.h"
 
 namespace trainer {
 
@@ -85,16 +85,8 @@ PlanReport build_plan_report(const PlanContext& ctx, const PlanLayout& layout) {
   PlanReport r;
   r.ctx = ctx;
   r.layout = layout;
-  for (int s = 0; s < layout.pipeline; ++s) {
-    LayoutOptions o;
-    o.tp = layout.tensor;
-    o.pp_rank = s;
-    o.pp = layout.pipeline;
-    o.dp = layout.data;
-    o.stage_layers = layout.stage_layers;
-    StageLayout stage(ctx.config, o);
-    r.stages.push_back(plan_rank_memory(ctx.config, layout, s, plan_units(stage), ctx.act_bytes, ctx.host));
-  }
+  for (int s = 0; s < layout.pipeline; ++s)
+    r.stages.push_back(plan_rank_memory(ctx.config, layout, s, ctx.act_bytes, ctx.host));
   r.time = estimate_step(ctx.config, layout, ctx.device, ctx.peak_flops, ctx.act_bytes);
   return r;
 }
@@ -145,7 +137,7 @@ std::string format_plan_text(const PlanReport& r) {
 
   const int ls = r.largest_stage();
   const PlanRankMemory& m = r.stages[size_t(ls)];
-  const ActivationPlan& a = m.acts;
+  const ActivationMemory& a = m.acts;
   out += fmt::format("largest rank: stage {} (tensor and data rank 0)\n", ls);
   auto row = [&out](const std::string& label, const std::string& value) {
     out += fmt::format("  {:<36} {}\n", label, value);

@@ -1,5 +1,5 @@
-// What `trainer plan` prints: the memory and FLOPs of one layout, stage by stage, from the
-// trainer's own StageLayout; and the ranked table of a layout search. Text for people, JSON
+// What `trainer plan` prints: the memory and FLOPs of one layout, stage by stage, from a dry
+// run of the trainer's own objects; and the ranked table of a layout search. Text for people, JSON
 // (one object) for scripts (scripts/sweep.sh reads the search's).
 #pragma once
 
@@ -33,8 +33,8 @@ struct PlanReport {
   int64_t needed_bytes() const;  // the largest rank's peak + the runtime figure
 };
 
-// Builds StageLayout for every pipeline stage (tensor and data rank 0: the others of a stage
-// hold the same sizes) and derives its memory from it.
+// Every pipeline stage's memory from a dry run of the trainer's own objects (plan_dry_run.h; tensor
+// and data rank 0: the others of a stage hold the same sizes) and the step-time model.
 PlanReport build_plan_report(const PlanContext& ctx, const PlanLayout& layout);
 
 std::string format_plan_text(const PlanReport& report);

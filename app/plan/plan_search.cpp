@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "app/plan/plan_closed_form.h"
+
 namespace trainer {
 
 std::vector<int> divisors(int n) {
@@ -63,8 +65,7 @@ PlanCandidate evaluate_layout(const SearchInput& in, const PlanLayout& l) {
   if (l.pipeline > 2) stages.push_back(1);
   if (l.pipeline > 1) stages.push_back(l.pipeline - 1);
   for (int s : stages) {
-    const PlanUnits u = plan_units_closed_form(in.config, l.tensor, l.data, l.pipeline, s, l.stage_layers);
-    const int64_t bytes = plan_rank_memory(in.config, l, s, u, in.act_bytes, in.host).peak();
+    const int64_t bytes = plan_rank_memory_closed_form(in.config, l, s, in.act_bytes, in.host).peak();
     if (bytes > cand.largest_rank_bytes) {
       cand.largest_rank_bytes = bytes;
       cand.largest_stage = s;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "app/engine/flops.h"
+#include "app/plan/plan_closed_form.h"
 
 namespace trainer {
 

@@ -3,13 +3,14 @@
 // parallel, ZeRO 0-3, both schedules, every recomputation mode, uneven and explicit stage
 // splits), after one training step every rank's planned total equals the bytes its Backend has
 // allocated, and each figure equals the trainer's own (ParamStore::memory(),
-// GptStage::activation_memory()). The plan is computed both from the rank's StageLayout and from
-// the closed form the layout search uses.
+// GptStage::activation_memory()). The plan is computed both by the dry run `trainer plan` uses
+// and from the closed form the layout search uses.
 #include <doctest/doctest.h>
 #include <mpi.h>
 
 #include "app/engine/trainer.h"
-#include "app/plan/plan_memory.h"
+#include "app/plan/plan_closed_form.h"
+#include "app/plan/plan_dry_run.h"
 #include "parallel/mpi_comm.h"
 #include "tests/support/train_harness.h"
 
@@ -55,10 +56,8 @@ void check_case(Comm& world, const Case& k) {
   l.stage_layers = k.stages;
   const int stage = t.grid().coords().pp;
   const int64_t act = int64_t(dtype_size(t.backend().act_dtype()));
-  const PlanRankMemory plan = plan_rank_memory(t.config(), l, stage, plan_units(t.layout()), act, HostTransients::none);
-  const PlanRankMemory closed = plan_rank_memory(
-      t.config(), l, stage, plan_units_closed_form(t.config(), k.tensor, k.data, k.pipeline, stage, k.stages), act,
-      HostTransients::cpu_path);
+  const PlanRankMemory plan = plan_rank_memory(t.config(), l, stage, act, HostTransients::none);
+  const PlanRankMemory closed = plan_rank_memory_closed_form(t.config(), l, stage, act, HostTransients::cpu_path);
 
   const RankMemory have = t.memory();
   CAPTURE(k.data);
@@ -81,7 +80,8 @@ void check_case(Comm& world, const Case& k) {
   CHECK(plan.store.params == have.params.params);
   CHECK(plan.acts.per_slot == have.activations.per_slot);
   CHECK(plan.acts.slots == have.activations.slots);
-  CHECK(plan.acts.scratch() == have.activations.scratch);
+  CHECK(plan.acts.scratch() == have.activations.scratch());
+  CHECK(plan.acts.p2p == have.activations.p2p);
 }
 
 }  // namespace

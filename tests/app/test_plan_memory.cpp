@@ -1,11 +1,16 @@
-// trainer plan's memory model without running a trainer: the closed-form unit sizes the layout
-// search uses equal the trainer's StageLayout for every rank coordinate; ParamStore's buffers
-// and GptStage's activation buffers by hand for a small case; the layout search's closed forms
-// agree with the StageLayout-based report for every layout of small worlds. (That the
-// StageLayout-based figures equal what a running trainer allocates is mpi_plan_memory.cpp.)
+// trainer plan's memory without running a trainer: the closed-form unit sizes the layout search
+// uses equal the trainer's StageLayout for every rank coordinate; ParamStore's buffers and
+// GptStage's activation buffers by hand for a small case, from the closed forms and from the
+// dry run; the layout search's closed forms equal the dry run, figure by figure, for every
+// layout of small worlds. (That the dry run equals what a running trainer allocates is
+// mpi_plan_memory.cpp.)
 #include <doctest/doctest.h>
 
-#include "app/plan/plan_memory.h"
+#include <algorithm>
+
+#include "app/plan/plan_activation.h"
+#include "app/plan/plan_closed_form.h"
+#include "app/plan/plan_dry_run.h"
 #include "app/plan/plan_report.h"
 #include "app/plan/plan_search.h"
 #include "model/stage_layout.h"
@@ -25,18 +30,45 @@ GptConfig small_config(int n_layer, int n_head, int d_model, int vocab, int mult
   return c;
 }
 
-void check_same_units(const PlanUnits& a, const PlanUnits& b) {
-  CHECK(a.padded == b.padded);
-  CHECK(a.max_param == b.max_param);
-  CHECK(a.dp == b.dp);
+// The closed form against the layout object itself.
+void check_same_units(const PlanUnits& u, const StageLayout& layout) {
+  std::vector<int64_t> padded;
+  for (const LocalUnit& lu : layout.units()) padded.push_back(lu.padded);
+  int64_t max_param = 0;
+  for (const LocalParam& p : layout.params()) max_param = std::max(max_param, p.numel);
+  CHECK(u.padded == padded);
+  CHECK(u.max_param == max_param);
+  CHECK(u.dp == layout.options().dp);
+  CHECK(u.n_layers == layout.n_layers());
+  CHECK(u.first == layout.has_embedding());
+  CHECK(u.last == layout.has_head());
+  CHECK(u.unit_wte == layout.unit_wte());
+  CHECK(u.unit_wpe == layout.unit_wpe());
+  CHECK(u.unit_first_block == (layout.n_layers() > 0 ? layout.unit_block(0) : -1));
+  CHECK(u.unit_lnf == layout.unit_lnf());
+  CHECK(u.unit_head_wte == layout.unit_head_wte());
+  CHECK(u.total() == layout.total());
+  CHECK(u.shard_total() == layout.shard_total());
+  CHECK(u.max_padded() == layout.max_unit_padded());
+}
+
+void check_same_memory(const PlanRankMemory& a, const PlanRankMemory& b) {
   CHECK(a.n_layers == b.n_layers);
-  CHECK(a.first == b.first);
-  CHECK(a.last == b.last);
-  CHECK(a.unit_wte == b.unit_wte);
-  CHECK(a.unit_wpe == b.unit_wpe);
-  CHECK(a.unit_first_block == b.unit_first_block);
-  CHECK(a.unit_lnf == b.unit_lnf);
-  CHECK(a.unit_head_wte == b.unit_head_wte);
+  CHECK(a.param_elements == b.param_elements);
+  CHECK(a.store.params == b.store.params);
+  CHECK(a.store.master == b.store.master);
+  CHECK(a.store.grads == b.store.grads);
+  CHECK(a.store.optimizer == b.store.optimizer);
+  CHECK(a.staging == b.staging);
+  CHECK(a.acts.per_slot == b.acts.per_slot);
+  CHECK(a.acts.slots == b.acts.slots);
+  CHECK(a.acts.backward_scratch == b.acts.backward_scratch);
+  CHECK(a.acts.recompute_scratch == b.acts.recompute_scratch);
+  CHECK(a.acts.head_scratch == b.acts.head_scratch);
+  CHECK(a.acts.p2p == b.acts.p2p);
+  for (int i = 0; i < 3; ++i) CHECK(a.acts_by_recompute[i] == b.acts_by_recompute[i]);
+  CHECK(a.init_transient == b.init_transient);
+  CHECK(a.reduction_transient == b.reduction_transient);
 }
 
 }  // namespace
@@ -54,17 +86,12 @@ TEST_CASE("plan: closed-form unit sizes equal StageLayout's for every rank coord
               CAPTURE(pp);
               CAPTURE(pp_rank);
               LayoutOptions o{tp_rank, tp, pp_rank, pp, dp_rank, dp, {}};
-              StageLayout layout(c, o);
-              const PlanUnits from_layout = plan_units(layout);
-              check_same_units(plan_units_closed_form(c, tp, dp, pp, pp_rank, {}), from_layout);
-              CHECK(from_layout.total() == layout.total());
-              CHECK(from_layout.shard_total() == layout.shard_total());
-              CHECK(from_layout.max_padded() == layout.max_unit_padded());
+              check_same_units(plan_units_closed_form(c, tp, dp, pp, pp_rank, {}), StageLayout(c, o));
             }
   // An explicit stage split.
   for (int s = 0; s < 3; ++s) {
     LayoutOptions o{0, 2, s, 3, 1, 2, {1, 3, 1}};
-    check_same_units(plan_units_closed_form(c, 2, 2, 3, s, {1, 3, 1}), plan_units(StageLayout(c, o)));
+    check_same_units(plan_units_closed_form(c, 2, 2, 3, s, {1, 3, 1}), StageLayout(c, o));
   }
 }
 
@@ -110,34 +137,54 @@ TEST_CASE("plan: activation buffers by hand (B 2, T 4, C 8, 2 heads, vocab 16, o
   d.padded_vocab = 16;
   d.n_layers = 3;
   d.act_bytes = 4;
+  // The dry run of the same model: GptStage's own buffers.
+  const GptConfig c = small_config(3, 2, 8, 16, 1, 4);
+  PlanLayout l;
+  l.micro_batch = 2;
+  l.global_batch = 2;
+  l.seq_len = 4;
+  auto dry = [&](Recompute r) {
+    l.recompute = r;
+    return plan_rank_memory(c, l, 0, 4, HostTransients::none).acts;
+  };
   // N = 8 rows: an (N, C) f32 tensor is 256 bytes; (N) f32 is 32 -> 64 with the arena's
   // alignment; (N, 3C) 768; (N, 4C) 1024; lse (B, H, T) 64; logits (N, V) 512; row (V) 64.
   const int64_t nc = 256, n = 64, block_none = nc + 2 * n + 768 + nc + 64 + nc + nc + 2 * n + 1024 + 1024;
-  ActivationPlan p = plan_activations(d, 1);
-  CHECK(p.per_slot == 2 * 64 + 4 * nc + 3 * block_none + nc);
-  CHECK(p.backward_scratch == nc + nc + nc + 1024 + 768);
-  CHECK(p.recompute_scratch == 0);
-  CHECK(p.head_scratch == nc + 2 * n + 512 + n + 64 + n + n + nc + 64);  // ... losses, loss_acc, dlnf, row
-  CHECK(p.p2p == 0);
+  const int64_t backward = nc + nc + nc + 1024 + 768;
+  const int64_t head = nc + 2 * n + 512 + n + 64 + n + n + nc + 64;  // ... losses, loss_acc, dlnf, row
+  for (const ActivationMemory& p : {plan_activations(d, 1), dry(Recompute::none)}) {
+    CHECK(p.per_slot == 2 * 64 + 4 * nc + 3 * block_none + nc);
+    CHECK(p.backward_scratch == backward);
+    CHECK(p.recompute_scratch == 0);
+    CHECK(p.head_scratch == head);
+    CHECK(p.p2p == 0);
+  }
   d.recompute = Recompute::gelu;
-  ActivationPlan g = plan_activations(d, 1);
-  CHECK(g.per_slot == p.per_slot - 3 * 1024);
-  CHECK(g.recompute_scratch == 1024);
+  for (const ActivationMemory& g : {plan_activations(d, 1), dry(Recompute::gelu)}) {
+    CHECK(g.per_slot == 2 * 64 + 4 * nc + 3 * (block_none - 1024) + nc);
+    CHECK(g.recompute_scratch == 1024);
+    CHECK(g.scratch() == backward + 1024 + head);
+  }
   d.recompute = Recompute::block;
-  ActivationPlan b = plan_activations(d, 3);
+  const ActivationMemory b = plan_activations(d, 3);
   CHECK(b.per_slot == 2 * 64 + 4 * nc + nc);
   CHECK(b.recompute_scratch == block_none);
   CHECK(b.total() == 3 * b.per_slot + b.scratch());
+  const ActivationMemory b1 = dry(Recompute::block);
+  CHECK(b1.per_slot == b.per_slot);
+  CHECK(b1.recompute_scratch == b.recompute_scratch);
+  CHECK(b1.scratch() == b.scratch());
+  CHECK(b1.slots == 1);
   // A middle pipeline stage: no head, both kinds of point-to-point buffers.
   d.first = false;
   d.last = false;
-  ActivationPlan mid = plan_activations(d, 2);
+  const ActivationMemory mid = plan_activations(d, 2);
   CHECK(mid.head_scratch == 0);
   CHECK(mid.p2p == 6 * nc);
   CHECK(mid.activations() == mid.total() - 6 * nc);
 }
 
-TEST_CASE("plan: the layout search's closed forms agree with the StageLayout-based report") {
+TEST_CASE("plan: the layout search's closed forms equal the dry run for every layout of small worlds") {
   const GptConfig c = small_config(6, 4, 32, 257, 64, 16);
   for (int world : {1, 2, 4, 6, 8}) {
     for (PlanDevice dev : {PlanDevice::cpu, PlanDevice::h100}) {
@@ -172,6 +219,13 @@ TEST_CASE("plan: the layout search's closed forms agree with the StageLayout-bas
         const PlanReport report = build_plan_report(ctx, l);
         CHECK(cand.largest_rank_bytes == report.stages[size_t(report.largest_stage())].peak());
         CHECK(cand.needed_bytes == report.needed_bytes());
+        for (int s = 0; s < l.pipeline; ++s) {
+          CAPTURE(s);
+          check_same_memory(plan_rank_memory_closed_form(c, l, s, in.act_bytes, in.host), report.stages[size_t(s)]);
+          if (l.grad_accum() > 2 * l.pipeline + 2)
+            check_same_memory(plan_rank_memory(c, l, s, in.act_bytes, in.host, PlanReplay::full),
+                              report.stages[size_t(s)]);
+        }
       }
     }
   }
@@ -186,24 +240,29 @@ TEST_CASE("plan: the CPU path's host transients") {
   l.global_batch = 4;
   l.seq_len = 16;
   const PlanUnits u = plan_units_closed_form(c, 1, 2, 1, 0, {});
-  PlanRankMemory m = plan_rank_memory(c, l, 0, u, 4, HostTransients::cpu_path);
-  CHECK(m.init_transient == 320 * 32 * 4);
-  // ZeRO-1: every gradient bucket's all-reduce is in flight at once: a second copy of them.
-  CHECK(m.reduction_transient == u.total() * 4);
-  CHECK(m.peak() == std::max(m.store.total() + m.init_transient, m.total() + m.reduction_transient));
+  for (const PlanRankMemory& m : {plan_rank_memory(c, l, 0, 4, HostTransients::cpu_path),
+                                  plan_rank_memory_closed_form(c, l, 0, 4, HostTransients::cpu_path)}) {
+    CHECK(m.init_transient == 320 * 32 * 4);
+    // ZeRO-1: every gradient bucket's all-reduce is in flight at once: a second copy of them.
+    CHECK(m.reduction_transient == u.total() * 4);
+    CHECK(m.peak() == std::max(m.store.total() + m.init_transient, m.total() + m.reduction_transient));
+  }
   // GPUs: NCCL and the host copy are not device memory.
-  PlanRankMemory g = plan_rank_memory(c, l, 0, u, 2, HostTransients::none);
-  CHECK(g.init_transient == 0);
-  CHECK(g.reduction_transient == 0);
-  CHECK(g.peak() == g.total());
+  for (const PlanRankMemory& g : {plan_rank_memory(c, l, 0, 2, HostTransients::none),
+                                  plan_rank_memory_closed_form(c, l, 0, 2, HostTransients::none)}) {
+    CHECK(g.init_transient == 0);
+    CHECK(g.reduction_transient == 0);
+    CHECK(g.peak() == g.total());
+  }
   // One data rank reduces nothing.
   l.data = 1;
   l.global_batch = 2;
-  CHECK(plan_rank_memory(c, l, 0, plan_units_closed_form(c, 1, 1, 1, 0, {}), 4, HostTransients::cpu_path)
-            .reduction_transient == 0);
+  CHECK(plan_rank_memory(c, l, 0, 4, HostTransients::cpu_path).reduction_transient == 0);
+  CHECK(plan_rank_memory_closed_form(c, l, 0, 4, HostTransients::cpu_path).reduction_transient == 0);
   // Pipelined: the tied embedding's all-reduce on the first and last stage.
   l.pipeline = 2;
   const PlanUnits last = plan_units_closed_form(c, 1, 1, 2, 1, {});
-  CHECK(plan_rank_memory(c, l, 1, last, 4, HostTransients::cpu_path).reduction_transient ==
-        last.padded[size_t(last.unit_head_wte)] * 4);
+  const int64_t tied = last.padded[size_t(last.unit_head_wte)] * 4;
+  CHECK(plan_rank_memory(c, l, 1, 4, HostTransients::cpu_path).reduction_transient == tied);
+  CHECK(plan_rank_memory_closed_form(c, l, 1, 4, HostTransients::cpu_path).reduction_transient == tied);
 }

@@ -1,0 +1,42 @@
+// The forward and backward passes of one training step on this rank: every micro-batch through
+// GptStage in the pipeline schedule's order, gradients accumulating in the ParamStore. The
+// Trainer and the planner's dry run (app/plan/plan_dry_run.cpp) both run a step through this,
+// so the plan replays exactly the calls a real step makes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/backend.h"
+#include "model/gpt_stage.h"
+#include "model/param_store.h"
+#include "parallel/comm.h"
+#include "parallel/pipeline_schedule.h"
+
+namespace trainer {
+
+// Where this rank sits in the pipeline and how the schedule runs there.
+struct PipelineSeat {
+  Schedule schedule = Schedule::one_f_one_b;  // used only with more than one stage
+  int pp_rank = 0;
+  int pp = 1;
+  int n_slots = 1;           // GptStage's activation slots (max_in_flight)
+  Comm* act_comm = nullptr;  // the pipeline group for activations and gradients (null: one stage)
+  Comm* grad_comm = nullptr;
+};
+
+// per_pass: synchronise the device after each forward and backward so their times are exact.
+enum class PassTiming : uint8_t { overlapped, per_pass };
+
+struct StepPassTimes {
+  double forward_s = 0;
+  double backward_s = 0;
+  double wait_s = 0;  // waiting on pipeline messages
+};
+
+// inputs[i], targets[i]: micro-batch i's (B, T) tokens; one micro-batch per entry.
+StepPassTimes run_step_passes(GptStage& stage, ParamStore& store, Backend& backend, const PipelineSeat& seat,
+                              const std::vector<std::vector<int32_t>>& inputs,
+                              const std::vector<std::vector<int32_t>>& targets, PassTiming timing);
+
+}  // namespace trainer

@@ -1,0 +1,324 @@
+// The search's closed forms (see plan_closed_form.h). StagingPool mirrors ParamStore's pool and
+// the order in which GptStage calls acquire/release/grads/grads_done (model/param_store.cpp,
+// model/gpt_stage.cpp); a change there must be mirrored here, and test_plan_memory.cpp fails
+// until it is.
+#include "app/plan/plan_closed_form.h"
+
+#include <algorithm>
+#include <deque>
+#include <numeric>
+
+#include "app/plan/plan_activation.h"
+#include "kernels/tensor.h"
+#include "model/param_store.h"
+#include "parallel/shard.h"
+
+namespace trainer {
+
+int64_t PlanUnits::total() const { return std::accumulate(padded.begin(), padded.end(), int64_t(0)); }
+int64_t PlanUnits::shard_total() const { return total() / dp; }
+int64_t PlanUnits::max_padded() const {
+  return padded.empty() ? 0 : *std::max_element(padded.begin(), padded.end());
+}
+
+PlanUnits plan_units_closed_form(const GptConfig& c, int tp, int dp, int pp, int pp_rank,
+                                 const std::vector<int>& stage_layers) {
+  const int64_t C = c.d_model;
+  const int64_t wte = int64_t(c.padded_vocab) / tp * C, wpe = int64_t(c.max_seq_len) * C;
+  // ln_1, ln_2 (4C) and the row-parallel biases (2C) are replicated; the rest is split.
+  const int64_t block = 12 * C * C / tp + 7 * C / tp + 6 * C;
+  const int64_t lnf = 2 * C;
+  PlanUnits u;
+  u.dp = dp;
+  u.first = pp_rank == 0;
+  u.last = pp_rank == pp - 1;
+  if (stage_layers.empty()) {
+    u.n_layers = c.n_layer / pp + (pp_rank < c.n_layer % pp ? 1 : 0);
+  } else {
+    u.n_layers = stage_layers[size_t(pp_rank)];
+  }
+  auto add = [&](int64_t numel) {
+    u.padded.push_back(round_up(numel, dp));
+    return int(u.padded.size()) - 1;
+  };
+  if (u.first) {
+    u.unit_wte = add(wte);
+    u.unit_wpe = add(wpe);
+  }
+  u.unit_first_block = u.n_layers > 0 ? int(u.padded.size()) : -1;
+  for (int l = 0; l < u.n_layers; ++l) add(block);
+  if (u.last) {
+    u.unit_lnf = add(lnf);
+    u.unit_head_wte = u.first ? u.unit_wte : add(wte);
+  }
+  // The vocabulary table, the position table, a block's fc weight (4C/tp, C), ln_f's C.
+  if (u.first || u.last) u.max_param = std::max(u.max_param, wte);
+  if (u.first) u.max_param = std::max(u.max_param, wpe);
+  if (u.n_layers > 0) u.max_param = std::max(u.max_param, 4 * C / tp * C);
+  if (u.last) u.max_param = std::max(u.max_param, C);
+  return u;
+}
+
+StoreMemory plan_store_memory(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes) {
+  const int64_t total = u.total(), shard = u.shard_total();
+  const DType act = plan_act_dtype(act_bytes);
+  StoreMemory m;
+  if (!zero.shard_parameters()) m.params = total * act_bytes;
+  // Sharded f32 parameters are the master shard itself.
+  if (zero.shard_parameters() && act != DType::f32) m.params = shard * act_bytes;
+  switch (zero.master_weights(act)) {
+    case MasterWeights::compute_copy: break;
+    case MasterWeights::full_copy: m.master = total * 4; break;
+    case MasterWeights::own_shard: m.master = shard * 4; break;
+  }
+  m.grads = (zero.shard_gradients() ? shard : total) * 4;
+  m.optimizer = 2 * (zero.shard_optimizer_state() ? shard : total) * 4;
+  return m;
+}
+
+namespace {
+
+// ParamStore's staging pool and the calls that use it, for one rank.
+class StagingPool {
+ public:
+  StagingPool(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes)
+      : u_(u),
+        gather_(zero.param_gather() == ParamGather::per_unit),
+        scatter_(zero.grad_reduction() == GradReduction::per_unit_reduce_scatter),
+        act_(act_bytes),
+        refs_(u.padded.size(), 0),
+        temp_(u.padded.size(), 0) {}
+
+  void acquire(int unit) {
+    if (!gather_) return;
+    if (refs_[size_t(unit)]++ == 0) take(u_.padded[size_t(unit)] * act_);
+  }
+  void release(int unit) {
+    if (!gather_) return;
+    if (--refs_[size_t(unit)] == 0) give(u_.padded[size_t(unit)] * act_);
+  }
+  void grads(int unit) {
+    if (!scatter_ || temp_[size_t(unit)]) return;
+    take(u_.padded[size_t(unit)] * 4);
+    temp_[size_t(unit)] = 1;
+  }
+  // A unit's reduce-scatter: a shard-sized output, at most 2 in flight after each start.
+  void grads_done(int unit) {
+    if (!scatter_ || !temp_[size_t(unit)]) return;
+    take(u_.padded[size_t(unit)] / u_.dp * 4);
+    temp_[size_t(unit)] = 0;
+    pending_.push_back(unit);
+    reducing_ += reduce_temp(unit);
+    reducing_peak_ = std::max(reducing_peak_, reducing_);
+    while (pending_.size() > 2) complete_oldest();
+  }
+  void finish() {
+    while (!pending_.empty()) complete_oldest();
+  }
+
+  // GptStage::forward(train) and GptStage::backward.
+  void forward() {
+    if (u_.first) {
+      acquire(u_.unit_wte);
+      acquire(u_.unit_wpe);
+      release(u_.unit_wpe);
+      release(u_.unit_wte);
+    }
+    for (int l = 0; l < u_.n_layers; ++l) {
+      acquire(u_.unit_first_block + l);
+      release(u_.unit_first_block + l);
+    }
+    if (u_.last) {
+      acquire(u_.unit_lnf);
+      acquire(u_.unit_head_wte);
+      grads(u_.unit_head_wte);
+      grads(u_.unit_lnf);
+      release(u_.unit_head_wte);
+      release(u_.unit_lnf);
+    }
+  }
+  void backward() {
+    if (u_.last) {
+      grads_done(u_.unit_lnf);
+      if (!u_.first) grads_done(u_.unit_head_wte);
+    }
+    for (int l = u_.n_layers - 1; l >= 0; --l) {
+      const int unit = u_.unit_first_block + l;
+      acquire(unit);
+      grads(unit);
+      release(unit);
+      grads_done(unit);
+    }
+    if (u_.first) {
+      grads(u_.unit_wte);
+      grads(u_.unit_wpe);
+      grads_done(u_.unit_wpe);
+      grads_done(u_.unit_wte);
+    }
+  }
+
+  int64_t allocated() const { return allocated_; }
+  // Peak of libnbc's reduce-scatter temporaries in flight (host transients, see the header).
+  int64_t reducing_peak() const { return reducing_peak_; }
+
+ private:
+  void take(int64_t bytes) {
+    for (auto& f : free_) {
+      if (f.first == bytes && f.second > 0) {
+        f.second -= 1;
+        return;
+      }
+    }
+    allocated_ += bytes;
+  }
+  void give(int64_t bytes) {
+    for (auto& f : free_) {
+      if (f.first == bytes) {
+        f.second += 1;
+        return;
+      }
+    }
+    free_.push_back({bytes, 1});
+  }
+  void complete_oldest() {
+    const int unit = pending_.front();
+    pending_.pop_front();
+    give(u_.padded[size_t(unit)] / u_.dp * 4);
+    give(u_.padded[size_t(unit)] * 4);
+    reducing_ -= reduce_temp(unit);
+  }
+  // libnbc's binomial reduce-scatter: the group's root receives into one temporary the size of
+  // the input per round (two rounds and two halves of its buffer beyond 2 ranks).
+  int64_t reduce_temp(int unit) const {
+    if (u_.dp == 1) return 0;
+    return (u_.dp == 2 ? 1 : 2) * u_.padded[size_t(unit)] * 4;
+  }
+
+  const PlanUnits& u_;
+  bool gather_;   // units gathered per use (ParamGather::per_unit)
+  bool scatter_;  // per-unit gradient staging and reduce-scatter
+  int64_t act_;
+  std::vector<int> refs_;
+  std::vector<char> temp_;
+  std::deque<int> pending_;
+  std::vector<std::pair<int64_t, int>> free_;  // (bytes, free buffers of that size)
+  int64_t allocated_ = 0;
+  int64_t reducing_ = 0, reducing_peak_ = 0;
+};
+
+// Replays one training step's ParamStore calls in the schedule's order (see
+// plan_staging_peak).
+StagingPool replay_step(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, Schedule schedule, int pp_rank, int pp,
+                        int micro_batches) {
+  StagingPool pool(u, zero, act_bytes);
+  const int m = std::min(micro_batches, 4);
+  const Schedule s = pp == 1 ? Schedule::one_f_one_b : schedule;
+  for (const Action& a : make_schedule(s, pp_rank, pp, m)) {
+    if (a.kind == ActionKind::forward) pool.forward();
+    if (a.kind == ActionKind::backward) pool.backward();
+  }
+  pool.finish();
+  return pool;
+}
+
+}  // namespace
+
+int64_t plan_staging_peak(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, Schedule schedule, int pp_rank,
+                          int pp, int micro_batches) {
+  if (zero.grad_reduction() == GradReduction::bucketed_all_reduce) return 0;
+  return replay_step(u, zero, act_bytes, schedule, pp_rank, pp, micro_batches).allocated();
+}
+
+std::vector<int64_t> plan_buckets(const PlanUnits& u, double bucket_mb) {
+  const int64_t limit = std::max<int64_t>(1, int64_t(bucket_mb * 1024 * 1024));
+  std::vector<int> order;
+  if (u.last) {
+    order.push_back(u.unit_lnf);
+    if (!u.first) order.push_back(u.unit_head_wte);
+  }
+  for (int l = u.n_layers - 1; l >= 0; --l) order.push_back(u.unit_first_block + l);
+  if (u.first) {
+    order.push_back(u.unit_wpe);
+    order.push_back(u.unit_wte);
+  }
+  std::vector<int64_t> buckets;
+  int lo = -1, hi = -1;
+  int64_t cur = 0;
+  auto flush = [&] {
+    if (lo < 0) return;
+    int64_t bytes = 0;
+    for (int x = lo; x <= hi; ++x) bytes += u.padded[size_t(x)] * 4;
+    buckets.push_back(bytes);
+    lo = hi = -1;
+    cur = 0;
+  };
+  for (int unit : order) {
+    if (lo >= 0 && unit != lo - 1 && unit != hi + 1) flush();
+    lo = lo < 0 ? unit : std::min(lo, unit);
+    hi = std::max(hi, unit);
+    cur += u.padded[size_t(unit)] * 4;
+    if (cur >= limit) flush();
+  }
+  flush();
+  return buckets;
+}
+
+int64_t plan_reduction_transient(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, Schedule schedule,
+                                 int pp_rank, int pp, int micro_batches, double bucket_mb) {
+  int64_t grads = 0;
+  const GradReduction reduction = zero.grad_reduction();
+  if (u.dp > 1 && reduction == GradReduction::bucketed_all_reduce) {
+    // Two buckets in flight at most: the largest pair of consecutive ones.
+    std::vector<int64_t> b = plan_buckets(u, bucket_mb);
+    for (size_t i = 0; i < b.size(); ++i) grads = std::max(grads, b[i] + (i + 1 < b.size() ? b[i + 1] : 0));
+  }
+  if (u.dp > 1 && reduction == GradReduction::per_unit_reduce_scatter)
+    grads = replay_step(u, zero, act_bytes, schedule, pp_rank, pp, micro_batches).reducing_peak();
+  // Then the tied embedding's all-reduce between the first and last stage (in place, 2 ranks).
+  int64_t tied = 0;
+  if (pp > 1 && (u.first || u.last)) {
+    const int64_t wte = u.padded[size_t(u.first ? u.unit_wte : u.unit_head_wte)];
+    tied = (zero.shard_gradients() ? wte / u.dp : wte) * 4;
+  }
+  return std::max(grads, tied);
+}
+
+PlanRankMemory plan_rank_memory_closed_form(const GptConfig& c, const PlanLayout& l, int pp_rank, int64_t act_bytes,
+                                            HostTransients host) {
+  const PlanUnits u = plan_units_closed_form(c, l.tensor, l.data, l.pipeline, pp_rank, l.stage_layers);
+  PlanRankMemory r;
+  r.pp_rank = pp_rank;
+  r.n_layers = u.n_layers;
+  r.param_elements = u.total();
+  const ZeroPolicy zero = l.zero_policy();
+  r.store = plan_store_memory(u, zero, act_bytes);
+  r.staging = plan_staging_peak(u, zero, act_bytes, l.schedule, pp_rank, l.pipeline, l.grad_accum());
+  if (host == HostTransients::cpu_path) {
+    r.init_transient = std::min<int64_t>(u.max_param, ParamStore::kInitChunkElements) * 4;
+    r.reduction_transient = plan_reduction_transient(u, zero, act_bytes, l.schedule, pp_rank, l.pipeline,
+                                                     l.grad_accum(), l.bucket_mb);
+  }
+  ActivationDims d;
+  d.micro_batch = l.micro_batch;
+  d.seq_len = l.seq_len;
+  d.d_model = c.d_model;
+  d.n_head = c.n_head;
+  d.padded_vocab = c.padded_vocab;
+  d.tp = l.tensor;
+  d.sequence_parallel = l.sequence_parallel;
+  d.n_layers = u.n_layers;
+  d.first = u.first;
+  d.last = u.last;
+  d.act_bytes = act_bytes;
+  const int64_t slots = plan_slots(l, pp_rank);
+  const Recompute modes[3] = {Recompute::none, Recompute::gelu, Recompute::block};
+  for (int i = 0; i < 3; ++i) {
+    d.recompute = modes[i];
+    const ActivationMemory p = plan_activations(d, slots);
+    r.acts_by_recompute[i] = p.activations();
+    if (modes[i] == l.recompute) r.acts = p;
+  }
+  return r;
+}
+
+}  // namespace trainer

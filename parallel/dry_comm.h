@@ -1,0 +1,66 @@
+// DryComm: the Comm of one rank of a group of any size that moves nothing, for dry runs on a
+// MetaBackend (`trainer plan`). Collectives check the equal-block rule of comm.h and leave
+// their buffers as they are; sends and receives to a valid peer complete at once.
+//
+// A CommMeter, when given, follows the temporary host memory the real collectives would hold:
+// each call asks the meter's model for the bytes of its call kind, message and group size,
+// holds them from start to completion (wait() or, for blocking calls, return) and keeps the
+// peak over every DryComm sharing the meter. Nothing else is counted.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "parallel/comm.h"
+
+namespace trainer {
+
+enum class CommCall : uint8_t { all_reduce, reduce_scatter, all_gather, broadcast, send, recv };
+
+struct CommMeter {
+  // Temporary bytes a call holds: kind, bytes of its input buffer, size of its group.
+  std::function<int64_t(CommCall, int64_t in_bytes, int group_size)> temp_bytes;
+  int64_t in_flight = 0;
+  int64_t peak = 0;
+  void hold(int64_t bytes);
+  void drop(int64_t bytes) { in_flight -= bytes; }
+};
+
+class DryComm final : public Comm {
+ public:
+  DryComm(int rank, int size, std::string name, CommMeter* meter = nullptr);
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string name() const override { return name_; }
+
+  void all_reduce(Tensor buf, ReduceOp op) override;
+  void reduce_scatter(Tensor out, Tensor in) override;
+  void all_gather(Tensor out, Tensor in) override;
+  void broadcast(Tensor buf, int root) override;
+  void send(Tensor buf, int peer, int tag) override;
+  void recv(Tensor buf, int peer, int tag) override;
+  void barrier() override {}
+
+  CommRequestPtr all_reduce_async(Tensor buf, ReduceOp op) override;
+  CommRequestPtr reduce_scatter_async(Tensor out, Tensor in) override;
+  CommRequestPtr all_gather_async(Tensor out, Tensor in) override;
+  CommRequestPtr send_async(Tensor buf, int peer, int tag) override;
+  CommRequestPtr recv_async(Tensor buf, int peer, int tag) override;
+
+  // A dry run builds each group's DryComm itself; there are no other ranks to agree with.
+  std::unique_ptr<Comm> split(int color, int key, const std::string& group) override;
+
+ private:
+  // Checks the call and returns the temporary bytes it holds (0 without a meter).
+  int64_t enter(CommCall call, const Tensor& out, const Tensor& in, int peer);
+  CommRequestPtr pending(int64_t bytes);
+
+  int rank_, size_;
+  std::string name_;
+  CommMeter* meter_;
+};
+
+}  // namespace trainer
