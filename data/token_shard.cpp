@@ -5,8 +5,8 @@
 
 #include <cstring>
 
-#include "kernels/errors.h"
-#include "kernels/tensor.h"
+#include "kernels/base/check.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 

@@ -12,7 +12,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "kernels/errors.h"
+#include "kernels/base/check.h"
+#include "kernels/base/errors.h"
 #include "model/param_store.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,

@@ -10,8 +10,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "kernels/errors.h"
-#include "kernels/tensor.h"
+#include "kernels/base/check.h"
+#include "kernels/base/errors.h"
 #include "model/llmc_file.h"
 
 namespace trainer {

@@ -14,7 +14,7 @@
 #include "app/checkpoint/checkpoint_manifest.h"
 #include "app/checkpoint/checkpoint_reader.h"
 #include "app/engine/options_from.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 

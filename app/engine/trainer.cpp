@@ -6,7 +6,8 @@
 
 #include "app/engine/metrics.h"
 #include "app/engine/options_from.h"
-#include "kernels/errors.h"
+#include "kernels/base/check.h"
+#include "kernels/base/errors.h"
 #include "model/llmc_file.h"
 #include "model/rng.h"
 #include "parallel/device_comm.h"

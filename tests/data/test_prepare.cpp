@@ -9,7 +9,7 @@
 #include "data/documents.h"
 #include "data/prepare.h"
 #include "data/token_shard.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 #include "tests/data/data_test_util.h"
 
 using namespace trainer;

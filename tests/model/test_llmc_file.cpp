@@ -10,7 +10,7 @@
 #include <functional>
 #include <map>
 
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 #include "model/llmc_file.h"
 #include "model/param_table.h"
 #include "tests/support/test_util.h"
