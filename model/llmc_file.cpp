@@ -1,8 +1,6 @@
 // llm.c model files (see llmc_file.h).
 #include "model/llmc_file.h"
 
-#include "model/atomic_file.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "kernels/base/atomic_file.h"
 #include "kernels/base/check.h"
 #include "kernels/base/errors.h"
 #include "model/param_store.h"

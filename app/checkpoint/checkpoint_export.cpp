@@ -1,8 +1,6 @@
 // Checkpoint export (see checkpoint_export.h).
 #include "app/checkpoint/checkpoint_export.h"
 
-#include "model/atomic_file.h"
-
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "kernels/base/atomic_file.h"
 #include "kernels/base/check.h"
 #include "kernels/base/errors.h"
 #include "model/llmc_file.h"
