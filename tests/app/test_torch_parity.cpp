@@ -20,6 +20,7 @@
 #include "model/llmc_file.h"
 #include "model/param_table.h"
 #include "parallel/mpi_comm.h"
+#include "tests/support/ensure_mpi.h"
 #include "tests/support/test_util.h"
 
 namespace trainer::testing {

@@ -13,6 +13,7 @@
 #include "model/llmc_file.h"
 #include "model/param_table.h"
 #include "tests/support/test_util.h"
+#include "tests/support/tiny_gpt.h"
 
 namespace trainer::testing {
 namespace {
