@@ -3,7 +3,7 @@
 
 #include <fmt/core.h>
 
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 

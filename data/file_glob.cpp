@@ -8,7 +8,7 @@
 
 #include <set>
 
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 namespace {

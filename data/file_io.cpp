@@ -1,4 +1,4 @@
-// Memory maps, whole-file reads and atomic writes (see file_io.h).
+// Memory maps and whole-file reads (see file_io.h).
 #include "data/file_io.h"
 
 #include <fcntl.h>
@@ -10,9 +10,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 namespace {
@@ -70,47 +69,6 @@ void MappedFile::release() {
 std::string read_file(const std::string& path) {
   MappedFile f(path);
   return std::string(f.view());
-}
-
-void write_file_atomic(const std::string& path, const std::vector<std::string_view>& parts) {
-  const std::filesystem::path target(path);
-  const std::filesystem::path tmp =
-      target.parent_path() / ("." + target.filename().string() + ".tmp");
-  Fd f;
-  f.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (f.fd < 0) fail_io("cannot create", tmp.string(), errno);
-  for (std::string_view part : parts) {
-    const char* p = part.data();
-    size_t left = part.size();
-    while (left > 0) {
-      const ssize_t n = ::write(f.fd, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        const int err = n < 0 ? errno : EIO;
-        ::unlink(tmp.c_str());
-        fail_io("cannot write", tmp.string(), err);
-      }
-      p += n;
-      left -= static_cast<size_t>(n);
-    }
-  }
-  if (::fsync(f.fd) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    fail_io("cannot flush", tmp.string(), err);
-  }
-  const int fd = f.fd;
-  f.fd = -1;
-  if (::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    fail_io("cannot close", tmp.string(), err);
-  }
-  if (::rename(tmp.c_str(), target.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    fail_io("cannot rename temp file to", path, err);
-  }
 }
 
 }  // namespace trainer

@@ -1,13 +1,11 @@
 // File access for the data pipeline: read-only memory maps (shards are never copied whole
-// into memory), whole-file reads for small files, and atomic writes (temp file + rename, so
-// a reader never sees a half-written file). Failures are InputErrors naming the file and the
-// system's reason.
+// into memory) and whole-file reads for small files. Failures are InputErrors naming the file
+// and the system's reason. Writing goes through kernels/base/atomic_file.h.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace trainer {
 
@@ -35,9 +33,5 @@ class MappedFile {
 };
 
 std::string read_file(const std::string& path);
-
-// Writes the concatenation of parts to path through a hidden temp file in the same
-// directory (".NAME.tmp"), flushed and renamed over path.
-void write_file_atomic(const std::string& path, const std::vector<std::string_view>& parts);
 
 }  // namespace trainer

@@ -9,7 +9,7 @@
 #include "data/file_io.h"
 #include "data/json_string_map.h"
 #include "data/unicode_classes.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 

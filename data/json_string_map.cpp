@@ -4,7 +4,7 @@
 
 #include <fmt/core.h>
 
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 namespace {

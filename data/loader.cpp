@@ -10,10 +10,10 @@
 #include <array>
 
 #include "data/file_glob.h"
-#include "data/token_shard.h"
 #include "data/shuffle.h"
-#include "kernels/errors.h"
-#include "kernels/tensor.h"
+#include "data/token_shard.h"
+#include "kernels/base/check.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 namespace {

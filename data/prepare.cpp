@@ -13,7 +13,7 @@
 #include "data/file_io.h"
 #include "data/token_shard.h"
 #include "data/shuffle.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 namespace fs = std::filesystem;

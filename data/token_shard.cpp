@@ -5,8 +5,9 @@
 
 #include <cstring>
 
-#include "kernels/errors.h"
-#include "kernels/tensor.h"
+#include "kernels/base/atomic_file.h"
+#include "kernels/base/check.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 
@@ -127,9 +128,10 @@ void write_shard(const std::string& path, const int32_t* tokens, size_t count, T
       std::memcpy(&body[i * 4], &v, 4);
     }
   }
-  write_file_atomic(path, {std::string_view(reinterpret_cast<const char*>(header),
-                                            kShardHeaderBytes),
-                           body});
+  write_file_atomically(path, "token shard", [&](const AtomicWriteFn& write) {
+    write(header, kShardHeaderBytes);
+    write(body.data(), body.size());
+  });
 }
 
 void write_shard(const std::string& path, const std::vector<int32_t>& tokens, TokenWidth width) {

@@ -5,7 +5,7 @@
 
 #include "data/byte_tokenizer.h"
 #include "data/gpt2_tokenizer.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "kernels/backend.h"
+#include "kernels/base/check.h"
 
 namespace trainer::op_check {
 

@@ -3,8 +3,9 @@
 
 #include <utility>
 
+#include "kernels/base/check.h"
+#include "kernels/base/errors.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "kernels/errors.h"
 #ifdef TRAINER_HAVE_CUDA
 #include "kernels/cuda/cuda_backend.h"
 #endif

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/errors.h"
+#include "kernels/base/check.h"
 
 namespace trainer {
 

@@ -1,8 +1,9 @@
-// Tensor view helpers and the internal-error path used by every layer.
+// Tensor view helpers (see tensor.h).
 #include "kernels/tensor.h"
 
 #include <sstream>
-#include <stdexcept>
+
+#include "kernels/base/check.h"
 
 namespace trainer {
 
@@ -89,13 +90,6 @@ Tensor make_tensor(void* data, DType dtype, Device device, std::initializer_list
     t.shape[i++] = s;
   }
   return t;
-}
-
-void check_failed(const char* expr, const char* file, int line, const std::string& msg) {
-  std::ostringstream s;
-  s << "internal error at " << file << ":" << line << ": check `" << expr << "` failed";
-  if (!msg.empty()) s << ": " << msg;
-  throw std::logic_error(s.str());
 }
 
 }  // namespace trainer

@@ -47,13 +47,4 @@ struct Tensor {
 
 Tensor make_tensor(void* data, DType dtype, Device device, std::initializer_list<int64_t> shape);
 
-// Fatal internal error (a broken invariant, not a user mistake): throws std::logic_error with
-// the call site, so a bad shape reaches main and, under MPI, aborts the job.
-[[noreturn]] void check_failed(const char* expr, const char* file, int line, const std::string& msg);
-
 }  // namespace trainer
-
-#define TRAINER_CHECK(cond, msg)                                                   \
-  do {                                                                             \
-    if (!(cond)) ::trainer::check_failed(#cond, __FILE__, __LINE__, (msg));        \
-  } while (0)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "kernels/base/check.h"
 #include "model/tensor_arena.h"
 #include "model/tp_comm.h"
 

@@ -1,8 +1,6 @@
 // llm.c model files (see llmc_file.h).
 #include "model/llmc_file.h"
 
-#include "model/atomic_file.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,7 +10,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "kernels/errors.h"
+#include "kernels/base/atomic_file.h"
+#include "kernels/base/check.h"
+#include "kernels/base/errors.h"
 #include "model/param_store.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,

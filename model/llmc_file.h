@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/base/range.h"
 #include "model/gpt_config.h"
-#include "parallel/shard.h"
 
 namespace trainer {
 

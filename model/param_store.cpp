@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "kernels/base/check.h"
 #include "model/param_store_impl.h"
 #include "model/rng.h"
 

@@ -2,6 +2,7 @@
 // and AdamW state by parameter (checkpoints, llm.c files, equivalence tests).
 #include "model/param_store.h"
 
+#include "kernels/base/check.h"
 #include "model/param_store_impl.h"
 
 namespace trainer {

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "kernels/tensor.h"
+#include "kernels/base/check.h"
 #include "model/rng.h"
 
 namespace trainer {

@@ -3,7 +3,8 @@
 
 #include <algorithm>
 
-#include "kernels/tensor.h"
+#include "kernels/base/check.h"
+#include "parallel/shard.h"
 
 namespace trainer {
 

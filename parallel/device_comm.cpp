@@ -1,6 +1,7 @@
 // make_device_comm (see device_comm.h).
 #include "parallel/device_comm.h"
 
+#include "kernels/base/check.h"
 #include "parallel/local_comm.h"
 #include "parallel/mpi_comm.h"
 #ifdef TRAINER_HAVE_CUDA

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "kernels/errors.h"
+#include "kernels/base/check.h"
 
 namespace trainer {
 

@@ -1,7 +1,8 @@
 // LocalComm (see local_comm.h).
 #include "parallel/local_comm.h"
 
-#include "kernels/errors.h"
+#include "kernels/base/check.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 

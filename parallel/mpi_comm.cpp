@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "kernels/base/check.h"
+
 namespace trainer {
 
 void mpi_check(int code, const char* what, const char* file, int line) {

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "kernels/tensor.h"
+#include "kernels/base/check.h"
 
 namespace trainer {
 

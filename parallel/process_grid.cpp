@@ -1,7 +1,7 @@
 // ProcessGrid implementation: group communicators split from world.
 #include "parallel/process_grid.h"
 
-#include "kernels/tensor.h"
+#include "kernels/base/check.h"
 
 namespace trainer {
 

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/base/check.h"
 #include "kernels/tensor.h"
 
 namespace trainer {

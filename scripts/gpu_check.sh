@@ -54,7 +54,7 @@ COMPARE="$ROOT/scripts/gpu_check_compare.py"
 STEP_TABLE=(
   "prereqs      5  tools, headers and libraries are present (reported, never installed)"
   "gpu          5  nvidia-smi facts: name, memory, driver, clocks (current/max), compute capability"
-  "build      200  configure (Release, CUDA on, this GPU's arch) and build trainer + test_cuda, all cores"
+  "build      200  configure (Release, CUDA on, this GPU's arch) and build trainer + test_cuda + test_parallel_cuda, all cores"
   "ctest       45  ctest -L cuda: every CUDA test case against the CPU"
   "resources   10  registers, shared/stack/local memory, spills per kernel (cuobjdump, the build's ptxas -v)"
   "data        10  byte-level train/val shards from generated text (no datasets on the machine)"
@@ -64,7 +64,7 @@ STEP_TABLE=(
   "bench_124m  45  trainer bench gpt2-124m, micro-batch 32 x 1024 (tokens/s, MFU, memory, profile)"
   "bench_1p5b 100  trainer bench gpt2-1.5b, micro-batch 8 x 1024, 8 accumulated (global 64)"
   "multi_gpu   60  data 2 and tensor 2 against one GPU on the tiny model, fp32 to 1e-4 (2+ GPUs)"
-  "memcheck    90  test_cuda under compute-sanitizer memcheck (NCCL case excluded), time-boxed"
+  "memcheck    90  test_cuda (the kernels; not NCCL) under compute-sanitizer memcheck, time-boxed"
   "racecheck   60  attention and reduction cases under compute-sanitizer racecheck, time-boxed"
 )
 RACECHECK_CASES='*attention*,*sum_squares*,*bias_backward*,*layernorm*,*cross-entropy*'

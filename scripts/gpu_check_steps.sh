@@ -66,7 +66,7 @@ configure_cmd() {
   [ -n "${CMAKE_PREFIX_PATH:-}" ] && CMD+=(-DCMAKE_PREFIX_PATH="${CMAKE_PREFIX_PATH//:/;}")
 }
 build_cmd() {  # build_cmd [EXTRA_TARGET...]
-  CMD=(cmake --build "$BUILD" -j "$(nproc)" --target trainer test_cuda "$@")
+  CMD=(cmake --build "$BUILD" -j "$(nproc)" --target trainer test_cuda test_parallel_cuda "$@")
 }
 tiny_cmd() {  # tiny_cmd NAME DEVICE PRECISION [ARGS...]: 20 steps, metrics in WORK/NAME.jsonl
   local name="$1" device="$2" precision="$3"
@@ -188,7 +188,7 @@ step_build() {
   [ "$rc" = 0 ] || { result "build failed (see log.txt): $(grep -m1 -E 'error|Error' "$log" | cut -c1-150)"; return 1; }
   local gen
   gen=$(grep -m1 '^CMAKE_GENERATOR:' "$BUILD/CMakeCache.txt" | cut -d= -f2)
-  result "trainer + test_cuda${extra[*]:+ + ${extra[*]}} for sm_$ARCH ($gen, $(nproc) jobs): configure $(((t1 - t0) / 1000)) s, build $((($(now_ms) - t1) / 1000)) s"
+  result "trainer + test_cuda + test_parallel_cuda${extra[*]:+ + ${extra[*]}} for sm_$ARCH ($gen, $(nproc) jobs): configure $(((t1 - t0) / 1000)) s, build $((($(now_ms) - t1) / 1000)) s"
 }
 
 plan_ctest() { show "ctest --test-dir $BUILD -L cuda --output-on-failure --timeout 120"; }

@@ -1,8 +1,6 @@
 // Checkpoint export (see checkpoint_export.h).
 #include "app/checkpoint/checkpoint_export.h"
 
-#include "model/atomic_file.h"
-
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,8 +8,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "kernels/errors.h"
-#include "kernels/tensor.h"
+#include "kernels/base/atomic_file.h"
+#include "kernels/base/check.h"
+#include "kernels/base/errors.h"
 #include "model/llmc_file.h"
 
 namespace trainer {

@@ -15,7 +15,7 @@
 
 #include "app/checkpoint/checkpoint_reader.h"
 #include "app/engine/run_report.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 

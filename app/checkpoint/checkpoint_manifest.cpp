@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 

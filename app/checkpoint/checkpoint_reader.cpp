@@ -11,7 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 

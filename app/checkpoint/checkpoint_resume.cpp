@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "app/checkpoint/checkpoint_inspect.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 

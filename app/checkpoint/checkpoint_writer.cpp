@@ -1,20 +1,19 @@
 // Checkpoint writing (see checkpoint_writer.h).
 #include "app/checkpoint/checkpoint_writer.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 #include <xxhash.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <stdexcept>
 
 #include "app/checkpoint/checkpoint_manifest.h"
 #include "app/checkpoint/checkpoint_reader.h"
 #include "app/engine/options_from.h"
-#include "kernels/errors.h"
+#include "kernels/base/atomic_file.h"
+#include "kernels/base/check.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 
@@ -22,70 +21,30 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct WriteError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-std::string errno_text(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
-}
-
-void fsync_path(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw WriteError(errno_text("cannot open", path));
-  int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) throw WriteError(errno_text("cannot fsync", path));
-}
-
+// A checkpoint file being written, with its running XXH64 and size (for the manifest).
 class FileWriter {
  public:
-  explicit FileWriter(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw WriteError(errno_text("cannot create", path));
-    state_ = XXH64_createState();
-    XXH64_reset(state_, 0);
+  explicit FileWriter(const std::string& path) : file_(path), state_(XXH64_createState()) {
+    TRAINER_CHECK(state_ != nullptr, "XXH64_createState: out of memory");
+    TRAINER_CHECK(XXH64_reset(state_, 0) == XXH_OK, "XXH64_reset failed");
   }
-  ~FileWriter() {
-    if (fd_ >= 0) ::close(fd_);
-    XXH64_freeState(state_);
-  }
+  ~FileWriter() { XXH64_freeState(state_); }
+  FileWriter(const FileWriter&) = delete;
+  FileWriter& operator=(const FileWriter&) = delete;
   void write(const void* data, size_t bytes) {
-    const char* p = static_cast<const char*>(data);
-    XXH64_update(state_, p, bytes);
-    while (bytes > 0) {
-      ssize_t n = ::write(fd_, p, bytes);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw WriteError(errno_text("cannot write", path_));
-      p += n;
-      bytes -= size_t(n);
-      written_ += n;
-    }
+    TRAINER_CHECK(XXH64_update(state_, data, bytes) == XXH_OK, "XXH64_update failed");
+    file_.write(data, bytes);
+    written_ += int64_t(bytes);
   }
-  void finish() {
-    if (::fsync(fd_) != 0) throw WriteError(errno_text("cannot fsync", path_));
-    if (::close(fd_) != 0) throw WriteError(errno_text("cannot close", path_));
-    fd_ = -1;
-  }
+  void finish() { file_.finish(); }
   uint64_t hash() const { return XXH64_digest(state_); }
   int64_t written() const { return written_; }
 
  private:
-  std::string path_;
-  int fd_ = -1;
+  OutputFile file_;
   XXH64_state_t* state_;
   int64_t written_ = 0;
 };
-
-void write_text_atomically(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  {
-    FileWriter w(tmp);
-    w.write(text.data(), text.size());
-    w.finish();
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) throw WriteError(errno_text("cannot rename to", path));
-}
 
 // True on every rank when `ok` is true on every rank.
 bool all_ok(Comm& world, bool ok) {
@@ -132,7 +91,7 @@ std::string save_checkpoint(Trainer& t, const LoaderState& loader_state) {
       w.finish();
       hash = w.hash();
       bytes = w.written();
-    } catch (const WriteError& e) {
+    } catch (const InputError& e) {
       error = e.what();
       std::fprintf(stderr, "rank %d: checkpoint: %s\n", rank, error.c_str());
     }
@@ -171,20 +130,20 @@ std::string save_checkpoint(Trainer& t, const LoaderState& loader_state) {
         w.write(manifest.data(), manifest.size());
         w.finish();
       }
-      fsync_path(tmp_dir);
+      sync_directory(tmp_dir);
       std::error_code ec;
       if (fs::exists(final_dir)) {
         std::string old = (fs::path(root) / (".old_" + name)).string();
         fs::remove_all(old, ec);
         fs::rename(final_dir, old, ec);
-        if (ec) throw WriteError("cannot move aside " + final_dir + ": " + ec.message());
+        if (ec) throw InputError("cannot move aside " + final_dir + ": " + ec.message());
         fs::remove_all(old, ec);
       }
-      if (::rename(tmp_dir.c_str(), final_dir.c_str()) != 0) throw WriteError(errno_text("cannot rename to", final_dir));
-      fsync_path(root);
-      write_text_atomically((fs::path(root) / "latest").string(), name + "\n");
-      fsync_path(root);
-    } catch (const WriteError& e) {
+      if (::rename(tmp_dir.c_str(), final_dir.c_str()) != 0)
+        throw InputError(std::string("cannot rename to ") + final_dir + ": " + std::strerror(errno));
+      sync_directory(root);
+      write_file_atomically((fs::path(root) / "latest").string(), "checkpoint pointer", name + "\n");
+    } catch (const InputError& e) {
       error = e.what();
     }
   }
@@ -210,7 +169,7 @@ void probe_checkpoint_dir(const std::string& root, Comm& world) {
     try {
       std::error_code ec;
       fs::create_directories(root, ec);
-      if (ec) throw WriteError("cannot create " + root + ": " + ec.message());
+      if (ec) throw InputError("cannot create " + root + ": " + ec.message());
       const std::string probe = (fs::path(root) / ".write_probe").string();
       {
         FileWriter w(probe);
@@ -218,7 +177,7 @@ void probe_checkpoint_dir(const std::string& root, Comm& world) {
         w.finish();
       }
       fs::remove(probe, ec);
-    } catch (const WriteError& e) {
+    } catch (const InputError& e) {
       error = e.what();
     }
   }

@@ -23,7 +23,7 @@
 #include "app/engine/run_report.h"
 #include "app/engine/trainer.h"
 #include "app/recipe/recipe.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 #include "parallel/mpi_runtime.h"
 
 namespace trainer {

@@ -13,7 +13,7 @@
 #include "app/checkpoint/checkpoint_inspect.h"
 #include "app/checkpoint/checkpoint_reader.h"
 #include "app/cli/commands.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 namespace {

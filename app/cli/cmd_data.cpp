@@ -19,7 +19,7 @@
 #include "data/prepare.h"
 #include "data/token_shard.h"
 #include "data/tokenizer.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 namespace {

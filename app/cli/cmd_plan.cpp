@@ -17,7 +17,7 @@
 #include "app/engine/options_from.h"
 #include "app/plan/plan_report.h"
 #include "app/recipe/recipe.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 namespace {

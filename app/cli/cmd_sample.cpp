@@ -13,7 +13,7 @@
 #include "app/engine/trainer.h"
 #include "app/recipe/recipe.h"
 #include "data/tokenizer.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 #include "parallel/mpi_runtime.h"
 
 namespace trainer {

@@ -13,7 +13,7 @@
 #include <exception>
 
 #include "app/cli/commands.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace {
 

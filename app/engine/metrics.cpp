@@ -7,7 +7,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 

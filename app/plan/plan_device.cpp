@@ -5,7 +5,8 @@
 
 #include <algorithm>
 
-#include "kernels/errors.h"
+#include "kernels/base/check.h"
+#include "kernels/base/errors.h"
 #include "kernels/tensor.h"
 
 namespace trainer {

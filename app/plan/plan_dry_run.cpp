@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "app/engine/step_passes.h"
-#include "kernels/errors.h"
+#include "kernels/base/check.h"
 #include "kernels/meta_backend.h"
 #include "model/param_store.h"
 #include "model/stage_layout.h"

@@ -8,7 +8,7 @@
 
 #include <numeric>
 
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 #include "parallel/zero_policy.h"
 
 namespace trainer {

@@ -16,7 +16,7 @@
 #include "app/recipe/recipe_checks.h"
 #include "app/recipe/recipe_schema.h"
 #include "app/recipe/recipe_value.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 namespace {

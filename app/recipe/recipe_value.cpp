@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <optional>
 
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernels/base/check.h"
 #include "kernels/cpu/cpu_host_info.h"
 #include "kernels/cpu/cpu_ops.h"
 

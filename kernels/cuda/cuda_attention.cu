@@ -10,9 +10,10 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/base/check.h"
+#include "kernels/base/errors.h"
 #include "kernels/cuda/cuda_attention.h"
 #include "kernels/cuda/cuda_common.cuh"
-#include "kernels/errors.h"
 
 namespace trainer::cuda {
 

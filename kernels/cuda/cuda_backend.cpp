@@ -8,12 +8,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/base/check.h"
+#include "kernels/base/errors.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_event_timer.h"
 #include "kernels/cuda/cuda_matmul.h"
 #include "kernels/cuda/cuda_ops.h"
-#include "kernels/errors.h"
 
 namespace trainer {
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "kernels/base/check.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/tensor.h"
 

@@ -5,6 +5,7 @@
 // position order. dwpe sums over the batch per (t, c) in batch order.
 #include <string>
 
+#include "kernels/base/check.h"
 #include "kernels/cuda/cuda_common.cuh"
 #include "kernels/cuda/cuda_ops.h"
 

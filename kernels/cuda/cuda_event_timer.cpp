@@ -3,8 +3,9 @@
 
 #include <vector>
 
+#include "kernels/base/check.h"
+#include "kernels/base/errors.h"
 #include "kernels/cuda/cuda_check.h"
-#include "kernels/errors.h"
 
 namespace trainer::cuda {
 

@@ -13,6 +13,7 @@
 #include <exception>
 #include <string>
 
+#include "kernels/base/check.h"
 #include "kernels/cuda/cuda_check.h"
 
 namespace trainer::cuda {

@@ -4,6 +4,7 @@
 // the partials in index order. So results are bit-identical run to run and across GPUs.
 #include <string>
 
+#include "kernels/base/check.h"
 #include "kernels/cuda/cuda_common.cuh"
 #include "kernels/cuda/cuda_ops.h"
 

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <exception>
 
+#include "kernels/base/check.h"
 #include "kernels/cuda/cuda_check.h"
-#include "kernels/tensor.h"
 
 namespace trainer::cuda {
 

@@ -12,7 +12,7 @@
 #include <map>
 
 #include "app/checkpoint/checkpoint_export.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 #include "model/llmc_file.h"
 #include "tests/app/test_checkpoint_util.h"
 

@@ -12,7 +12,7 @@
 #include "app/checkpoint/checkpoint_reader.h"
 #include "app/checkpoint/checkpoint_resume.h"
 #include "app/checkpoint/checkpoint_writer.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 #include "tests/app/test_checkpoint_util.h"
 
 namespace trainer::testing {

@@ -15,6 +15,7 @@
 #include "app/checkpoint/checkpoint_manifest.h"
 #include "model/stage_layout.h"
 #include "tests/support/test_util.h"
+#include "tests/support/tiny_gpt.h"
 
 namespace trainer::testing {
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tests/support/test_util.h"
+#include "tests/support/trainer_binary.h"
 
 using namespace trainer::testing;
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/support/test_util.h"
+#include "tests/support/trainer_binary.h"
 
 using namespace trainer::testing;
 

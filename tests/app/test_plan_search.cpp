@@ -13,7 +13,7 @@
 #include "app/engine/flops.h"
 #include "app/plan/plan_search.h"
 #include "app/recipe/recipe_checks.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 
 using namespace trainer;
 

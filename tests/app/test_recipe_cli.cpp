@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tests/app/test_recipe_util.h"
+#include "tests/support/trainer_binary.h"
 
 using namespace trainer::testing;
 

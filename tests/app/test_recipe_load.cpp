@@ -6,7 +6,7 @@
 
 #include "app/recipe/recipe.h"
 #include "app/recipe/recipe_schema.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 #include "tests/app/test_recipe_util.h"
 
 using namespace trainer;

@@ -16,10 +16,11 @@
 #include "app/engine/options_from.h"
 #include "app/engine/trainer.h"
 #include "data/token_shard.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 #include "model/llmc_file.h"
 #include "model/param_table.h"
 #include "parallel/mpi_comm.h"
+#include "tests/support/ensure_mpi.h"
 #include "tests/support/test_util.h"
 
 namespace trainer::testing {

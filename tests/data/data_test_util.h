@@ -1,6 +1,6 @@
-// Helpers for the data tests: the GPT-2 tokenizer from datasets/tokenizer (which
-// scripts/test.sh fetches before ctest; a missing directory fails the test with the fix), hex
-// decoding, and writing shards byte by byte.
+// Helpers for the data tests (and the app tests of `trainer data`): the GPT-2 tokenizer from
+// datasets/tokenizer (which scripts/test.sh fetches before ctest; a missing directory fails the
+// test with the fix), hex decoding, writing shards byte by byte, and a small text corpus.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -56,5 +56,17 @@ struct RawShard {
   }
   void write(const std::string& path) const { write_text_file(path, bytes()); }
 };
+
+// Two files holding 20 documents "doc NN ..." separated by four blank lines.
+inline std::vector<std::string> write_corpus(const std::string& dir) {
+  std::string a, b;
+  for (int i = 0; i < 20; ++i) {
+    std::string doc = "doc " + std::to_string(100 + i) + " first line\nsecond line\n\nparagraph\n";
+    (i < 12 ? a : b) += doc + "\n\n\n\n";
+  }
+  write_text_file(dir + "/a.txt", a);
+  write_text_file(dir + "/b.txt", "\n\n" + b);
+  return {dir + "/a.txt", dir + "/b.txt"};
+}
 
 }  // namespace trainer::testing

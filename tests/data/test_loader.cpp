@@ -10,7 +10,7 @@
 #include "data/loader.h"
 #include "data/token_shard.h"
 #include "data/shuffle.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 #include "tests/data/data_test_util.h"
 
 using namespace trainer;

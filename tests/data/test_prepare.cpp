@@ -1,5 +1,6 @@
 // `trainer data prepare`: document splitting, the validation draw, shard contents and sizes,
-// replacing an earlier run's shards, option and input errors; and the CLI's exit codes.
+// replacing an earlier run's shards, option and input errors. The CLI's exit codes are tested
+// in tests/app/test_data_cli.cpp.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,7 +10,7 @@
 #include "data/documents.h"
 #include "data/prepare.h"
 #include "data/token_shard.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 #include "tests/data/data_test_util.h"
 
 using namespace trainer;
@@ -50,18 +51,6 @@ Docs read_docs(const std::vector<std::string>& shards) {
     }
   }
   return docs;
-}
-
-// Two files holding 20 documents "doc NN ..." separated by four blank lines.
-std::vector<std::string> write_corpus(const std::string& dir) {
-  std::string a, b;
-  for (int i = 0; i < 20; ++i) {
-    std::string doc = "doc " + std::to_string(100 + i) + " first line\nsecond line\n\nparagraph\n";
-    (i < 12 ? a : b) += doc + "\n\n\n\n";
-  }
-  write_text_file(dir + "/a.txt", a);
-  write_text_file(dir + "/b.txt", "\n\n" + b);
-  return {dir + "/a.txt", dir + "/b.txt"};
 }
 
 PrepareOptions byte_options(const std::string& out, const std::vector<std::string>& inputs) {
@@ -190,55 +179,4 @@ TEST_CASE("prepare: bad options are ConfigErrors, bad inputs InputErrors naming 
   write_text_file(dir + "/blank.txt", "\n \n");
   o = byte_options(dir + "/out", {dir + "/blank.txt"});
   CHECK_THROWS_WITH_AS(prepare_shards(o, nullptr), doctest::Contains("found no text in"), InputError);
-}
-
-TEST_CASE("data CLI: prepare, inspect and encode work, bad input exits 2 naming the file") {
-  const std::string dir = scratch_dir("data_cli");
-  write_corpus(dir);
-  const std::string exe = trainer_exe();
-  RunResult r = run_command(exe + " data prepare --tokenizer byte --input '" + dir +
-                            "/*.txt' --out " + dir + "/out --val-fraction 0.1 --quiet");
-  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-  CHECK(r.output.find("documents: 20 (18 train, 2 val") != std::string::npos);
-  CHECK(r.output.find(dir + "/out/train_000000.bin") != std::string::npos);
-
-  r = run_command(exe + " data inspect " + dir + "/out/train_000000.bin --tokenizer byte "
-                  "--seq-len 16 --global-batch 4");
-  CHECK_MESSAGE(r.exit_code == 0, r.output);
-  CHECK(r.output.find("18 end-of-text ids") != std::string::npos);
-  r = run_command(exe + " data inspect " + dir + "/out/val_000000.bin --seq-len 64 "
-                  "--global-batch 1000");
-  CHECK(r.exit_code == 2);
-  CHECK(r.output.find("fewer than one global batch") != std::string::npos);
-  CHECK(r.output.find("val_000000.bin") != std::string::npos);
-
-  r = run_command(exe + " data prepare --tokenizer byte --input " + dir + "/nope.txt --out " +
-                  dir + "/out2");
-  CHECK(r.exit_code == 2);
-  CHECK(r.output.find(dir + "/nope.txt") != std::string::npos);
-
-  RawShard bad;
-  bad.tokens.assign(10, 1);
-  bad.version = 3;
-  bad.write(dir + "/bad.bin");
-  r = run_command(exe + " data inspect " + dir + "/bad.bin");
-  CHECK(r.exit_code == 2);
-  CHECK(r.output.find(dir + "/bad.bin") != std::string::npos);
-  r = run_command(exe + " data inspect '" + dir + "/*.nothing'");
-  CHECK(r.exit_code == 2);
-  CHECK(r.output.find("*.nothing") != std::string::npos);
-
-  r = run_command(exe + " data prepare --tokenizer gpt3 --input x --out y");
-  CHECK(r.exit_code == 2);
-  CHECK(r.output.find("valid: gpt2, byte") != std::string::npos);
-
-  r = run_command("cd " + source_dir() + " && " + exe +
-                  " data encode 'Hello world, this is GPT-2.'");
-  CHECK_MESSAGE(r.exit_code == 0, r.output);
-  CHECK(r.output == "15496 995 11 428 318 402 11571 12 17 13\n");
-  r = run_command(exe + " data decode --tokenizer byte 72 105 256");
-  CHECK(r.output == "Hi<|endoftext|>");
-  r = run_command(exe + " data prepare --help");
-  CHECK(r.exit_code == 0);
-  CHECK(r.output.find("--val-fraction") != std::string::npos);
 }

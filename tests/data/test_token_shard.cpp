@@ -6,7 +6,7 @@
 #include "data/file_glob.h"
 #include "data/loader.h"
 #include "data/token_shard.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 #include "tests/data/data_test_util.h"
 
 using namespace trainer;

@@ -8,7 +8,7 @@
 
 #include "data/gpt2_tokenizer.h"
 #include "data/shuffle.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 #include "tests/data/data_test_util.h"
 
 using namespace trainer;

@@ -13,7 +13,7 @@
 #include "data/json_string_map.h"
 #include "data/shuffle.h"
 #include "data/unicode_classes.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 #include "tests/data/data_test_util.h"
 
 using namespace trainer;

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "kernels/cpu/cpu_backend.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 #include "tests/kernels/kernel_test_util.h"
 
 using namespace trainer;

@@ -13,6 +13,7 @@
 #include "model/param_store.h"
 #include "model/stage_layout.h"
 #include "parallel/mpi_comm.h"
+#include "tests/support/ensure_mpi.h"
 #include "tests/support/test_util.h"
 
 using namespace trainer;

@@ -20,6 +20,7 @@
 #include "model/param_store.h"
 #include "model/stage_layout.h"
 #include "tests/support/test_util.h"
+#include "tests/support/tiny_gpt.h"
 #include "tests/support/unused_comm.h"
 
 using namespace trainer;

@@ -12,6 +12,7 @@
 
 #include "model/stage_layout.h"
 #include "tests/support/test_util.h"
+#include "tests/support/tiny_gpt.h"
 
 using namespace trainer;
 using trainer::testing::tiny_gpt_config;

@@ -1,7 +1,6 @@
 // Helpers shared by the tests (see test_util.h).
 #include "tests/support/test_util.h"
 
-#include <mpi.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -18,21 +17,6 @@ namespace trainer::testing {
 
 std::string source_dir() { return TRAINER_SOURCE_DIR; }
 std::string binary_dir() { return TRAINER_BINARY_DIR; }
-std::string trainer_exe() { return TRAINER_EXE; }
-
-void ensure_mpi() {
-  int initialized = 0;
-  if (MPI_Initialized(&initialized) != MPI_SUCCESS) throw std::runtime_error("MPI_Initialized failed");
-  if (initialized) return;
-  int provided = 0;
-  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
-    throw std::runtime_error("MPI_Init_thread failed");
-  std::atexit([] {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (!finalized) MPI_Finalize();
-  });
-}
 
 RunResult run_command(const std::string& command_line) {
   RunResult result;
@@ -66,17 +50,6 @@ std::string read_text_file(const std::string& path) {
   std::stringstream s;
   s << f.rdbuf();
   return s.str();
-}
-
-GptConfig tiny_gpt_config() {
-  GptConfig c;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.d_model = 8;
-  c.vocab_size = 10;
-  c.padded_vocab = 16;
-  c.max_seq_len = 5;
-  return c;
 }
 
 std::vector<float> random_floats(size_t n, uint64_t seed, float lo, float hi) {

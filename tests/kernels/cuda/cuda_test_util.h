@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "tests/kernels/device_tensors.h"

@@ -2,7 +2,8 @@
 // checkpoint, model file) is a user's mistake: main catches it once, rank 0 prints the
 // message, and the process exits with code 2. The message names the file, the line and
 // column where there is one, the value, and what would be valid.
-// Internal failures are std::logic_error (TRAINER_CHECK) or std::runtime_error and are fatal.
+// Internal failures are std::logic_error (TRAINER_CHECK, kernels/base/check.h) or
+// std::runtime_error and are fatal.
 #pragma once
 
 #include <stdexcept>

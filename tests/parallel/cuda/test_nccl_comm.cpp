@@ -132,7 +132,7 @@ TEST_CASE("nccl watchdog child: a receive that never completes" * doctest::skip(
 }
 
 TEST_CASE("nccl watchdog ends a stalled receive with exit code 3 and names it") {
-  const std::string self = binary_dir() + "/tests/test_cuda";
+  const std::string self = binary_dir() + "/tests/test_parallel_cuda";
   RunResult r = run_command("TRAINER_WATCHDOG_CHILD=1 timeout 120 " + self +
                             " --no-skip -tc='nccl watchdog child: a receive that never completes'");
   CAPTURE(r.output);
