@@ -109,7 +109,7 @@ double parse_bounded_number(const KeySpec& key, const YAML::Node& node, const st
 uint8_t parse_choice(const KeySpec& key, const YAML::Node& node, const std::string& where) {
   std::string text = scalar_text(key, node, where, "a name", true);
   for (size_t i = 0; i < key.choices.size(); ++i)
-    if (key.choices[i] == text) return static_cast<uint8_t>(i);
+    if (key.choices[i] == text) return key.choice_values[i];
   unknown_value(key, text, where);
 }
 
