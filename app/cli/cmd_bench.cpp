@@ -92,8 +92,7 @@ int run_bench(const BenchOptions& o) {
   Trainer t(recipe, mpi.world(), mpi.local_rank(), *data == BenchData::recipe ? DataNeed::train : DataNeed::none,
             o.profile ? OpProfile::on : OpProfile::off);
   t.set_sync_timing(true);
-  if (!o.json) print_run_report(t, rank0);
-  else print_run_report(t, false);
+  print_run_report(t, rank0 && !o.json ? Reporting::on : Reporting::off);
 
   for (int i = 0; i < o.warmup; ++i) t.train_step();
   if (t.profiler()) t.profiler()->clear();
