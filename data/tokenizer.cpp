@@ -3,24 +3,18 @@
 
 #include <fmt/core.h>
 
+#include <optional>
+
 #include "data/byte_tokenizer.h"
 #include "data/gpt2_tokenizer.h"
 #include "kernels/base/errors.h"
 
 namespace trainer {
 
-const char* tokenizer_kind_name(TokenizerKind kind) {
-  switch (kind) {
-    case TokenizerKind::gpt2: return "gpt2";
-    case TokenizerKind::byte: return "byte";
-  }
-  return "?";
-}
-
 TokenizerKind parse_tokenizer_kind(const std::string& name, const std::string& where) {
-  for (TokenizerKind k : {TokenizerKind::gpt2, TokenizerKind::byte})
-    if (name == tokenizer_kind_name(k)) return k;
-  throw ConfigError(fmt::format("{}: unknown tokenizer '{}' (valid: gpt2, byte)", where, name));
+  if (std::optional<TokenizerKind> kind = enum_from_name(kTokenizerKindNames, name)) return *kind;
+  throw ConfigError(fmt::format("{}: unknown tokenizer '{}' (valid: {})", where, name,
+                                enum_choices(kTokenizerKindNames)));
 }
 
 std::unique_ptr<Tokenizer> make_tokenizer(TokenizerKind kind, const std::string& dir) {

@@ -10,9 +10,17 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/base/enum_names.h"
+
 namespace trainer {
 
 enum class TokenizerKind : uint8_t { gpt2, byte };
+// Names used in recipes (data.tokenizer) and on the command line (--tokenizer).
+inline constexpr EnumName<TokenizerKind> kTokenizerKindNames[] = {{TokenizerKind::gpt2, "gpt2"},
+                                                                  {TokenizerKind::byte, "byte"}};
+inline const char* tokenizer_kind_name(TokenizerKind kind) {
+  return enum_name(kTokenizerKindNames, kind);
+}
 
 class Tokenizer {
  public:
@@ -25,8 +33,6 @@ class Tokenizer {
   virtual int32_t vocab_size() const = 0;
 };
 
-// Names used in recipes and on the command line: "gpt2", "byte".
-const char* tokenizer_kind_name(TokenizerKind kind);
 // Unknown names are a ConfigError that starts with `where` (e.g. "recipe.yaml:12:14:
 // data.tokenizer") and lists the valid names.
 TokenizerKind parse_tokenizer_kind(const std::string& name, const std::string& where);

@@ -46,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/base/enum_names.h"
 #include "kernels/tensor.h"
 
 namespace trainer {
@@ -412,9 +413,20 @@ class Backend {
 
 // Which backend a recipe asked for. auto picks CUDA when a GPU is present.
 enum class DeviceChoice : uint8_t { cpu, cuda, auto_detect };
+inline constexpr EnumName<DeviceChoice> kDeviceChoiceNames[] = {
+    {DeviceChoice::cpu, "cpu"}, {DeviceChoice::cuda, "cuda"}, {DeviceChoice::auto_detect, "auto"}};
+inline const char* device_choice_name(DeviceChoice c) { return enum_name(kDeviceChoiceNames, c); }
+
 enum class Precision : uint8_t { fp32, bf16 };
+inline constexpr EnumName<Precision> kPrecisionNames[] = {{Precision::fp32, "fp32"},
+                                                          {Precision::bf16, "bf16"}};
+inline const char* precision_name(Precision p) { return enum_name(kPrecisionNames, p); }
+
 // CUDA attention kernels: our own flash-style kernels or cuDNN's fused attention.
 enum class AttentionImpl : uint8_t { auto_detect, flash, cudnn };
+inline constexpr EnumName<AttentionImpl> kAttentionImplNames[] = {
+    {AttentionImpl::auto_detect, "auto"}, {AttentionImpl::flash, "flash"}, {AttentionImpl::cudnn, "cudnn"}};
+inline const char* attention_impl_name(AttentionImpl a) { return enum_name(kAttentionImplNames, a); }
 
 struct BackendOptions {
   DeviceChoice device = DeviceChoice::auto_detect;

@@ -17,18 +17,6 @@ size_t dtype_size(DType dtype) {
   return 0;
 }
 
-const char* dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::f32: return "f32";
-    case DType::bf16: return "bf16";
-    case DType::i32: return "i32";
-    case DType::u16: return "u16";
-  }
-  return "?";
-}
-
-const char* device_name(Device device) { return device == Device::cpu ? "cpu" : "cuda"; }
-
 int64_t Tensor::numel() const {
   int64_t n = 1;
   for (int i = 0; i < ndim; ++i) n *= shape[i];

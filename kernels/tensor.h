@@ -9,14 +9,20 @@
 #include <initializer_list>
 #include <string>
 
+#include "kernels/base/enum_names.h"
+
 namespace trainer {
 
 enum class DType : uint8_t { f32, bf16, i32, u16 };
+inline constexpr EnumName<DType> kDTypeNames[] = {
+    {DType::f32, "f32"}, {DType::bf16, "bf16"}, {DType::i32, "i32"}, {DType::u16, "u16"}};
+
 enum class Device : uint8_t { cpu, cuda };
+inline constexpr EnumName<Device> kDeviceNames[] = {{Device::cpu, "cpu"}, {Device::cuda, "cuda"}};
 
 size_t dtype_size(DType dtype);
-const char* dtype_name(DType dtype);
-const char* device_name(Device device);
+inline const char* dtype_name(DType dtype) { return enum_name(kDTypeNames, dtype); }
+inline const char* device_name(Device device) { return enum_name(kDeviceNames, device); }
 
 struct Tensor {
   void* data = nullptr;

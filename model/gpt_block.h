@@ -8,11 +8,16 @@
 #pragma once
 
 #include "kernels/backend.h"
+#include "kernels/base/enum_names.h"
 #include "parallel/comm.h"
 
 namespace trainer {
 
+// Activations recomputed in backward instead of stored (train.recompute).
 enum class Recompute : uint8_t { none, gelu, block };
+inline constexpr EnumName<Recompute> kRecomputeNames[] = {
+    {Recompute::none, "none"}, {Recompute::gelu, "gelu"}, {Recompute::block, "block"}};
+inline const char* recompute_name(Recompute r) { return enum_name(kRecomputeNames, r); }
 // Sequence parallelism: LayerNorms and residual adds split along the rows across the tensor
 // group, with all-gather / reduce-scatter in place of the all-reduces.
 enum class SeqParallel : uint8_t { off, on };

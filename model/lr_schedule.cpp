@@ -25,14 +25,4 @@ double lr_at(const LrSchedule& s, int64_t step) {
   return s.max_lr;
 }
 
-const char* lr_kind_name(LrKind kind) {
-  switch (kind) {
-    case LrKind::constant: return "constant";
-    case LrKind::linear: return "linear";
-    case LrKind::cosine: return "cosine";
-    case LrKind::wsd: return "wsd";
-  }
-  return "?";
-}
-
 }  // namespace trainer

@@ -5,9 +5,17 @@
 
 #include <cstdint>
 
+#include "kernels/base/enum_names.h"
+
 namespace trainer {
 
 enum class LrKind : uint8_t { constant, linear, cosine, wsd };
+// The recipe's spelling of each kind (train.lr_schedule.kind).
+inline constexpr EnumName<LrKind> kLrKindNames[] = {{LrKind::constant, "constant"},
+                                                    {LrKind::linear, "linear"},
+                                                    {LrKind::cosine, "cosine"},
+                                                    {LrKind::wsd, "wsd"}};
+inline const char* lr_kind_name(LrKind kind) { return enum_name(kLrKindNames, kind); }
 
 struct LrSchedule {
   LrKind kind = LrKind::cosine;
@@ -20,6 +28,5 @@ struct LrSchedule {
 
 // Learning rate for 0-based step `step`.
 double lr_at(const LrSchedule& schedule, int64_t step);
-const char* lr_kind_name(LrKind kind);
 
 }  // namespace trainer

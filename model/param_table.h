@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/base/enum_names.h"
 #include "kernels/base/range.h"
 #include "model/gpt_config.h"
 
@@ -23,6 +24,10 @@ enum class TpSplit : uint8_t {
   cols,      // dim 1 split: row-parallel weights
   qkv_rows,  // dim 0 is [q; k; v], each third split by rows (heads)
 };
+// The names checkpoint manifests store splits under.
+inline constexpr EnumName<TpSplit> kTpSplitNames[] = {
+    {TpSplit::none, "none"}, {TpSplit::rows, "rows"}, {TpSplit::cols, "cols"}, {TpSplit::qkv_rows, "qkv_rows"}};
+inline const char* tp_split_name(TpSplit split) { return enum_name(kTpSplitNames, split); }
 
 enum class WeightDecay : uint8_t { off, on };
 enum class InitKind : uint8_t { normal, normal_residual, normal_vocab, ones, zeros };

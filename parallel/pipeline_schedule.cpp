@@ -63,13 +63,8 @@ double bubble_fraction(int n_stages, int n_micro) {
   return double(n_stages - 1) / double(n_micro + n_stages - 1);
 }
 
-const char* schedule_name(Schedule schedule) {
-  return schedule == Schedule::gpipe ? "gpipe" : "1f1b";
-}
-
 std::string action_str(const Action& a) {
-  static const char* names[] = {"recv_act", "forward", "send_act", "recv_grad", "backward", "send_grad"};
-  return std::string(names[static_cast<int>(a.kind)]) + "(" + std::to_string(a.micro) + ")";
+  return std::string(enum_name(kActionKindNames, a.kind)) + "(" + std::to_string(a.micro) + ")";
 }
 
 }  // namespace trainer

@@ -15,11 +15,21 @@
 #include <string>
 #include <vector>
 
+#include "kernels/base/enum_names.h"
+
 namespace trainer {
 
 enum class Schedule : uint8_t { gpipe, one_f_one_b };
+// The recipe's spelling (parallel.schedule).
+inline constexpr EnumName<Schedule> kScheduleNames[] = {{Schedule::gpipe, "gpipe"},
+                                                        {Schedule::one_f_one_b, "1f1b"}};
+inline const char* schedule_name(Schedule schedule) { return enum_name(kScheduleNames, schedule); }
 
 enum class ActionKind : uint8_t { recv_act, forward, send_act, recv_grad, backward, send_grad };
+inline constexpr EnumName<ActionKind> kActionKindNames[] = {
+    {ActionKind::recv_act, "recv_act"},   {ActionKind::forward, "forward"},
+    {ActionKind::send_act, "send_act"},   {ActionKind::recv_grad, "recv_grad"},
+    {ActionKind::backward, "backward"},   {ActionKind::send_grad, "send_grad"}};
 
 struct Action {
   ActionKind kind;
@@ -31,7 +41,7 @@ std::vector<Action> make_schedule(Schedule schedule, int stage, int n_stages, in
 int max_in_flight(Schedule schedule, int stage, int n_stages, int n_micro);
 // Idle fraction of an ideal pipeline: (p - 1) / (m + p - 1).
 double bubble_fraction(int n_stages, int n_micro);
-const char* schedule_name(Schedule schedule);
+// "forward(3)": the action's kind and micro-batch.
 std::string action_str(const Action& action);
 
 }  // namespace trainer

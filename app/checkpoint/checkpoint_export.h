@@ -14,10 +14,14 @@
 #include <vector>
 
 #include "app/checkpoint/checkpoint_reader.h"
+#include "kernels/base/enum_names.h"
 
 namespace trainer {
 
 enum class ExportFormat : uint8_t { llmc, safetensors };
+// `ckpt export --format` names.
+inline constexpr EnumName<ExportFormat> kExportFormatNames[] = {{ExportFormat::llmc, "llmc"},
+                                                                {ExportFormat::safetensors, "safetensors"}};
 
 // How a stored global tensor becomes a safetensors tensor.
 enum class SafetensorsTransform : uint8_t {

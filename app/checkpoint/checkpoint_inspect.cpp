@@ -171,7 +171,7 @@ void inspect_checkpoint(const std::string& path, const std::vector<OptimizerStat
   size_t width = 4;
   for (const ParamSpec& s : table) width = std::max(width, s.name.size());
   std::vector<std::string> state_names;
-  for (OptimizerState s : states) state_names.push_back(ckpt_state_name(s));
+  for (OptimizerState s : states) state_names.push_back(optimizer_state_name(s));
   fmt::print("tensors: {}; L2 norm of {}\n", table.size(), fmt::join(state_names, ", "));
   fmt::print("  {:<{}}  {:<14}  {:<5}", "name", width, "shape", "dtype");
   for (const std::string& s : state_names) fmt::print("  {:>12}", s);

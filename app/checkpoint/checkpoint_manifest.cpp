@@ -5,42 +5,22 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "kernels/base/errors.h"
 
 namespace trainer {
 
-const char* ckpt_state_name(OptimizerState s) {
-  switch (s) {
-    case OptimizerState::master: return "master";
-    case OptimizerState::m: return "adam_m";
-    case OptimizerState::v: return "adam_v";
-  }
-  return "?";
-}
-
 namespace {
 
-const char* split_name(TpSplit s) {
-  switch (s) {
-    case TpSplit::none: return "none";
-    case TpSplit::rows: return "rows";
-    case TpSplit::cols: return "cols";
-    case TpSplit::qkv_rows: return "qkv_rows";
-  }
-  return "?";
-}
-
 TpSplit parse_split(const std::string& s, const std::string& where) {
-  for (TpSplit t : {TpSplit::none, TpSplit::rows, TpSplit::cols, TpSplit::qkv_rows})
-    if (s == split_name(t)) return t;
-  throw InputError(where + ": unknown tensor split '" + s + "'; valid: none, rows, cols, qkv_rows");
+  if (std::optional<TpSplit> split = enum_from_name(kTpSplitNames, s)) return *split;
+  throw InputError(where + ": unknown tensor split '" + s + "'; valid: " + enum_choices(kTpSplitNames));
 }
 
 OptimizerState parse_state(const std::string& s, const std::string& where) {
-  for (OptimizerState t : kOptimizerStates)
-    if (s == ckpt_state_name(t)) return t;
-  throw InputError(where + ": unknown state '" + s + "'; valid: master, adam_m, adam_v");
+  if (std::optional<OptimizerState> state = enum_from_name(kOptimizerStateNames, s)) return *state;
+  throw InputError(where + ": unknown state '" + s + "'; valid: " + enum_choices(kOptimizerStateNames));
 }
 
 std::string hex64(uint64_t v) {
@@ -130,8 +110,8 @@ std::string manifest_to_yaml(const CkptManifest& m) {
   e << YAML::Key << "pieces" << YAML::Value << YAML::BeginSeq;
   for (const CkptPiece& p : m.pieces)
     e << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << p.name << YAML::Key << "state"
-      << YAML::Value << ckpt_state_name(p.state) << YAML::Key << "file" << YAML::Value << p.file << YAML::Key
-      << "offset" << YAML::Value << p.offset << YAML::Key << "split" << YAML::Value << split_name(p.split)
+      << YAML::Value << optimizer_state_name(p.state) << YAML::Key << "file" << YAML::Value << p.file << YAML::Key
+      << "offset" << YAML::Value << p.offset << YAML::Key << "split" << YAML::Value << tp_split_name(p.split)
       << YAML::Key << "tp_rank" << YAML::Value << p.tp_rank << YAML::Key << "tp" << YAML::Value << p.tp
       << YAML::Key << "begin" << YAML::Value << p.begin << YAML::Key << "end" << YAML::Value << p.end
       << YAML::EndMap;

@@ -23,9 +23,6 @@ namespace trainer {
 
 constexpr int kCheckpointFormat = 1;
 
-// The name a manifest stores a state under ("master", "adam_m", "adam_v").
-const char* ckpt_state_name(OptimizerState state);
-
 struct CkptFile {
   std::string name;  // relative to the checkpoint directory
   int rank = 0;

@@ -122,7 +122,7 @@ void CheckpointReader::read(const std::string& name, OptimizerState state, const
     while (at < r.end) {
       while (it != segs.end() && it->end <= at) ++it;
       if (it == segs.end() || it->begin > at)
-        throw InputError(dir_ + ": element " + std::to_string(at) + " of " + name + " (" + ckpt_state_name(state) +
+        throw InputError(dir_ + ": element " + std::to_string(at) + " of " + name + " (" + optimizer_state_name(state) +
                          ") is not stored in any file");
       int64_t n = std::min(r.end, it->end) - at;
       int64_t offset = it->offset + (at - it->begin) * 4;

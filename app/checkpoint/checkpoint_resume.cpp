@@ -84,7 +84,8 @@ void load_checkpoint(Trainer& t, CheckpointReader& reader) {
   if (t.train_loader()) t.train_loader()->restore(reader.manifest().loader);
 }
 
-std::string resume_from_checkpoint(Trainer& t, bool print) {
+std::string resume_from_checkpoint(Trainer& t, Reporting reporting) {
+  const bool print = reporting == Reporting::on;
   const CheckpointConfig& c = t.recipe().checkpoint;
   Comm& world = t.host_world();
   if (c.resume == "never") {

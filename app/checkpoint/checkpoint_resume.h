@@ -13,13 +13,14 @@
 #include <string>
 
 #include "app/checkpoint/checkpoint_reader.h"
+#include "app/engine/metrics.h"
 #include "app/engine/trainer.h"
 
 namespace trainer {
 
-// Collective. Returns the checkpoint loaded, or "" for a fresh start; rank 0 prints the choice
-// when `print`.
-std::string resume_from_checkpoint(Trainer& trainer, bool print);
+// Collective. Returns the checkpoint loaded, or "" for a fresh start; the rank with
+// Reporting::on prints the choice.
+std::string resume_from_checkpoint(Trainer& trainer, Reporting reporting);
 // Throws ConfigError when the checkpoint's model shape differs from the trainer's.
 void check_model_matches(const CheckpointReader& reader, const GptConfig& config);
 // Loads parameters, optimizer state, step and data position (collective; the reader's files

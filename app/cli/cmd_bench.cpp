@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "app/cli/commands.h"
 #include "app/engine/flops.h"
@@ -30,12 +31,17 @@ namespace trainer {
 
 namespace {
 
+// --data: where the tokens come from.
+enum class BenchData : uint8_t { synthetic, recipe };
+constexpr EnumName<BenchData> kBenchDataNames[] = {{BenchData::synthetic, "synthetic"},
+                                                   {BenchData::recipe, "recipe"}};
+
 struct BenchOptions {
   std::string recipe;
   std::vector<std::string> overrides;
   int steps = 10;
   int warmup = 2;
-  std::string data = "synthetic";
+  std::string data = enum_name(kBenchDataNames, BenchData::synthetic);
   bool json = false;
   bool profile = false;
 };
@@ -74,8 +80,8 @@ std::string profile_json(const std::vector<OpProfileRow>& rows, int steps) {
 }
 
 int run_bench(const BenchOptions& o) {
-  if (o.data != "synthetic" && o.data != "recipe")
-    throw ConfigError("--data " + o.data + ": valid: synthetic, recipe");
+  const std::optional<BenchData> data = enum_from_name(kBenchDataNames, o.data);
+  if (!data) throw ConfigError("--data " + o.data + ": valid: " + enum_choices(kBenchDataNames));
   if (o.steps < 1 || o.warmup < 0) throw ConfigError("--steps must be >= 1 and --warmup >= 0");
   Recipe recipe = load_recipe(o.recipe, o.overrides);
   recipe.eval.every = 0;
@@ -83,11 +89,10 @@ int run_bench(const BenchOptions& o) {
   recipe.train.steps = std::max(recipe.train.steps, o.steps + o.warmup);
   MpiRuntime mpi(recipe.parallel.timeout_s);
   const bool rank0 = mpi.world().rank() == 0;
-  Trainer t(recipe, mpi.world(), mpi.local_rank(), o.data == "recipe" ? DataNeed::train : DataNeed::none,
+  Trainer t(recipe, mpi.world(), mpi.local_rank(), *data == BenchData::recipe ? DataNeed::train : DataNeed::none,
             o.profile ? OpProfile::on : OpProfile::off);
   t.set_sync_timing(true);
-  if (!o.json) print_run_report(t, rank0);
-  else print_run_report(t, false);
+  print_run_report(t, rank0 && !o.json ? Reporting::on : Reporting::off);
 
   for (int i = 0; i < o.warmup; ++i) t.train_step();
   if (t.profiler()) t.profiler()->clear();
@@ -118,7 +123,7 @@ int run_bench(const BenchOptions& o) {
   const double tok_s = double(t.tokens_per_step()) / step_s;
   const int world = recipe.world();
   Backend& backend = t.backend();
-  const bool bf16 = backend.act_dtype() == DType::bf16;
+  const Precision precision = backend.act_dtype() == DType::bf16 ? Precision::bf16 : Precision::fp32;
   const DevicePeak peak = device_peak(backend.device(), backend.device_name(), backend.act_dtype(), recipe.train.peak_tflops);
   const double fpt = flops_per_token(t.config(), recipe.train.seq_len);
   const double mfu = mfu_of(fpt * tok_s / world, peak);
@@ -141,7 +146,7 @@ int run_bench(const BenchOptions& o) {
         "\"device_memory_total_bytes\": {}, \"profile\": {}}}\n",
         tok_s, tok_s / world, mfu_json, step_s, red[1], red[2], red[3], red[4], red[5], peak_mem, double(red[7]), world,
         p.data, p.tensor, p.pipeline, p.zero, schedule_name(p.schedule), recipe.train.micro_batch,
-        recipe.train.global_batch, recipe.train.seq_len, backend.name(), bf16 ? "bf16" : "fp32", fpt, peak.flops,
+        recipe.train.global_batch, recipe.train.seq_len, backend.name(), precision_name(precision), fpt, peak.flops,
         o.steps, o.warmup, last_loss, json_escape(backend.device_name()), peak_kind_name(peak.kind), dm.used_bytes(),
         dm.total_bytes, t.profiler() ? profile_json(t.profiler()->rows(), o.steps) : "null");
   } else {
@@ -171,7 +176,10 @@ void add_bench_command(CLI::App& app, CommandList& commands) {
   sub->add_option("--set", o->overrides, "Override a recipe key, e.g. --set parallel.data=2 (repeatable)");
   sub->add_option("--steps", o->steps, "Timed steps")->capture_default_str();
   sub->add_option("--warmup", o->warmup, "Untimed warm-up steps")->capture_default_str();
-  sub->add_option("--data", o->data, "synthetic (generated tokens, no dataset needed) or recipe (data.train)")
+  sub->add_option("--data", o->data,
+                  fmt::format("{} (generated tokens, no dataset needed) or {} (data.train)",
+                              enum_name(kBenchDataNames, BenchData::synthetic),
+                              enum_name(kBenchDataNames, BenchData::recipe)))
       ->capture_default_str();
   sub->add_flag("--json", o->json, "Print one JSON object instead of the report (for scripts)");
   sub->add_flag("--profile", o->profile, "Time every backend op (CUDA events / a clock) and print rank 0's table");

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,18 @@ struct CkptOptions {
   std::string out;
 };
 
+// --state takes a state's manifest name or this word for every state.
+constexpr const char* kAllStates = "all";
+constexpr OptimizerState kDefaultState = OptimizerState::master;
+
+std::vector<std::string> state_choices() {
+  std::vector<std::string> names = enum_names(kOptimizerStateNames);
+  names.push_back(kAllStates);
+  return names;
+}
+
 std::vector<OptimizerState> parse_states(const std::vector<std::string>& names) {
-  if (names.empty()) return {OptimizerState::master};
+  if (names.empty()) return {kDefaultState};
   std::vector<OptimizerState> out;
   auto add = [&](OptimizerState s) {
     for (OptimizerState x : out)
@@ -35,19 +46,23 @@ std::vector<OptimizerState> parse_states(const std::vector<std::string>& names) 
     out.push_back(s);
   };
   for (const std::string& n : names) {
-    if (n == "all") {
+    if (n == kAllStates) {
       for (OptimizerState s : kOptimizerStates) add(s);
-    } else if (n == "master") {
-      add(OptimizerState::master);
-    } else if (n == "adam_m") {
-      add(OptimizerState::m);
-    } else if (n == "adam_v") {
-      add(OptimizerState::v);
+    } else if (std::optional<OptimizerState> state = enum_from_name(kOptimizerStateNames, n)) {
+      add(*state);
     } else {
-      throw ConfigError("ckpt inspect --state: unknown state '" + n + "'; valid: master, adam_m, adam_v, all");
+      throw ConfigError("ckpt inspect --state: unknown state '" + n +
+                        "'; valid: " + enum_choices(kOptimizerStateNames) + ", " + kAllStates);
     }
   }
   return out;
+}
+
+std::string state_help() {
+  std::string help = "which stored state's norms to print (repeatable): ";
+  for (const EnumName<OptimizerState>& row : kOptimizerStateNames)
+    help += std::string(row.name) + (row.value == kDefaultState ? " (default)" : "") + ", ";
+  return help + kAllStates;
 }
 
 int run_inspect(const CkptOptions& o) {
@@ -56,13 +71,13 @@ int run_inspect(const CkptOptions& o) {
 }
 
 int run_export(const CkptOptions& o) {
-  ExportFormat format;
-  if (o.format == "llmc") format = ExportFormat::llmc;
-  else if (o.format == "safetensors") format = ExportFormat::safetensors;
-  else throw ConfigError("ckpt export --format: unknown format '" + o.format + "'; valid: llmc, safetensors");
+  const std::optional<ExportFormat> format = enum_from_name(kExportFormatNames, o.format);
+  if (!format)
+    throw ConfigError("ckpt export --format: unknown format '" + o.format + "'; valid: " +
+                      enum_choices(kExportFormatNames));
   const std::string dir = resolve_checkpoint_dir(o.export_dir);
   CheckpointReader reader(dir);
-  export_checkpoint(reader, format, o.out);
+  export_checkpoint(reader, *format, o.out);
   fmt::print("exported {} (step {}) as {} to {}\n", dir, reader.manifest().step, o.format, o.out);
   return 0;
 }
@@ -78,18 +93,17 @@ void add_ckpt_command(CLI::App& app, CommandList& commands) {
                  "with its shape, dtype and L2 norm; a bad file is reported and exits 2");
   inspect->add_option("dir", opt->inspect_dir, "a step_NNNNNNNN checkpoint, or a checkpoint.dir (its newest one)")
       ->required();
-  inspect->add_option("--state", opt->states,
-                      "which stored state's norms to print (repeatable): master (default), adam_m, adam_v, all")
-      ->check(CLI::IsMember({"master", "adam_m", "adam_v", "all"}))
+  inspect->add_option("--state", opt->states, state_help())
+      ->check(CLI::IsMember(state_choices()))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   auto* exp = sub->add_subcommand(
       "export", "Write a checkpoint's fp32 weights as an llm.c model file (version 3) or as safetensors with HF "
                 "GPT-2 names and shapes (what transformers' GPT2LMHeadModel loads)");
   exp->add_option("dir", opt->export_dir, "a step_NNNNNNNN checkpoint, or a checkpoint.dir (its newest one)")
       ->required();
-  exp->add_option("--format", opt->format, "llmc or safetensors")
+  exp->add_option("--format", opt->format, enum_choices(kExportFormatNames, ", ", " or "))
       ->required()
-      ->check(CLI::IsMember({"llmc", "safetensors"}));
+      ->check(CLI::IsMember(enum_names(kExportFormatNames)));
   exp->add_option("--out", opt->out, "output file (written to a temporary file, then renamed)")->required();
   commands.push_back({sub, [opt, inspect, exp]() -> int {
                         if (inspect->parsed()) return run_inspect(*opt);

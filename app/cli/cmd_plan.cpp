@@ -15,6 +15,7 @@
 #include "app/cli/commands.h"
 #include "app/engine/flops.h"
 #include "app/engine/options_from.h"
+#include "app/plan/plan_device.h"
 #include "app/plan/plan_report.h"
 #include "app/recipe/recipe.h"
 #include "kernels/base/errors.h"
@@ -37,9 +38,8 @@ struct PlanOptions {
 PlanDevice resolve_device(const PlanOptions& opt, const Recipe& r) {
   if (!opt.device.empty()) return parse_plan_device(opt.device);
   if (r.train.device == DeviceChoice::cpu) return PlanDevice::cpu;
-  throw ConfigError(fmt::format("{}: train.device is {}; tell plan which hardware to assume with --device a100, h100, "
-                                "h200 or cpu",
-                                r.path, r.train.device == DeviceChoice::cuda ? "cuda" : "auto"));
+  throw ConfigError(fmt::format("{}: train.device is {}; tell plan which hardware to assume with --device {}", r.path,
+                                device_choice_name(r.train.device), enum_choices(kPlanDeviceNames, ", ", " or ")));
 }
 
 // Bytes of the activation dtype, as the trainer resolves train.precision for the device.
@@ -121,8 +121,8 @@ void add_plan_command(CLI::App& app, CommandList& commands) {
                   "it must equal that)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--device", opt->device,
-                  "hardware to assume: a100, h100, h200 or cpu (the trainer's CPU path); default cpu when "
-                  "train.device is cpu");
+                  "hardware to assume: " + enum_choices(kPlanDeviceNames, ", ", " or ") +
+                      " (the trainer's CPU path); default cpu when train.device is cpu");
   sub->add_option("--memory", opt->memory_gib,
                   "memory per rank in GiB (default: the device's; cpu: this machine's RAM / world)")
       ->check(CLI::PositiveNumber);

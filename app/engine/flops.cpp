@@ -13,17 +13,6 @@ double flops_per_token(const GptConfig& c, int seq_len) {
   return 6.0 * double(c.num_params_no_wpe()) + 6.0 * double(c.n_layer) * double(seq_len) * double(c.d_model);
 }
 
-const char* peak_kind_name(PeakKind kind) {
-  switch (kind) {
-    case PeakKind::bf16_dense: return "bf16 dense";
-    case PeakKind::fp32: return "fp32";
-    case PeakKind::cpu_fp32: return "cpu fp32 (0.25 TFLOP/s per thread)";
-    case PeakKind::recipe: return "train.peak_tflops";
-    case PeakKind::unknown: return "unknown peak";
-  }
-  return "unknown peak";
-}
-
 std::string DevicePeak::describe() const {
   if (kind == PeakKind::unknown)
     return "unknown peak for '" + device + "' (set train.peak_tflops to report MFU)";

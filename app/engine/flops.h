@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/base/enum_names.h"
 #include "kernels/tensor.h"
 #include "model/gpt_config.h"
 
@@ -18,7 +19,14 @@ double flops_per_token(const GptConfig& config, int seq_len);
 // fp32 run on a GPU divides by the plain fp32 rate, a bf16 run by the dense (not "with
 // sparsity") bf16 tensor-core rate.
 enum class PeakKind : uint8_t { bf16_dense, fp32, cpu_fp32, recipe, unknown };
-const char* peak_kind_name(PeakKind kind);
+// How reports name each kind (bench's "peak_kind", the MFU line).
+inline constexpr EnumName<PeakKind> kPeakKindNames[] = {
+    {PeakKind::bf16_dense, "bf16 dense"},
+    {PeakKind::fp32, "fp32"},
+    {PeakKind::cpu_fp32, "cpu fp32 (0.25 TFLOP/s per thread)"},
+    {PeakKind::recipe, "train.peak_tflops"},
+    {PeakKind::unknown, "unknown peak"}};
+inline const char* peak_kind_name(PeakKind kind) { return enum_name(kPeakKindNames, kind); }
 
 struct DevicePeak {
   double flops = 0;  // per second; 0 when unknown (no MFU is reported then)

@@ -11,8 +11,8 @@
 
 namespace trainer {
 
-MetricsLog::MetricsLog(const std::string& path, bool enabled) {
-  if (!enabled || path.empty()) return;
+MetricsLog::MetricsLog(const std::string& path, Reporting reporting) {
+  if (reporting == Reporting::off || path.empty()) return;
   std::filesystem::path p(path);
   std::error_code ec;
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);

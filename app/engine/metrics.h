@@ -11,10 +11,14 @@
 
 namespace trainer {
 
+// Whether this rank reports: prints the run report, progress and samples and writes the
+// metrics file. Rank 0 does; the other ranks (and every rank under bench --json) stay quiet.
+enum class Reporting : uint8_t { off, on };
+
 class MetricsLog {
  public:
-  // An empty path writes no file; `enabled` false (ranks other than 0) writes nothing.
-  MetricsLog(const std::string& path, bool enabled);
+  // An empty path writes no file; Reporting::off (ranks other than 0) writes nothing.
+  MetricsLog(const std::string& path, Reporting reporting);
   ~MetricsLog();
   MetricsLog(const MetricsLog&) = delete;
   MetricsLog& operator=(const MetricsLog&) = delete;

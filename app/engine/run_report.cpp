@@ -27,13 +27,13 @@ std::string memory_line(const RankMemory& m) {
       m.activations.slots, format_bytes(m.activations.scratch()), format_bytes(m.total()));
 }
 
-void print_run_report(Trainer& t, bool print) {
+void print_run_report(Trainer& t, Reporting reporting) {
   const Recipe& r = t.recipe();
   const GptConfig& c = t.config();
   RankMemory mem = t.memory();
   float totals[1] = {float(mem.total())};
   t.host_world().all_reduce(make_tensor(totals, DType::f32, Device::cpu, {1}), ReduceOp::max);
-  if (!print) return;
+  if (reporting == Reporting::off) return;
   const ParallelConfig& p = r.parallel;
   fmt::print("model: gpt2 {} layers, {} heads, d_model {}, vocab {} (padded {}), context {}; {:.2f}M parameters\n",
              c.n_layer, c.n_head, c.d_model, c.vocab_size, c.padded_vocab, c.max_seq_len, double(c.num_params()) / 1e6);

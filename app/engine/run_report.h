@@ -4,13 +4,15 @@
 #include <cstdint>
 #include <string>
 
+#include "app/engine/metrics.h"
 #include "app/engine/trainer.h"
 
 namespace trainer {
 
 std::string format_bytes(int64_t bytes);
-// Collective over the host world (gathers the largest per-rank total); rank 0 prints.
-void print_run_report(Trainer& trainer, bool print);
+// Collective over the host world (gathers the largest per-rank total); prints on the rank
+// with Reporting::on.
+void print_run_report(Trainer& trainer, Reporting reporting);
 std::string memory_line(const RankMemory& m);
 
 }  // namespace trainer

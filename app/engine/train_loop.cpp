@@ -23,12 +23,12 @@ namespace {
 class Sampler {
  public:
   explicit Sampler(const Recipe& r) : recipe_(r) {}
-  void sample(Trainer& t, bool print) {
+  void sample(Trainer& t, Reporting reporting) {
     if (!tokenizer_) tokenizer_ = make_tokenizer(recipe_.data.tokenizer, recipe_.data.tokenizer_dir);
     std::vector<int32_t> prompt = tokenizer_->encode(recipe_.log.sample_prompt);
     if (prompt.empty()) prompt.push_back(tokenizer_->eot());
     std::vector<int32_t> out = t.generate(prompt, recipe_.log.sample_tokens, 1.0f, 40, recipe_.train.seed + uint64_t(t.step()));
-    if (!print) return;
+    if (reporting == Reporting::off) return;
     std::vector<int32_t> generated(out.begin() + long(prompt.size()), out.end());
     for (auto& id : generated)
       if (id >= tokenizer_->vocab_size()) id = tokenizer_->eot();
@@ -46,11 +46,12 @@ class Sampler {
 int run_training(const Recipe& recipe, int64_t stop_at) {
   MpiRuntime mpi(recipe.parallel.timeout_s);
   const bool rank0 = mpi.world().rank() == 0;
+  const Reporting reporting = rank0 ? Reporting::on : Reporting::off;
   PreemptionGuard preemption;
   if (!recipe.checkpoint.dir.empty()) probe_checkpoint_dir(recipe.checkpoint.dir, mpi.world());
   Trainer t(recipe, mpi.world(), mpi.local_rank());
-  print_run_report(t, rank0);
-  resume_from_checkpoint(t, rank0);
+  print_run_report(t, reporting);
+  resume_from_checkpoint(t, reporting);
   const bool checkpoints_on = !recipe.checkpoint.dir.empty();
   auto save = [&]() {
     std::string dir = save_checkpoint(t, t.train_loader()->state());
@@ -60,7 +61,7 @@ int run_training(const Recipe& recipe, int64_t stop_at) {
     }
   };
 
-  MetricsLog metrics(recipe.log.metrics, rank0);
+  MetricsLog metrics(recipe.log.metrics, reporting);
   Sampler sampler(recipe);
   const DevicePeak peak =
       device_peak(t.backend().device(), t.backend().device_name(), t.backend().act_dtype(), recipe.train.peak_tflops);
@@ -113,7 +114,7 @@ int run_training(const Recipe& recipe, int64_t stop_at) {
       interval_steps = 0;
     }
     if (eval_on && (s % recipe.eval.every == 0 || s == steps)) last_val = run_eval();
-    if (recipe.log.sample_every > 0 && (s % recipe.log.sample_every == 0 || s == steps)) sampler.sample(t, rank0);
+    if (recipe.log.sample_every > 0 && (s % recipe.log.sample_every == 0 || s == steps)) sampler.sample(t, reporting);
     int32_t signal = preemption.requested();
     mpi.world().all_reduce(make_tensor(&signal, DType::i32, Device::cpu, {1}), ReduceOp::max);
     const bool periodic = recipe.checkpoint.every > 0 && s % recipe.checkpoint.every == 0;

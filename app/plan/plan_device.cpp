@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "kernels/base/check.h"
 #include "kernels/base/errors.h"
@@ -18,21 +19,9 @@ constexpr int64_t kMiB = int64_t(1) << 20;
 }  // namespace
 
 PlanDevice parse_plan_device(const std::string& name) {
-  if (name == "cpu") return PlanDevice::cpu;
-  if (name == "a100") return PlanDevice::a100;
-  if (name == "h100") return PlanDevice::h100;
-  if (name == "h200") return PlanDevice::h200;
-  throw ConfigError("--device: '" + name + "' is not a device type plan knows; valid: a100, h100, h200, cpu");
-}
-
-const char* plan_device_name(PlanDevice device) {
-  switch (device) {
-    case PlanDevice::cpu: return "cpu";
-    case PlanDevice::a100: return "a100";
-    case PlanDevice::h100: return "h100";
-    case PlanDevice::h200: return "h200";
-  }
-  return "cpu";
+  if (std::optional<PlanDevice> device = enum_from_name(kPlanDeviceNames, name)) return *device;
+  throw ConfigError("--device: '" + name + "' is not a device type plan knows; valid: " +
+                    enum_choices(kPlanDeviceNames));
 }
 
 int64_t host_memory_bytes() {

@@ -16,9 +16,15 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/base/enum_names.h"
+
 namespace trainer {
 
 enum class PlanDevice : uint8_t { cpu, a100, h100, h200 };
+// plan's --device names, in the order messages list them.
+inline constexpr EnumName<PlanDevice> kPlanDeviceNames[] = {
+    {PlanDevice::a100, "a100"}, {PlanDevice::h100, "h100"}, {PlanDevice::h200, "h200"}, {PlanDevice::cpu, "cpu"}};
+inline const char* plan_device_name(PlanDevice device) { return enum_name(kPlanDeviceNames, device); }
 
 struct DeviceSpec {
   PlanDevice kind = PlanDevice::cpu;
@@ -37,7 +43,6 @@ struct DeviceSpec {
 
 // "a100" | "h100" | "h200" | "cpu"; anything else is a ConfigError naming the valid choices.
 PlanDevice parse_plan_device(const std::string& name);
-const char* plan_device_name(PlanDevice device);
 
 // The assumed figures for `world` ranks of this device type. CPU ranks all run on this machine
 // (as mpiexec starts them here): each gets an equal share of its RAM and one node holds them

@@ -63,15 +63,6 @@ bool same_row(const PlanRankMemory& a, const PlanRankMemory& b) {
 
 }  // namespace
 
-const char* recompute_name(Recompute r) {
-  switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::gelu: return "gelu";
-    case Recompute::block: return "block";
-  }
-  return "none";
-}
-
 int PlanReport::largest_stage() const {
   int best = 0;
   for (size_t s = 0; s < stages.size(); ++s)

@@ -45,6 +45,4 @@ std::string format_search_text(const PlanContext& ctx, const std::vector<PlanCan
 std::string format_search_json(const PlanContext& ctx, const std::vector<PlanCandidate>& ranked, int world,
                                Recompute recipe_recompute);
 
-const char* recompute_name(Recompute recompute);
-
 }  // namespace trainer

@@ -10,13 +10,17 @@
 
 #include "data/tokenizer.h"
 #include "kernels/backend.h"
+#include "kernels/base/enum_names.h"
 #include "model/gpt_block.h"
 #include "model/lr_schedule.h"
 #include "parallel/pipeline_schedule.h"
 
 namespace trainer {
 
+// train.precision; auto = bf16 on cuda, fp32 on cpu.
 enum class PrecisionChoice : uint8_t { auto_detect, fp32, bf16 };
+inline constexpr EnumName<PrecisionChoice> kPrecisionChoiceNames[] = {
+    {PrecisionChoice::auto_detect, "auto"}, {PrecisionChoice::fp32, "fp32"}, {PrecisionChoice::bf16, "bf16"}};
 
 struct ModelConfig {
   std::string arch = "gpt2";

@@ -52,8 +52,8 @@ void check_model(const Recipe& r, const KeyOrigins& o) {
     fail(o, "model.vocab_size",
          fmt::format("{} is smaller than the {} tokenizer's {} token ids; valid: >= {} with "
                      "data.tokenizer {}",
-                     m.vocab_size, r.data.tokenizer == TokenizerKind::gpt2 ? "gpt2" : "byte", ids,
-                     ids, r.data.tokenizer == TokenizerKind::gpt2 ? "gpt2" : "byte"));
+                     m.vocab_size, tokenizer_kind_name(r.data.tokenizer), ids, ids,
+                     tokenizer_kind_name(r.data.tokenizer)));
 }
 
 void check_parallel(const Recipe& r, const KeyOrigins& o) {
@@ -126,7 +126,7 @@ void check_train(const Recipe& r, const KeyOrigins& o) {
   if (t.device == DeviceChoice::cpu && t.attention != AttentionImpl::auto_detect)
     fail(o, "train.attention",
          fmt::format("{} is a CUDA kernel but train.device is cpu; valid with device cpu: auto",
-                     t.attention == AttentionImpl::flash ? "flash" : "cudnn"));
+                     attention_impl_name(t.attention)));
 }
 
 void check_outputs(const Recipe& r, const KeyOrigins& o) {

@@ -61,16 +61,20 @@ size_t utf8_sequence_length(const std::string& text, size_t i) {
   return n;
 }
 
+// Where recipe text comes from: a file (positions are line and column) or one --set argument.
+enum class TextOrigin : uint8_t { file, set_argument };
+
 // Rejects bytes that are not UTF-8 text before yaml-cpp sees them, naming line and column.
-void check_text_bytes(const std::string& text, const std::string& origin_name, bool is_file) {
+void check_text_bytes(const std::string& text, const std::string& origin_name, TextOrigin origin) {
   size_t line = 1, line_start = 0;
   for (size_t i = 0; i < text.size();) {
     unsigned char c = static_cast<unsigned char>(text[i]);
     size_t n = utf8_sequence_length(text, i);
     bool control = c < 0x20 && c != '\n' && c != '\t' && c != '\r';
     if (n == 0 || control || c == 0x7f) {
-      std::string where = is_file ? fmt::format("{}:{}:{}", origin_name, line, i - line_start + 1)
-                                  : "--set " + origin_name;
+      std::string where = origin == TextOrigin::file
+                              ? fmt::format("{}:{}:{}", origin_name, line, i - line_start + 1)
+                              : "--set " + origin_name;
       throw ConfigError(fmt::format(
           "{}: byte 0x{:02x} is {}; a recipe must be UTF-8 text without control characters",
           where, c, n == 0 ? "not valid UTF-8" : "a control character"));
@@ -169,7 +173,7 @@ class RecipeReader {
                                     arg));
     const std::string path = arg.substr(0, eq);
     const std::string text = arg.substr(eq + 1);
-    check_text_bytes(arg, arg, false);
+    check_text_bytes(arg, arg, TextOrigin::set_argument);
     YamlSource source{origins_.file, arg};
     const KeySpec* key = find_key(path);
     if (!key && !is_section(path)) {
@@ -232,7 +236,7 @@ Recipe load_recipe(const std::string& path, const std::vector<std::string>& over
 
 Recipe load_recipe_text(const std::string& text, const std::string& path,
                         const std::vector<std::string>& overrides) {
-  check_text_bytes(text, path, true);
+  check_text_bytes(text, path, TextOrigin::file);
   std::vector<YAML::Node> docs = parse_documents(text, path);
   if (docs.empty() || (docs.size() == 1 && docs[0].IsNull()))
     throw ConfigError(fmt::format("{}: the recipe is empty; it needs at least data.train (see "

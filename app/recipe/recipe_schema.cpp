@@ -8,6 +8,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/base/enum_names.h"
+
 namespace trainer {
 namespace {
 
@@ -20,28 +22,17 @@ uint8_t& enum_storage(E& value) {
   return reinterpret_cast<uint8_t&>(value);
 }
 
-// Choice names are listed in enum order (name i <-> value i); these pin that order, so
-// reordering an enum breaks the build instead of silently renaming recipe values.
-template <class E>
-constexpr bool enum_is(E e, int v) {
-  return static_cast<int>(e) == v;
-}
-static_assert(enum_is(Schedule::gpipe, 0) && enum_is(Schedule::one_f_one_b, 1));
-static_assert(enum_is(DeviceChoice::cpu, 0) && enum_is(DeviceChoice::cuda, 1) &&
-              enum_is(DeviceChoice::auto_detect, 2));
-static_assert(enum_is(PrecisionChoice::auto_detect, 0) && enum_is(PrecisionChoice::fp32, 1) &&
-              enum_is(PrecisionChoice::bf16, 2));
-static_assert(enum_is(Recompute::none, 0) && enum_is(Recompute::gelu, 1) &&
-              enum_is(Recompute::block, 2));
-static_assert(enum_is(AttentionImpl::auto_detect, 0) && enum_is(AttentionImpl::flash, 1) &&
-              enum_is(AttentionImpl::cudnn, 2));
-static_assert(enum_is(LrKind::constant, 0) && enum_is(LrKind::linear, 1) &&
-              enum_is(LrKind::cosine, 2) && enum_is(LrKind::wsd, 3));
-static_assert(enum_is(TokenizerKind::gpt2, 0) && enum_is(TokenizerKind::byte, 1));
-
 // A field accessor: a captureless lambda converted to a plain function pointer.
 #define TRAINER_FIELD(member) (+[](Recipe& r) -> auto& { return r.member; })
-#define TRAINER_CHOICE(member) (+[](Recipe& r) -> uint8_t& { return enum_storage(r.member); })
+// A choice key's accessor and its enum's name table: two arguments of choice_key, checked to
+// be about the same enum.
+#define TRAINER_CHOICE(member, table)                                                    \
+  (+[](Recipe& r) -> uint8_t& {                                                          \
+    static_assert(std::is_same_v<decltype(r.member), decltype(table[0].value)>,          \
+                  "the name table of a choice key is that of its field's enum");         \
+    return enum_storage(r.member);                                                       \
+  }),                                                                                    \
+      table
 
 constexpr Bound kNone{};
 Bound at_least(double v) { return {BoundKind::closed, v}; }
@@ -63,10 +54,13 @@ KeySpec text_key(std::string path, StringField field, std::string description) {
   return make_key(std::move(path), field, kNone, kNone, std::move(description));
 }
 
-KeySpec choice_key(std::string path, ChoiceField field, std::vector<std::string> choices,
+// A key naming one value of an enum: its names and values are the enum's name table.
+template <class E, size_t N>
+KeySpec choice_key(std::string path, ChoiceField field, const EnumName<E> (&table)[N],
                    std::string description) {
   KeySpec k = make_key(std::move(path), field, kNone, kNone, std::move(description));
-  k.choices = std::move(choices);
+  k.choices = enum_names(table);
+  for (E value : enum_values(table)) k.choice_values.push_back(static_cast<uint8_t>(value));
   return k;
 }
 
@@ -100,7 +94,7 @@ std::vector<KeySpec> build_schema() {
                   "tensor-parallel degree (Megatron split of each layer)"));
   s.push_back(make_key("parallel.pipeline", TRAINER_FIELD(parallel.pipeline), at_least(1), kNone,
                   "pipeline-parallel degree (stages of consecutive layers)"));
-  s.push_back(choice_key("parallel.schedule", TRAINER_CHOICE(parallel.schedule), {"gpipe", "1f1b"},
+  s.push_back(choice_key("parallel.schedule", TRAINER_CHOICE(parallel.schedule, kScheduleNames),
                          "pipeline schedule: all forwards then all backwards, or one-forward-one-backward"));
   s.push_back(make_key("parallel.zero", TRAINER_FIELD(parallel.zero), at_least(0), at_most(3),
                   "ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also parameters"));
@@ -113,9 +107,9 @@ std::vector<KeySpec> build_schema() {
   s.push_back(make_key("parallel.timeout_s", TRAINER_FIELD(parallel.timeout_s), above(0), kNone,
                   "a collective waiting longer than this means a dead rank: abort the job"));
   // train
-  s.push_back(choice_key("train.device", TRAINER_CHOICE(train.device), {"cpu", "cuda", "auto"},
+  s.push_back(choice_key("train.device", TRAINER_CHOICE(train.device, kDeviceChoiceNames),
                          "where to compute; auto = cuda when a GPU is present, else cpu"));
-  s.push_back(choice_key("train.precision", TRAINER_CHOICE(train.precision), {"auto", "fp32", "bf16"},
+  s.push_back(choice_key("train.precision", TRAINER_CHOICE(train.precision, kPrecisionChoiceNames),
                          "activations and weights; auto = bf16 on cuda, fp32 on cpu"));
   s.push_back(make_key("train.micro_batch", TRAINER_FIELD(train.micro_batch), at_least(1), kNone,
                   "sequences per micro-batch per data-parallel rank"));
@@ -127,9 +121,9 @@ std::vector<KeySpec> build_schema() {
                   "optimizer steps to train"));
   s.push_back(make_key("train.seed", TRAINER_FIELD(train.seed), at_least(0), kNone,
                   "seed of weight init, data order and sampling"));
-  s.push_back(choice_key("train.recompute", TRAINER_CHOICE(train.recompute), {"none", "gelu", "block"},
+  s.push_back(choice_key("train.recompute", TRAINER_CHOICE(train.recompute, kRecomputeNames),
                          "activations recomputed in backward instead of stored"));
-  s.push_back(choice_key("train.attention", TRAINER_CHOICE(train.attention), {"auto", "flash", "cudnn"},
+  s.push_back(choice_key("train.attention", TRAINER_CHOICE(train.attention, kAttentionImplNames),
                          "attention kernel on cuda; auto = the fastest available"));
   s.push_back(make_key("train.stochastic_rounding", TRAINER_FIELD(train.stochastic_rounding), kNone, kNone,
                   "round bf16 weight updates stochastically (bf16 only)"));
@@ -149,8 +143,7 @@ std::vector<KeySpec> build_schema() {
                   at_least(0), kNone, "AdamW decoupled weight decay (matrices only, not biases or norms)"));
   s.push_back(make_key("train.optimizer.grad_clip", TRAINER_FIELD(train.optimizer.grad_clip), at_least(0),
                   kNone, "clip the global gradient norm to this; 0 = no clipping"));
-  s.push_back(choice_key("train.lr_schedule.kind", TRAINER_CHOICE(train.lr_schedule.kind),
-                         {"constant", "linear", "cosine", "wsd"},
+  s.push_back(choice_key("train.lr_schedule.kind", TRAINER_CHOICE(train.lr_schedule.kind, kLrKindNames),
                          "shape after warm-up; wsd = warmup-stable-decay"));
   s.push_back(make_key("train.lr_schedule.warmup_steps", TRAINER_FIELD(train.lr_schedule.warmup_steps),
                   at_least(0), kNone, "steps of linear warm-up from 0 to lr"));
@@ -168,7 +161,7 @@ std::vector<KeySpec> build_schema() {
   s.push_back(train_glob);
   s.push_back(text_key("data.val", TRAINER_FIELD(data.val),
                        "glob of validation token shards; \"\" = none"));
-  s.push_back(choice_key("data.tokenizer", TRAINER_CHOICE(data.tokenizer), {"gpt2", "byte"},
+  s.push_back(choice_key("data.tokenizer", TRAINER_CHOICE(data.tokenizer, kTokenizerKindNames),
                          "gpt2 BPE (50,257 ids) or bytes (256 ids + end-of-text)"));
   s.push_back(text_key("data.tokenizer_dir", TRAINER_FIELD(data.tokenizer_dir),
                        "directory with encoder.json and vocab.bpe (gpt2 tokenizer)"));
@@ -344,8 +337,10 @@ std::string key_value_yaml(const KeySpec& key, const Recipe& recipe) {
       return key.choices.empty() ? yaml_quote(f(r)) : f(r);
     }
     std::string operator()(ChoiceField f) const {
-      uint8_t v = f(r);
-      return v < key.choices.size() ? key.choices[v] : fmt::format("{}", v);
+      const uint8_t v = f(r);
+      for (size_t i = 0; i < key.choice_values.size(); ++i)
+        if (key.choice_values[i] == v) return key.choices[i];
+      return fmt::format("{}", v);
     }
     std::string operator()(IntListField f) const {
       std::vector<std::string> items;

@@ -1,9 +1,9 @@
 // The recipe schema: one table row per YAML key (its dotted path, how it is stored in Recipe,
 // its valid range or choices, whether it is required, a one-line description). Loading,
 // printing and the documentation test all read this table, so a key exists in exactly one
-// place. Invariants: rows are in print order and grouped by section; a choice key's names are
-// listed in the order of its enum's values (name i <-> value i); default values are those of
-// a default-constructed Recipe.
+// place. Invariants: rows are in print order and grouped by section; a choice key's names and
+// values come from its enum's name table (kernels/enum_names.h), in that table's order;
+// default values are those of a default-constructed Recipe.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +23,7 @@ using DoubleField = double& (*)(Recipe&);
 using FloatField = float& (*)(Recipe&);
 using BoolField = bool& (*)(Recipe&);
 using StringField = std::string& (*)(Recipe&);
-using ChoiceField = uint8_t& (*)(Recipe&);  // an enum with uint8_t storage, value = name index
+using ChoiceField = uint8_t& (*)(Recipe&);  // an enum with uint8_t storage
 using IntListField = std::vector<int>& (*)(Recipe&);
 using PairField = std::pair<double*, double*> (*)(Recipe&);  // a 2-element YAML list
 using FieldRef = std::variant<IntField, U64Field, DoubleField, FloatField, BoolField, StringField,
@@ -43,6 +43,7 @@ struct KeySpec {
   FieldRef field;
   Bound lo, hi;                      // numbers; for lists they bound every element
   std::vector<std::string> choices;  // choice keys; a string key with choices accepts only them
+  std::vector<uint8_t> choice_values;  // choice keys: choice_values[i] is named choices[i]
   Presence presence = Presence::optional;
   TextRule text_rule = TextRule::any;
   std::string valid_note;  // replaces the generated "valid" text where that would mislead

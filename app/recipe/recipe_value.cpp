@@ -63,15 +63,19 @@ bool in_bounds(double v, const KeySpec& key) {
   return true;
 }
 
+// Whether a key's value may be written in quotes: names and strings may, numbers and booleans
+// may not ("12" in quotes is a string).
+enum class Quotes : uint8_t { refused, accepted };
+
 // The scalar text of a value that must be a plain (unquoted) scalar of the key's type.
 std::string scalar_text(const KeySpec& key, const YAML::Node& node, const std::string& where,
-                        const std::string& type_words, bool quoted_ok) {
+                        const std::string& type_words, Quotes quotes) {
   if (!node.IsDefined() || node.IsNull()) fail(where, key, "no value given");
   if (!node.IsScalar()) fail(where, key, fmt::format("expected {}, got {}", type_words, describe(node)));
   const std::string& tag = node.Tag();
   if (tag != kPlainTag && tag != kQuotedTag)
     fail(where, key, fmt::format("explicit YAML tag {} is not supported; write the plain value", tag));
-  if (tag == kQuotedTag && !quoted_ok)
+  if (tag == kQuotedTag && quotes == Quotes::refused)
     fail(where, key, fmt::format("expected {}, got {}; write it without quotes", type_words,
                                  describe(node)));
   return node.Scalar();
@@ -79,7 +83,7 @@ std::string scalar_text(const KeySpec& key, const YAML::Node& node, const std::s
 
 long long parse_integer(const KeySpec& key, const YAML::Node& node, const std::string& where,
                         long long max_value) {
-  std::string text = scalar_text(key, node, where, "an integer", false);
+  std::string text = scalar_text(key, node, where, "an integer", Quotes::refused);
   std::string digits = text[0] == '+' || text[0] == '-' ? text.substr(1) : text;
   if (!all_of_chars(digits, "0123456789")) {
     if (parse_number(text)) fail(where, key, text + " is not a whole number");
@@ -93,7 +97,7 @@ long long parse_integer(const KeySpec& key, const YAML::Node& node, const std::s
 }
 
 double parse_bounded_number(const KeySpec& key, const YAML::Node& node, const std::string& where) {
-  std::string text = scalar_text(key, node, where, "a number", false);
+  std::string text = scalar_text(key, node, where, "a number", Quotes::refused);
   std::optional<double> v = parse_number(text);
   if (!v) fail(where, key, fmt::format("expected a number, got {}", describe(node)));
   if (!in_bounds(*v, key)) fail(where, key, text + " is out of range");
@@ -107,9 +111,9 @@ double parse_bounded_number(const KeySpec& key, const YAML::Node& node, const st
 }
 
 uint8_t parse_choice(const KeySpec& key, const YAML::Node& node, const std::string& where) {
-  std::string text = scalar_text(key, node, where, "a name", true);
+  std::string text = scalar_text(key, node, where, "a name", Quotes::accepted);
   for (size_t i = 0; i < key.choices.size(); ++i)
-    if (key.choices[i] == text) return static_cast<uint8_t>(i);
+    if (key.choices[i] == text) return key.choice_values[i];
   unknown_value(key, text, where);
 }
 
@@ -139,7 +143,7 @@ struct Setter {
   }
   void operator()(IntField f) const { f(recipe) = int(parse_integer(key, node, where(node), INT_MAX)); }
   void operator()(U64Field f) const {
-    std::string text = scalar_text(key, node, where(node), "an integer", false);
+    std::string text = scalar_text(key, node, where(node), "an integer", Quotes::refused);
     errno = 0;
     unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
     if (!all_of_chars(text, "0123456789") || errno == ERANGE)
@@ -154,13 +158,14 @@ struct Setter {
     f(recipe) = float(v);
   }
   void operator()(BoolField f) const {
-    std::string text = scalar_text(key, node, where(node), "true or false", false);
+    std::string text = scalar_text(key, node, where(node), "true or false", Quotes::refused);
     if (text != "true" && text != "false")
       fail(where(node), key, fmt::format("expected true or false, got {}", describe(node)));
     f(recipe) = text == "true";
   }
   void operator()(StringField f) const {
-    f(recipe) = checked_text(key, scalar_text(key, node, where(node), "a string", true), where(node));
+    f(recipe) = checked_text(key, scalar_text(key, node, where(node), "a string", Quotes::accepted),
+                             where(node));
   }
   void operator()(ChoiceField f) const { f(recipe) = parse_choice(key, node, where(node)); }
   void operator()(IntListField f) const {

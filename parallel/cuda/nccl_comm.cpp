@@ -76,9 +76,12 @@ struct Wire {
   size_t count;
 };
 
+// What an operation does with a tensor's elements: moves them as they are, or reduces them.
+enum class Traffic : uint8_t { moves, reduces };
+
 // How a tensor travels: its own NCCL type, or raw bytes for types NCCL lacks (u16) when the
 // operation does not reduce.
-Wire wire(const Tensor& t, bool reduces, const char* what) {
+Wire wire(const Tensor& t, Traffic traffic, const char* what) {
   if (!t.defined() || t.device != Device::cuda)
     fail("NcclComm: tensor is not on the GPU", what, __FILE__, __LINE__);
   const size_t n = static_cast<size_t>(t.numel());
@@ -87,7 +90,7 @@ Wire wire(const Tensor& t, bool reduces, const char* what) {
     case DType::bf16: return {ncclBfloat16, n};
     case DType::i32: return {ncclInt32, n};
     case DType::u16:
-      if (reduces) fail("NcclComm: cannot reduce u16 tensors", what, __FILE__, __LINE__);
+      if (traffic == Traffic::reduces) fail("NcclComm: cannot reduce u16 tensors", what, __FILE__, __LINE__);
       return {ncclUint8, n * 2};
   }
   fail("NcclComm: unknown dtype", what, __FILE__, __LINE__);
@@ -191,7 +194,7 @@ class NcclComm final : public Comm {
   void recv(Tensor buf, int peer, int tag) override { recv_async(buf, peer, tag)->wait(); }
 
   void broadcast(Tensor buf, int root) override {
-    const Wire w = wire(buf, false, "broadcast");
+    const Wire w = wire(buf, Traffic::moves, "broadcast");
     check_rank(root, "broadcast root");
     enqueue("broadcast", -1, buf.bytes(), [&] { NCCL_COMM_NCCL_CHECK(ncclBroadcast(buf.data, buf.data, w.count, w.type, root, comm_, stream_)); })
         ->wait();
@@ -204,36 +207,36 @@ class NcclComm final : public Comm {
   }
 
   CommRequestPtr all_reduce_async(Tensor buf, ReduceOp op) override {
-    const Wire w = wire(buf, true, "all_reduce");
+    const Wire w = wire(buf, Traffic::reduces, "all_reduce");
     const ncclRedOp_t nccl_op = op == ReduceOp::sum ? ncclSum : ncclMax;
     return enqueue("all_reduce", -1, buf.bytes(), [&] { NCCL_COMM_NCCL_CHECK(ncclAllReduce(buf.data, buf.data, w.count, w.type, nccl_op, comm_, stream_)); });
   }
 
   CommRequestPtr reduce_scatter_async(Tensor out, Tensor in) override {
-    const Wire wo = wire(out, true, "reduce_scatter out");
-    const Wire wi = wire(in, true, "reduce_scatter in");
+    const Wire wo = wire(out, Traffic::reduces, "reduce_scatter out");
+    const Wire wi = wire(in, Traffic::reduces, "reduce_scatter in");
     if (in.dtype != out.dtype || wi.count != wo.count * size_t(size_))
       fail("NcclComm: reduce_scatter needs in = size() x out of one dtype", "reduce_scatter", __FILE__, __LINE__);
     return enqueue("reduce_scatter", -1, in.bytes(), [&] { NCCL_COMM_NCCL_CHECK(ncclReduceScatter(in.data, out.data, wo.count, wo.type, ncclSum, comm_, stream_)); });
   }
 
   CommRequestPtr all_gather_async(Tensor out, Tensor in) override {
-    const Wire wo = wire(out, false, "all_gather out");
-    const Wire wi = wire(in, false, "all_gather in");
+    const Wire wo = wire(out, Traffic::moves, "all_gather out");
+    const Wire wi = wire(in, Traffic::moves, "all_gather in");
     if (in.dtype != out.dtype || wo.count != wi.count * size_t(size_))
       fail("NcclComm: all_gather needs out = size() x in of one dtype", "all_gather", __FILE__, __LINE__);
     return enqueue("all_gather", -1, out.bytes(), [&] { NCCL_COMM_NCCL_CHECK(ncclAllGather(in.data, out.data, wi.count, wi.type, comm_, stream_)); });
   }
 
   CommRequestPtr send_async(Tensor buf, int peer, int tag) override {
-    const Wire w = wire(buf, false, "send");
+    const Wire w = wire(buf, Traffic::moves, "send");
     check_rank(peer, "send peer");
     check_tag(tag);
     return enqueue("send", world_ranks_[size_t(peer)], buf.bytes(), [&] { NCCL_COMM_NCCL_CHECK(ncclSend(buf.data, w.count, w.type, peer, comm_, stream_)); });
   }
 
   CommRequestPtr recv_async(Tensor buf, int peer, int tag) override {
-    const Wire w = wire(buf, false, "recv");
+    const Wire w = wire(buf, Traffic::moves, "recv");
     check_rank(peer, "recv peer");
     check_tag(tag);
     return enqueue("recv", world_ranks_[size_t(peer)], buf.bytes(), [&] { NCCL_COMM_NCCL_CHECK(ncclRecv(buf.data, w.count, w.type, peer, comm_, stream_)); });

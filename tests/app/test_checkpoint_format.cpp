@@ -162,7 +162,7 @@ TEST_CASE("checkpoint reader reads every tensor whole and in parts, whatever lay
       CHECK(reader.shape_of(s.name) == s.shape);
       for (OptimizerState st : kOptimizerStates) {
         CAPTURE(s.name);
-        CAPTURE(ckpt_state_name(st));
+        CAPTURE(optimizer_state_name(st));
         const std::vector<float> full = reader.read_full(s.name, st);
         REQUIRE(int64_t(full.size()) == s.numel());
         int64_t wrong = 0;
