@@ -87,6 +87,8 @@ std::string manifest_to_yaml(const CkptManifest& m) {
   e << YAML::Key << "program_version" << YAML::Value << m.program_version;
   e << YAML::Key << "step" << YAML::Value << m.step;
   e << YAML::Key << "seed" << YAML::Value << m.seed;
+  e << YAML::Key << "run" << YAML::Value << m.run;
+  e << YAML::Key << "loss" << YAML::Value << m.loss;
   e << YAML::Key << "loader" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "epoch" << YAML::Value
     << m.loader.epoch << YAML::Key << "position" << YAML::Value << m.loader.position << YAML::EndMap;
   e << YAML::Key << "layout" << YAML::Value << YAML::Flow << YAML::BeginMap;
@@ -134,6 +136,8 @@ CkptManifest read_manifest(const std::string& dir) {
     m.program_version = n["program_version"].as<std::string>();
     m.step = n["step"].as<int64_t>();
     m.seed = n["seed"].as<uint64_t>();
+    if (n["run"]) m.run = n["run"].as<std::string>();
+    if (n["loss"]) m.loss = n["loss"].as<double>();
     m.loader.epoch = n["loader"]["epoch"].as<int64_t>();
     m.loader.position = n["loader"]["position"].as<int64_t>();
     const YAML::Node l = n["layout"];

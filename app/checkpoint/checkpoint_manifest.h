@@ -46,6 +46,10 @@ struct CkptManifest {
   std::string program_version;
   int64_t step = 0;
   uint64_t seed = 0;
+  // The run's lineage: made by a run that starts fresh, inherited on resume; "" in checkpoints
+  // written before lineages existed. Pruning only touches its own run's checkpoints.
+  std::string run;
+  double loss = 0;  // training loss of the step saved (NaN or inf once training diverged)
   LoaderState loader;
   int data = 1, tensor = 1, pipeline = 1, zero = 0;
   std::vector<int> stage_layers;

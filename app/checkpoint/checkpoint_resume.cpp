@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "app/checkpoint/checkpoint_inspect.h"
+#include "app/checkpoint/checkpoint_lineage.h"
 #include "kernels/base/errors.h"
 
 namespace trainer {
@@ -84,18 +85,18 @@ void load_checkpoint(Trainer& t, CheckpointReader& reader) {
   if (t.train_loader()) t.train_loader()->restore(reader.manifest().loader);
 }
 
-std::string resume_from_checkpoint(Trainer& t, Reporting reporting) {
+Resumed resume_from_checkpoint(Trainer& t, Reporting reporting) {
   const bool print = reporting == Reporting::on;
   const CheckpointConfig& c = t.recipe().checkpoint;
   Comm& world = t.host_world();
   if (c.resume == "never") {
     if (print) fmt::print("checkpoint: resume never: starting fresh\n");
-    return "";
+    return {};
   }
   const bool explicit_path = c.resume != "auto";
   std::vector<std::string> candidates;
   if (explicit_path) candidates.push_back(resolve_checkpoint_dir(c.resume));
-  else if (!c.dir.empty()) candidates = list_checkpoints(c.dir);
+  else if (!c.dir.empty()) candidates = resume_candidates(c.dir);
   for (const std::string& dir : candidates) {
     std::unique_ptr<CheckpointReader> reader;
     std::string problem;
@@ -124,12 +125,12 @@ std::string resume_from_checkpoint(Trainer& t, Reporting reporting) {
         fmt::print("checkpoint: note: saved with seed {}, the recipe now says {} (data order follows the recipe)\n",
                    reader->manifest().seed, t.recipe().train.seed);
     }
-    return dir;
+    return Resumed{dir, reader->manifest().run};
   }
   if (explicit_path) throw InputError("checkpoint.resume: no checkpoint given");
   if (print)
     fmt::print("checkpoint: no complete checkpoint in '{}': starting fresh\n", c.dir.empty() ? "(no checkpoint.dir)" : c.dir);
-  return "";
+  return {};
 }
 
 }  // namespace trainer

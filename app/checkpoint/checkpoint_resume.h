@@ -1,6 +1,7 @@
 // Resuming: checkpoint.resume picks where a run starts.
 //   never — a fresh start;
-//   auto  — the newest complete and valid checkpoint in checkpoint.dir; one with a missing
+//   auto  — the checkpoint `latest` names, else the newest complete and valid one in
+//           checkpoint.dir; one with a missing
 //           file, a wrong size or a bad checksum is reported and the previous one tried; none
 //           found means a fresh start (said so);
 //   PATH  — that checkpoint; any problem with it is an error.
@@ -18,9 +19,13 @@
 
 namespace trainer {
 
-// Collective. Returns the checkpoint loaded, or "" for a fresh start; the rank with
-// Reporting::on prints the choice.
-std::string resume_from_checkpoint(Trainer& trainer, Reporting reporting);
+struct Resumed {
+  std::string dir;  // the checkpoint loaded, "" for a fresh start
+  std::string run;  // its lineage ("" for a fresh start or a checkpoint older than lineages)
+};
+// Collective; the rank with Reporting::on prints the choice. `auto` tries the checkpoint that
+// `latest` names first (see resume_candidates).
+Resumed resume_from_checkpoint(Trainer& trainer, Reporting reporting);
 // Throws ConfigError when the checkpoint's model shape differs from the trainer's.
 void check_model_matches(const CheckpointReader& reader, const GptConfig& config);
 // Loads parameters, optimizer state, step and data position (collective; the reader's files

@@ -4,10 +4,12 @@
 #include <xxhash.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 
+#include "app/checkpoint/checkpoint_lineage.h"
 #include "app/checkpoint/checkpoint_manifest.h"
 #include "app/checkpoint/checkpoint_reader.h"
 #include "app/engine/options_from.h"
@@ -55,14 +57,14 @@ bool all_ok(Comm& world, bool ok) {
 
 }  // namespace
 
-std::string save_checkpoint(Trainer& t, const LoaderState& loader_state) {
+std::string save_checkpoint(Trainer& t, const LoaderState& loader_state, const CkptRunInfo& run) {
   Comm& world = t.host_world();
   const Recipe& r = t.recipe();
   const int rank = world.rank(), size = world.size();
   const std::string root = r.checkpoint.dir;
   const std::string name = step_dir_name(t.step());
   const std::string final_dir = (fs::path(root) / name).string();
-  const std::string tmp_dir = (fs::path(root) / (".tmp_" + name)).string();
+  const std::string tmp_dir = (fs::path(root) / (".tmp_" + name + "." + run.run)).string();
   std::string error;
 
   if (rank == 0) {
@@ -110,6 +112,8 @@ std::string save_checkpoint(Trainer& t, const LoaderState& loader_state) {
       m.program_version = TRAINER_VERSION;
       m.step = t.step();
       m.loader = loader_state;
+      m.run = run.run;
+      m.loss = run.loss;
       const GridDims dims = t.grid().dims();
       for (int i = 0; i < size; ++i) {
         CkptFile f;
@@ -133,7 +137,7 @@ std::string save_checkpoint(Trainer& t, const LoaderState& loader_state) {
       sync_directory(tmp_dir);
       std::error_code ec;
       if (fs::exists(final_dir)) {
-        std::string old = (fs::path(root) / (".old_" + name)).string();
+        std::string old = (fs::path(root) / (".old_" + name + "." + run.run)).string();
         fs::remove_all(old, ec);
         fs::rename(final_dir, old, ec);
         if (ec) throw InputError("cannot move aside " + final_dir + ": " + ec.message());
@@ -153,12 +157,19 @@ std::string save_checkpoint(Trainer& t, const LoaderState& loader_state) {
       std::error_code ec;
       fs::remove_all(tmp_dir, ec);
     }
-    std::vector<std::string> previous = list_checkpoints(root);
-    std::string keep = previous.empty() ? "there is no earlier checkpoint" : "the previous checkpoint " + previous.front() + " is intact";
+    std::string previous;
+    for (const CkptSummary& c : list_complete_checkpoints(root))
+      if (c.run == run.run && c.step < t.step()) {
+        previous = c.dir;
+        break;
+      }
+    const std::string keep = previous.empty() ? "this run has no earlier checkpoint"
+                                              : "this run's previous checkpoint " + previous + " is intact";
     throw InputError("checkpoint.dir: writing " + final_dir + " failed" + (error.empty() ? " on another rank (see its message)" : ": " + error) +
                      "; " + keep + "; training stops here");
   }
-  if (rank == 0) prune_checkpoints(root, r.checkpoint.keep);
+  if (rank == 0)
+    prune_checkpoints(root, CkptSummary{final_dir, t.step(), run.run, std::isfinite(run.loss)}, r.checkpoint.keep);
   world.barrier();
   return final_dir;
 }
@@ -184,19 +195,6 @@ void probe_checkpoint_dir(const std::string& root, Comm& world) {
   if (!all_ok(world, error.empty()))
     throw InputError("checkpoint.dir: " + root + " is not writable" + (error.empty() ? "" : ": " + error) +
                      "; fix it or set checkpoint.dir to another directory");
-}
-
-void prune_checkpoints(const std::string& root, int keep) {
-  if (keep <= 0) return;
-  std::vector<std::string> all = list_checkpoints(root);
-  int complete = 0;
-  for (const std::string& dir : all) {
-    if (!fs::exists(fs::path(dir) / "manifest.yaml")) continue;
-    if (++complete > keep) {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  }
 }
 
 }  // namespace trainer

@@ -4,8 +4,11 @@
 #include <fmt/core.h>
 
 #include <cmath>
+#include <filesystem>
 #include <memory>
 
+#include "app/checkpoint/checkpoint_lineage.h"
+#include "app/checkpoint/checkpoint_lock.h"
 #include "app/checkpoint/checkpoint_resume.h"
 #include "app/checkpoint/checkpoint_writer.h"
 #include "app/engine/flops.h"
@@ -17,6 +20,8 @@
 #include "parallel/mpi_runtime.h"
 
 namespace trainer {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -41,6 +46,18 @@ class Sampler {
   std::unique_ptr<Tokenizer> tokenizer_;
 };
 
+// A fresh run in a folder that holds other runs' checkpoints keeps apart from them (see
+// checkpoint_lineage.h) and says so.
+void note_other_runs(const std::string& dir, const std::string& run) {
+  std::vector<CkptSummary> others;
+  for (const CkptSummary& c : list_complete_checkpoints(dir))
+    if (c.run != run) others.push_back(c);
+  if (others.empty()) return;
+  fmt::print("checkpoint: note: {} holds {} checkpoint{} of other runs (newest {}); this run ({}) prunes only its own "
+             "and `latest` follows it\n",
+             dir, others.size(), others.size() == 1 ? "" : "s", fs::path(others.front().dir).filename().string(), run);
+}
+
 }  // namespace
 
 int run_training(const Recipe& recipe, int64_t stop_at) {
@@ -48,13 +65,24 @@ int run_training(const Recipe& recipe, int64_t stop_at) {
   const bool rank0 = mpi.world().rank() == 0;
   const Reporting reporting = rank0 ? Reporting::on : Reporting::off;
   PreemptionGuard preemption;
-  if (!recipe.checkpoint.dir.empty()) probe_checkpoint_dir(recipe.checkpoint.dir, mpi.world());
+  const bool checkpoints_on = !recipe.checkpoint.dir.empty();
+  std::unique_ptr<CheckpointLock> lock;  // held by rank 0 until the run ends
+  if (checkpoints_on) {
+    lock = lock_checkpoint_dir(recipe.checkpoint.dir, mpi.world());
+    if (lock && !lock->stale_holder().empty())
+      fmt::print("checkpoint: note: {} was left by {}, which ended without releasing it; taken over\n", lock->path(),
+                 lock->stale_holder());
+    probe_checkpoint_dir(recipe.checkpoint.dir, mpi.world());
+  }
   Trainer t(recipe, mpi.world(), mpi.local_rank());
   print_run_report(t, reporting);
-  resume_from_checkpoint(t, reporting);
-  const bool checkpoints_on = !recipe.checkpoint.dir.empty();
+  const Resumed resumed = resume_from_checkpoint(t, reporting);
+  const std::string run = resumed.dir.empty() ? new_run_id(mpi.world()) : resumed.run;
+  if (checkpoints_on && resumed.dir.empty() && rank0) note_other_runs(recipe.checkpoint.dir, run);
+  StepResult last{};
   auto save = [&]() {
-    std::string dir = save_checkpoint(t, t.train_loader()->state());
+    const double loss = std::isfinite(last.grad_norm) ? last.loss : NAN;
+    std::string dir = save_checkpoint(t, t.train_loader()->state(), CkptRunInfo{run, loss});
     if (rank0) {
       fmt::print("checkpoint: saved {}\n", dir);
       std::fflush(stdout);
@@ -86,7 +114,6 @@ int run_training(const Recipe& recipe, int64_t stop_at) {
   double interval_start = t_begin;
   int64_t interval_steps = 0;
   int64_t steps_done = 0;
-  StepResult last{};
   while (t.step() < steps) {
     last = t.train_step();
     ++steps_done;

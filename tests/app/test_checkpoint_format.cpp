@@ -9,6 +9,7 @@
 #include <map>
 
 #include "app/checkpoint/checkpoint_inspect.h"
+#include "app/checkpoint/checkpoint_lineage.h"
 #include "app/checkpoint/checkpoint_reader.h"
 #include "app/checkpoint/checkpoint_resume.h"
 #include "app/checkpoint/checkpoint_writer.h"
@@ -259,14 +260,14 @@ TEST_CASE("checkpoint list, prune and resolve: newest first, temporary and incom
   CHECK(error_of([&] { resolve_checkpoint_dir(root + "/.tmp_step_00000080"); }).find("neither a checkpoint") !=
         std::string::npos);
 
-  prune_checkpoints(root, 2);
+  prune_checkpoints(root, CkptSummary{root + "/step_00000040", 40, "", true}, 2);
   CHECK(fs::exists(root + "/step_00000060"));  // incomplete ones do not count and are not touched
   CHECK(fs::exists(root + "/step_00000040/manifest.yaml"));
   CHECK(fs::exists(root + "/step_00000020/manifest.yaml"));
   CHECK(!fs::exists(root + "/step_00000010"));
   CHECK(!fs::exists(root + "/step_00000005"));
   CHECK(fs::exists(root + "/.tmp_step_00000080"));
-  prune_checkpoints(root, 0);  // keep all
+  prune_checkpoints(root, CkptSummary{root + "/step_00000040", 40, "", true}, 0);  // keep all
   CHECK(fs::exists(root + "/step_00000020/manifest.yaml"));
 }
 

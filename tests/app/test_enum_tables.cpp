@@ -16,7 +16,7 @@
 #include "data/tokenizer.h"
 #include "kernels/backend.h"
 #include "kernels/base/enum_names.h"
-#include "kernels/errors.h"
+#include "kernels/base/errors.h"
 #include "kernels/tensor.h"
 #include "model/gpt_block.h"
 #include "model/lr_schedule.h"
