@@ -14,20 +14,14 @@
 #include "app/plan/plan_report.h"
 #include "app/plan/plan_search.h"
 #include "model/stage_layout.h"
+#include "tests/support/tiny_gpt.h"
 
 using namespace trainer;
 
 namespace {
 
 GptConfig small_config(int n_layer, int n_head, int d_model, int vocab, int multiple, int max_seq) {
-  GptConfig c;
-  c.n_layer = n_layer;
-  c.n_head = n_head;
-  c.d_model = d_model;
-  c.vocab_size = vocab;
-  c.padded_vocab = (vocab + multiple - 1) / multiple * multiple;
-  c.max_seq_len = max_seq;
-  return c;
+  return testing::gpt_config(n_layer, n_head, d_model, vocab, (vocab + multiple - 1) / multiple * multiple, max_seq);
 }
 
 // The closed form against the layout object itself.

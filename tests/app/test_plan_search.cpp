@@ -14,6 +14,7 @@
 #include "app/plan/plan_search.h"
 #include "app/recipe/recipe_checks.h"
 #include "kernels/base/errors.h"
+#include "tests/support/tiny_gpt.h"
 
 using namespace trainer;
 
@@ -96,13 +97,7 @@ TEST_CASE("plan: the search enumerates exactly the layouts the trainer's checks 
 }
 
 TEST_CASE("plan: step-time model terms") {
-  GptConfig c;
-  c.n_layer = 4;
-  c.n_head = 4;
-  c.d_model = 64;
-  c.vocab_size = 257;
-  c.padded_vocab = 320;
-  c.max_seq_len = 32;
+  GptConfig c = testing::gpt_config(4, 4, 64, 257, 320, 32);
   DeviceSpec dev = device_spec(PlanDevice::h100, 8);
   const double peak = 1e12;
   PlanLayout l;
@@ -166,13 +161,7 @@ TEST_CASE("plan: node placement of groups follows the rank order (tensor fastest
 }
 
 TEST_CASE("plan: ranking puts layouts that fit first, then the fastest") {
-  GptConfig c;
-  c.n_layer = 12;
-  c.n_head = 12;
-  c.d_model = 768;
-  c.vocab_size = 50257;
-  c.padded_vocab = 50304;
-  c.max_seq_len = 1024;
+  GptConfig c = testing::gpt_config(12, 12, 768, 50257, 50304, 1024);
   SearchInput in = input_for(c, 8, 64, 1024, PlanDevice::a100);
   in.memory_limit = int64_t(4) << 30;  // so that some layouts do not fit
   const std::vector<PlanCandidate> ranked = search_layouts(in);

@@ -21,21 +21,13 @@
 #include "model/param_table.h"
 #include "model/stage_layout.h"
 #include "parallel/mpi_comm.h"
+#include "tests/support/tiny_gpt.h"
 
 using namespace trainer;
 
 namespace {
 
-GptConfig tp_config() {
-  GptConfig c;
-  c.n_layer = 1;
-  c.n_head = 4;
-  c.d_model = 32;
-  c.vocab_size = 97;
-  c.padded_vocab = 128;
-  c.max_seq_len = 8;
-  return c;
-}
+GptConfig tp_config() { return testing::gpt_config(1, 4, 32, 97, 128, 8); }
 
 std::vector<float> random_vec(size_t n, uint64_t seed, float scale) {
   std::mt19937_64 g(seed);

@@ -15,21 +15,14 @@
 #include "parallel/mpi_comm.h"
 #include "tests/support/ensure_mpi.h"
 #include "tests/support/test_util.h"
+#include "tests/support/tiny_gpt.h"
 
 using namespace trainer;
 
 namespace {
 
-GptConfig tiny_config() {
-  GptConfig c;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.d_model = 16;
-  c.vocab_size = 37;  // padded to 40: the padding must stay out of the loss
-  c.padded_vocab = 40;
-  c.max_seq_len = 8;
-  return c;
-}
+// A vocabulary of 37 padded to 40: the padding must stay out of the loss.
+GptConfig tiny_config() { return testing::gpt_config(2, 2, 16, 37, 40, 8); }
 
 struct Model {
   Model(const GptConfig& c, int batch, int seq, Recompute recompute, uint64_t seed)
