@@ -9,6 +9,7 @@
 #include <set>
 
 #include "kernels/base/errors.h"
+#include "kernels/base/regular_file.h"
 
 namespace trainer {
 namespace {
@@ -28,7 +29,8 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
     struct stat st {};
     if (::stat(pattern.c_str(), &st) != 0)
       throw InputError(fmt::format("file '{}' not found", pattern));
-    if (!S_ISREG(st.st_mode)) throw InputError(fmt::format("'{}' is not a regular file", pattern));
+    if (!S_ISREG(st.st_mode))
+      throw InputError(fmt::format("'{}' is {}, not a regular file", pattern, describe_path_kind(pattern)));
     return {pattern};
   }
   GlobResult r;
@@ -39,13 +41,18 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
   if (rc != 0)
     throw InputError(fmt::format("cannot read a directory while expanding the pattern '{}'",
                                  pattern));
+  // Everything a pattern matches must be a shard: a directory, FIFO or broken link among the
+  // matches is a mistake worth stopping for, not something to skip in silence.
   std::vector<std::string> files;
   for (size_t i = 0; i < r.g.gl_pathc; ++i) {
     struct stat st {};
-    if (::stat(r.g.gl_pathv[i], &st) == 0 && S_ISREG(st.st_mode)) files.emplace_back(r.g.gl_pathv[i]);
+    const std::string path = r.g.gl_pathv[i];
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+      throw InputError(fmt::format("the pattern '{}' matches '{}', which is {}; only regular files can be read "
+                                   "(narrow the pattern or move it away)",
+                                   pattern, path, describe_path_kind(path)));
+    files.push_back(path);
   }
-  if (files.empty())
-    throw InputError(fmt::format("the pattern '{}' matches no regular file", pattern));
   return files;
 }
 

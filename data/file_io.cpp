@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "kernels/base/errors.h"
+#include "kernels/base/regular_file.h"
 
 namespace trainer {
 namespace {
@@ -31,11 +32,9 @@ struct Fd {
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
   Fd f;
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (f.fd < 0) fail_io("cannot open", path, errno);
+  f.fd = open_regular_file(path, "file");
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) fail_io("cannot stat", path, errno);
-  if (!S_ISREG(st.st_mode)) throw InputError(fmt::format("'{}' is not a regular file", path));
   size_ = static_cast<size_t>(st.st_size);
   if (size_ == 0) return;
   void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, f.fd, 0);

@@ -13,6 +13,7 @@
 #include "kernels/base/atomic_file.h"
 #include "kernels/base/check.h"
 #include "kernels/base/errors.h"
+#include "kernels/base/regular_file.h"
 #include "model/param_store.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -122,8 +123,7 @@ std::map<std::string, int64_t> llmc_tensor_offsets(const GptConfig& config) {
 }
 
 LlmcModelFile::LlmcModelFile(const std::string& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) throw InputError("cannot open llm.c model file '" + path + "': " + errno_text());
+  fd_ = open_regular_file(path, "llm.c model file");
   try {
     struct stat st {};
     if (::fstat(fd_, &st) != 0) throw InputError("cannot stat llm.c model file '" + path + "': " + errno_text());

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/cli_checks.h"
 #include "app/cli/commands.h"
 #include "data/file_glob.h"
 #include "data/loader.h"
@@ -251,8 +252,9 @@ void add_data_command(CLI::App& app, CommandList& commands) {
       ->capture_default_str();
   p->add_option("--shard-tokens", prepare->opt.shard_tokens,
                 "tokens per shard (the last one or two shards of a split hold between half "
-                "of it and all of it)")
-      ->capture_default_str();
+                "of it and all of it; at least 65536, so a corpus cannot become millions of files)")
+      ->capture_default_str()
+      ->check(int_in(65536, int64_t(1) << 40));
   p->add_option("--seed", prepare->opt.seed, "seed for drawing the validation documents")
       ->capture_default_str();
   p->add_option("--doc-blank-lines", prepare->opt.doc_blank_lines,
@@ -267,13 +269,16 @@ void add_data_command(CLI::App& app, CommandList& commands) {
   i->add_option("files", inspect->files, "shard files or glob patterns")->required();
   add_tokenizer_options(i, &inspect->tok);
   i->add_option("--head", inspect->head, "decode and print the first N tokens of each shard "
-                                         "(needs --tokenizer)");
+                                         "(needs --tokenizer)")
+      ->check(int_in(0, int64_t(1) << 30));
   i->add_option("--seq-len", inspect->seq_len,
                 "also open the files as the training loader would, with this seq_len, and "
-                "count samples and steps (an error if they give less than one global batch)");
+                "count samples and steps (an error if they give less than one global batch)")
+      ->check(int_in(1, int64_t(1) << 24));
   i->add_option("--global-batch", inspect->global_batch,
                 "sequences per optimizer step, for --seq-len")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(int_in(1, int64_t(1) << 30));
 
   auto encode = std::make_shared<EncodeArgs>();
   auto* e = data->add_subcommand("encode", "print the token ids of a text (argument or stdin)");

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/cli_checks.h"
 #include "app/cli/commands.h"
 #include "app/engine/flops.h"
 #include "app/engine/options_from.h"
@@ -119,17 +120,17 @@ void add_plan_command(CLI::App& app, CommandList& commands) {
   sub->add_option("--world", opt->world,
                   "number of ranks (default: the recipe's data x tensor x pipeline; without --search "
                   "it must equal that)")
-      ->check(CLI::PositiveNumber);
+      ->check(int_in(1, kMaxRanks));
   sub->add_option("--device", opt->device,
                   "hardware to assume: " + enum_choices(kPlanDeviceNames, ", ", " or ") +
                       " (the trainer's CPU path); default cpu when train.device is cpu");
   sub->add_option("--memory", opt->memory_gib,
                   "memory per rank in GiB (default: the device's; cpu: this machine's RAM / world)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_in(1e-6, 1e9));
   sub->add_option("--mfu", opt->mfu, "assumed fraction of peak FLOP/s that compute reaches (default 0.5)")
       ->check(CLI::Range(0.001, 1.0));
   sub->add_flag("--search", opt->search, "rank every valid layout of --world ranks");
-  sub->add_option("--top", opt->top, "layouts --search prints (default 20)")->check(CLI::PositiveNumber);
+  sub->add_option("--top", opt->top, "layouts --search prints (default 20)")->check(int_in(1, int64_t(1) << 30));
   sub->add_flag("--json", opt->json, "print one JSON object (with --search: every layout)");
   commands.push_back({sub, [opt]() { return run_plan(*opt); }});
 }

@@ -9,6 +9,7 @@
 #include "app/checkpoint/checkpoint_inspect.h"
 #include "app/checkpoint/checkpoint_reader.h"
 #include "app/checkpoint/checkpoint_resume.h"
+#include "app/cli/cli_checks.h"
 #include "app/cli/commands.h"
 #include "app/engine/trainer.h"
 #include "app/recipe/recipe.h"
@@ -70,9 +71,15 @@ void add_sample_command(CLI::App& app, CommandList& commands) {
   sub->add_option("checkpoint", o->checkpoint, "A step_NNNNNNNN directory, or a checkpoint.dir (its newest)")
       ->required();
   sub->add_option("--prompt", o->prompt, "Text to continue")->capture_default_str();
-  sub->add_option("--tokens", o->tokens, "Number of tokens to generate")->capture_default_str();
-  sub->add_option("--temperature", o->temperature, "Softmax temperature; 0 = greedy")->capture_default_str();
-  sub->add_option("--top-k", o->top_k, "Sample among the k most likely tokens; 0 = all")->capture_default_str();
+  sub->add_option("--tokens", o->tokens, "Number of tokens to generate")
+      ->capture_default_str()
+      ->check(int_in(1, int64_t(1) << 24));
+  sub->add_option("--temperature", o->temperature, "Softmax temperature; 0 = greedy")
+      ->capture_default_str()
+      ->check(finite_in(0, 1e6));
+  sub->add_option("--top-k", o->top_k, "Sample among the k most likely tokens; 0 = all")
+      ->capture_default_str()
+      ->check(int_in(0, int64_t(1) << 30));
   sub->add_option("--seed", o->seed, "Seed of the sampling random numbers")->capture_default_str();
   sub->add_option("--set", o->overrides, "Override a key of the checkpoint's recipe (e.g. train.device=cuda)");
   commands.push_back({sub, [o]() { return run_sample(*o); }});

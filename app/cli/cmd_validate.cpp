@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/cli_checks.h"
 #include "app/cli/commands.h"
 #include "app/recipe/recipe.h"
 
@@ -53,7 +54,7 @@ void add_validate_command(CLI::App& app, CommandList& commands) {
   sub->add_option("--world", opt->world,
                   "also check the layout for this many ranks (data x tensor x pipeline must "
                   "equal it)")
-      ->check(CLI::PositiveNumber);
+      ->check(int_in(1, kMaxRanks));
   commands.push_back({sub, [opt]() { return run_validate(*opt); }});
 }
 

@@ -50,6 +50,11 @@ void select_openblas_kernels(char** argv) {
 int main(int argc, char** argv) {
   using namespace trainer;
   select_openblas_kernels(argv);
+  // CLI11 answers --version as soon as it sees it and ignores the rest of the line.
+  if (argc > 2 && std::string(argv[1]) == "--version") {
+    std::fprintf(stderr, "error: --version takes no arguments (got '%s'); run `trainer --version` alone\n", argv[2]);
+    return kUserErrorExitCode;
+  }
   CLI::App app{"trainer: train GPT-style transformers from a YAML recipe (CPU or CUDA, "
                "data/tensor/pipeline parallel, ZeRO 1-3)"};
   app.set_version_flag("--version", std::string("trainer ") + TRAINER_VERSION);

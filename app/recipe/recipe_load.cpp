@@ -17,6 +17,7 @@
 #include "app/recipe/recipe_schema.h"
 #include "app/recipe/recipe_value.h"
 #include "kernels/base/errors.h"
+#include "kernels/base/regular_file.h"
 
 namespace trainer {
 namespace {
@@ -31,16 +32,20 @@ std::string child_path(const std::string& section, const std::string& name) {
   return section.empty() ? name : section + "." + name;
 }
 
+// A recipe is a page of YAML; anything near this is a mistake (or an attack on memory).
+constexpr int64_t kMaxRecipeBytes = int64_t(4) << 20;
+
 std::string read_file_bytes(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw ConfigError(fmt::format("{}: is a directory; give a recipe file (.yaml)", path));
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw ConfigError(fmt::format("{}: cannot open the recipe file (does it exist?)", path));
-  std::stringstream s;
-  s << f.rdbuf();
-  if (f.bad()) throw ConfigError(fmt::format("{}: cannot read the recipe file", path));
-  return s.str();
+  if (!std::filesystem::exists(path, ec))
+    throw ConfigError(fmt::format("{}: cannot open the recipe file (does it exist?)", path));
+  try {
+    return read_regular_file(path, "recipe file", kMaxRecipeBytes);
+  } catch (const InputError& e) {
+    throw ConfigError(e.what());
+  }
 }
 
 // Length of the UTF-8 sequence starting at text[i], or 0 when it is not valid UTF-8
