@@ -25,6 +25,8 @@ constexpr int kCheckpointFormat = 1;
 
 // The name a manifest stores a state under ("master", "adam_m", "adam_v").
 const char* ckpt_state_name(OptimizerState state);
+// The name a manifest stores a tensor-parallel split under ("none", "rows", "cols", "qkv_rows").
+const char* ckpt_split_name(TpSplit split);
 
 struct CkptFile {
   std::string name;  // relative to the checkpoint directory
@@ -59,7 +61,9 @@ struct CkptManifest {
 };
 
 std::string manifest_to_yaml(const CkptManifest& manifest);
-// Parses manifest.yaml in dir; an unreadable or malformed manifest is an InputError naming it.
+// Parses manifest.yaml in dir and checks it (validate_manifest, checkpoint_validate.h); a
+// missing, non-regular, oversized, malformed or invalid manifest is an InputError naming it
+// and the entry.
 CkptManifest read_manifest(const std::string& dir);
 
 // The pieces rank `file_index`'s file holds for a rank with layout `options`, in file order:
