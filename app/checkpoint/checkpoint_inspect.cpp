@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
+#include <unistd.h>
 #include <xxhash.h>
 #include <yaml-cpp/yaml.h>
 
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "app/checkpoint/checkpoint_open.h"
 #include "app/checkpoint/checkpoint_reader.h"
 #include "app/engine/run_report.h"
 #include "kernels/base/errors.h"
@@ -30,19 +32,23 @@ bool is_step_dir_name(const std::string& name) {
   return true;
 }
 
-// XXH64 of a whole file; "" or the problem in `problem`.
-uint64_t file_xxh64(const std::string& path, std::string& problem) {
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) {
-    problem = std::string("cannot open: ") + std::strerror(errno);
-    return 0;
-  }
+// XXH64 of a whole open file; "" or the problem in `problem`.
+uint64_t file_xxh64(int fd, std::string& problem) {
   std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> st(XXH64_createState(), &XXH64_freeState);
   XXH64_reset(st.get(), 0);
   std::vector<char> buf(size_t(8) << 20);
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), f.get())) > 0) XXH64_update(st.get(), buf.data(), n);
-  if (std::ferror(f.get())) problem = std::string("read error: ") + std::strerror(errno);
+  int64_t pos = 0;
+  while (true) {
+    const ssize_t n = ::pread(fd, buf.data(), buf.size(), pos);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      problem = std::string("read error: ") + std::strerror(errno);
+      break;
+    }
+    if (n == 0) break;
+    XXH64_update(st.get(), buf.data(), size_t(n));
+    pos += n;
+  }
   return XXH64_digest(st.get());
 }
 
@@ -115,18 +121,18 @@ std::vector<CkptFileCheck> check_checkpoint_files(const std::string& dir, const 
     c.rank = f.rank;
     c.recorded_bytes = f.bytes;
     c.recorded_xxh64 = f.xxh64;
-    const std::string path = (fs::path(dir) / f.name).string();
-    std::error_code ec;
-    const auto size = fs::file_size(path, ec);
-    if (ec) {
-      c.problem = "missing (" + ec.message() + ")";
+    const RegularFile file((fs::path(dir) / f.name).string());
+    if (!file.ok() && file.open_errno() == ENOENT) {
+      c.problem = "missing (" + file.problem() + ")";
+    } else if (!file.ok()) {
+      c.problem = file.problem() + "; a checkpoint file must be a regular file";
     } else {
-      c.actual_bytes = int64_t(size);
+      c.actual_bytes = file.size();
       if (c.actual_bytes != f.bytes) {
         c.problem = fmt::format("size {} bytes, but the manifest records {} (truncated or overwritten)", c.actual_bytes,
                                 f.bytes);
       } else {
-        const uint64_t h = file_xxh64(path, c.problem);
+        const uint64_t h = file_xxh64(file.fd(), c.problem);
         if (c.problem.empty() && h != f.xxh64)
           c.problem =
               fmt::format("checksum mismatch: xxh64 {:016x}, the manifest records {:016x} (corrupted)", h, f.xxh64);

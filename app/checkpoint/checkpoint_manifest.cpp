@@ -1,4 +1,5 @@
-// Checkpoint manifest: YAML writing and parsing, and the per-rank piece lists.
+// Checkpoint manifest: YAML writing and parsing (checked by checkpoint_validate), and the
+// per-rank piece lists.
 #include "app/checkpoint/checkpoint_manifest.h"
 
 #include <yaml-cpp/yaml.h>
@@ -7,6 +8,8 @@
 #include <filesystem>
 #include <optional>
 
+#include "app/checkpoint/checkpoint_open.h"
+#include "app/checkpoint/checkpoint_validate.h"
 #include "kernels/base/errors.h"
 
 namespace trainer {
@@ -21,6 +24,51 @@ TpSplit parse_split(const std::string& s, const std::string& where) {
 OptimizerState parse_state(const std::string& s, const std::string& where) {
   if (std::optional<OptimizerState> state = enum_from_name(kOptimizerStateNames, s)) return *state;
   throw InputError(where + ": unknown state '" + s + "'; valid: " + enum_choices(kOptimizerStateNames));
+}
+
+// node[key] as T; a missing key or a value of another type is an InputError naming the entry
+// ("files[3].bytes").
+template <typename T>
+T field(const YAML::Node& node, const char* key, const std::string& path, const std::string& entry) {
+  const std::string name = entry.empty() ? std::string(key) : entry + "." + key;
+  const YAML::Node v = node[key];
+  if (!v.IsDefined() || v.IsNull()) throw InputError(path + ": malformed checkpoint manifest: " + name + " is missing");
+  try {
+    return v.as<T>();
+  } catch (const YAML::Exception&) {
+    throw InputError(path + ": malformed checkpoint manifest: " + name + " " +
+                     (v.IsScalar() ? "'" + v.Scalar().substr(0, 80) + "'" : std::string("(not a scalar)")) +
+                     " is not a valid value");
+  }
+}
+
+YAML::Node section(const YAML::Node& node, const char* key, const std::string& path) {
+  const YAML::Node v = node[key];
+  if (!v.IsMap()) throw InputError(path + ": malformed checkpoint manifest: " + key + " is missing or not a map");
+  return v;
+}
+
+YAML::Node sequence(const YAML::Node& node, const char* key, const std::string& path) {
+  const YAML::Node v = node[key];
+  if (!v.IsSequence())
+    throw InputError(path + ": malformed checkpoint manifest: " + key + " is missing or not a list");
+  return v;
+}
+
+// 1 to 16 hex digits, nothing else (a checksum as manifest_to_yaml writes it).
+uint64_t parse_hex64(const std::string& s, const std::string& where) {
+  if (s.empty() || s.size() > 16)
+    throw InputError(where + " '" + s.substr(0, 80) + "': malformed checkpoint manifest: not 1 to 16 hex digits");
+  uint64_t v = 0;
+  for (char ch : s) {
+    const int d = ch >= '0' && ch <= '9'   ? ch - '0'
+                  : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                  : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                           : -1;
+    if (d < 0) throw InputError(where + " '" + s + "': malformed checkpoint manifest: not 1 to 16 hex digits");
+    v = v << 4 | uint64_t(d);
+  }
+  return v;
 }
 
 std::string hex64(uint64_t v) {
@@ -125,64 +173,64 @@ std::string manifest_to_yaml(const CkptManifest& m) {
 
 CkptManifest read_manifest(const std::string& dir) {
   const std::string path = (std::filesystem::path(dir) / "manifest.yaml").string();
-  if (!std::filesystem::exists(path)) throw InputError(path + ": missing (the checkpoint is incomplete)");
+  const std::string text = read_manifest_text(path);
   CkptManifest m;
   try {
-    YAML::Node n = YAML::LoadFile(path);
-    m.format = n["format"].as<int>();
+    const YAML::Node n = YAML::Load(text);
+    if (!n.IsMap()) throw InputError(path + ": malformed checkpoint manifest: not a YAML map");
+    m.format = field<int>(n, "format", path, "");
     if (m.format != kCheckpointFormat)
       throw InputError(path + ": checkpoint format " + std::to_string(m.format) + " is not supported; valid: " +
                        std::to_string(kCheckpointFormat));
-    m.program_version = n["program_version"].as<std::string>();
-    m.step = n["step"].as<int64_t>();
-    m.seed = n["seed"].as<uint64_t>();
-    if (n["run"]) m.run = n["run"].as<std::string>();
-    if (n["loss"]) m.loss = n["loss"].as<double>();
-    m.loader.epoch = n["loader"]["epoch"].as<int64_t>();
-    m.loader.position = n["loader"]["position"].as<int64_t>();
-    const YAML::Node l = n["layout"];
-    m.data = l["data"].as<int>();
-    m.tensor = l["tensor"].as<int>();
-    m.pipeline = l["pipeline"].as<int>();
-    m.zero = l["zero"].as<int>();
-    m.stage_layers = l["stages"].as<std::vector<int>>();
-    const YAML::Node c = n["model"];
-    m.model.n_layer = c["n_layer"].as<int>();
-    m.model.n_head = c["n_head"].as<int>();
-    m.model.d_model = c["d_model"].as<int>();
-    m.model.vocab_size = c["vocab_size"].as<int>();
-    m.model.padded_vocab = c["padded_vocab"].as<int>();
-    m.model.max_seq_len = c["max_seq_len"].as<int>();
-    m.recipe_yaml = n["recipe"].as<std::string>();
-    for (const YAML::Node& f : n["files"]) {
+    m.program_version = field<std::string>(n, "program_version", path, "");
+    m.step = field<int64_t>(n, "step", path, "");
+    m.seed = field<uint64_t>(n, "seed", path, "");
+    if (n["run"]) m.run = field<std::string>(n, "run", path, "");
+    if (n["loss"]) m.loss = field<double>(n, "loss", path, "");
+    const YAML::Node loader = section(n, "loader", path);
+    m.loader.epoch = field<int64_t>(loader, "epoch", path, "loader");
+    m.loader.position = field<int64_t>(loader, "position", path, "loader");
+    const YAML::Node l = section(n, "layout", path);
+    m.data = field<int>(l, "data", path, "layout");
+    m.tensor = field<int>(l, "tensor", path, "layout");
+    m.pipeline = field<int>(l, "pipeline", path, "layout");
+    m.zero = field<int>(l, "zero", path, "layout");
+    m.stage_layers = field<std::vector<int>>(l, "stages", path, "layout");
+    const YAML::Node c = section(n, "model", path);
+    m.model.n_layer = field<int>(c, "n_layer", path, "model");
+    m.model.n_head = field<int>(c, "n_head", path, "model");
+    m.model.d_model = field<int>(c, "d_model", path, "model");
+    m.model.vocab_size = field<int>(c, "vocab_size", path, "model");
+    m.model.padded_vocab = field<int>(c, "padded_vocab", path, "model");
+    m.model.max_seq_len = field<int>(c, "max_seq_len", path, "model");
+    m.recipe_yaml = field<std::string>(n, "recipe", path, "");
+    for (const YAML::Node& f : sequence(n, "files", path)) {
+      const std::string entry = "files[" + std::to_string(m.files.size()) + "]";
       CkptFile x;
-      x.name = f["name"].as<std::string>();
-      x.rank = f["rank"].as<int>();
-      x.bytes = f["bytes"].as<int64_t>();
-      x.xxh64 = std::stoull(f["xxh64"].as<std::string>(), nullptr, 16);
+      x.name = field<std::string>(f, "name", path, entry);
+      x.rank = field<int>(f, "rank", path, entry);
+      x.bytes = field<int64_t>(f, "bytes", path, entry);
+      x.xxh64 = parse_hex64(field<std::string>(f, "xxh64", path, entry), path + ": " + entry + ".xxh64");
       m.files.push_back(x);
     }
-    for (const YAML::Node& p : n["pieces"]) {
+    for (const YAML::Node& p : sequence(n, "pieces", path)) {
+      const std::string entry = "pieces[" + std::to_string(m.pieces.size()) + "]";
       CkptPiece x;
-      x.name = p["name"].as<std::string>();
-      x.state = parse_state(p["state"].as<std::string>(), path);
-      x.file = p["file"].as<int>();
-      x.offset = p["offset"].as<int64_t>();
-      x.split = parse_split(p["split"].as<std::string>(), path);
-      x.tp_rank = p["tp_rank"].as<int>();
-      x.tp = p["tp"].as<int>();
-      x.begin = p["begin"].as<int64_t>();
-      x.end = p["end"].as<int64_t>();
-      if (x.file < 0 || x.file >= int(m.files.size()))
-        throw InputError(path + ": piece of " + x.name + " names file " + std::to_string(x.file) + " of " +
-                         std::to_string(m.files.size()));
+      x.name = field<std::string>(p, "name", path, entry);
+      x.state = parse_state(field<std::string>(p, "state", path, entry), path + ": " + entry + ".state");
+      x.file = field<int>(p, "file", path, entry);
+      x.offset = field<int64_t>(p, "offset", path, entry);
+      x.split = parse_split(field<std::string>(p, "split", path, entry), path + ": " + entry + ".split");
+      x.tp_rank = field<int>(p, "tp_rank", path, entry);
+      x.tp = field<int>(p, "tp", path, entry);
+      x.begin = field<int64_t>(p, "begin", path, entry);
+      x.end = field<int64_t>(p, "end", path, entry);
       m.pieces.push_back(x);
     }
   } catch (const YAML::Exception& e) {
     throw InputError(path + ": malformed checkpoint manifest: " + e.what());
-  } catch (const std::logic_error& e) {  // std::stoull: invalid_argument, out_of_range
-    throw InputError(path + ": malformed checkpoint manifest: " + e.what());
   }
+  validate_manifest(m, path);
   return m;
 }
 

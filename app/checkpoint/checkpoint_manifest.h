@@ -60,7 +60,9 @@ struct CkptManifest {
 };
 
 std::string manifest_to_yaml(const CkptManifest& manifest);
-// Parses manifest.yaml in dir; an unreadable or malformed manifest is an InputError naming it.
+// Parses manifest.yaml in dir and checks it (validate_manifest, checkpoint_validate.h); a
+// missing, non-regular, oversized, malformed or invalid manifest is an InputError naming it
+// and the entry.
 CkptManifest read_manifest(const std::string& dir);
 
 // The pieces rank `file_index`'s file holds for a rank with layout `options`, in file order:

@@ -1,8 +1,6 @@
 // CheckpointReader implementation.
 #include "app/checkpoint/checkpoint_reader.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -18,33 +16,25 @@ namespace trainer {
 namespace fs = std::filesystem;
 
 CheckpointReader::CheckpointReader(const std::string& dir) : dir_(dir), manifest_(read_manifest(dir)) {
+  // read_manifest validated the manifest: every name is a plain name inside dir, every piece
+  // names a tensor of this model and lies within its file.
   table_ = gpt2_param_table(manifest_.model);
   for (int i = 0; i < int(table_.size()); ++i) spec_index_[table_[i].name] = i;
   for (const CkptFile& f : manifest_.files) {
-    std::string path = (fs::path(dir) / f.name).string();
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      for (int x : fds_) ::close(x);
-      throw InputError(path + ": cannot open checkpoint file: " + std::strerror(errno) + " (the checkpoint is incomplete)");
-    }
-    fds_.push_back(fd);
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || int64_t(st.st_size) != f.bytes) {
-      for (int x : fds_) ::close(x);
-      throw InputError(path + ": size " + std::to_string(int64_t(st.st_size)) + " bytes, but the manifest records " +
+    const std::string path = (fs::path(dir) / f.name).string();
+    RegularFile file(path);
+    if (!file.ok() && file.open_errno() == ENOENT)
+      throw InputError(path + ": cannot open checkpoint file: " + std::strerror(ENOENT) +
+                       " (the checkpoint is incomplete)");
+    if (!file.ok()) throw InputError(path + ": " + file.problem() + "; a checkpoint file must be a regular file");
+    if (file.size() != f.bytes)
+      throw InputError(path + ": size " + std::to_string(file.size()) + " bytes, but the manifest records " +
                        std::to_string(f.bytes) + " (truncated or overwritten)");
-    }
+    files_.push_back(std::move(file));
   }
-  for (const CkptPiece& p : manifest_.pieces)
-    if (!spec_index_.count(p.name)) {
-      for (int x : fds_) ::close(x);
-      throw InputError(dir + "/manifest.yaml: piece of unknown tensor '" + p.name + "' for this model shape");
-    }
 }
 
-CheckpointReader::~CheckpointReader() {
-  for (int fd : fds_) ::close(fd);
-}
+CheckpointReader::~CheckpointReader() = default;
 
 const std::vector<CheckpointReader::Segment>& CheckpointReader::segments(const std::string& name,
                                                                          OptimizerState state) const {
@@ -89,7 +79,7 @@ void CheckpointReader::verify_files(const std::set<int>& files) {
     XXH64_reset(st, 0);
     int64_t pos = 0;
     while (true) {
-      ssize_t n = ::pread(fds_[f], buf.data(), buf.size(), pos);
+      ssize_t n = ::pread(files_[size_t(f)].fd(), buf.data(), buf.size(), pos);
       if (n < 0) {
         XXH64_freeState(st);
         throw InputError(dir_ + "/" + manifest_.files[f].name + ": read error: " + std::strerror(errno));
@@ -129,7 +119,7 @@ void CheckpointReader::read(const std::string& name, OptimizerState state, const
       size_t want = size_t(n) * 4, got = 0;
       char* dst = reinterpret_cast<char*>(out);
       while (got < want) {
-        ssize_t k = ::pread(fds_[it->file], dst + got, want - got, offset + int64_t(got));
+        ssize_t k = ::pread(files_[size_t(it->file)].fd(), dst + got, want - got, offset + int64_t(got));
         if (k <= 0) throw InputError(dir_ + "/" + manifest_.files[it->file].name + ": short read");
         got += size_t(k);
       }

@@ -10,13 +10,14 @@
 #include <vector>
 
 #include "app/checkpoint/checkpoint_manifest.h"
+#include "app/checkpoint/checkpoint_open.h"
 
 namespace trainer {
 
 class CheckpointReader {
  public:
-  // Parses the manifest and checks that every file exists with its recorded size; problems
-  // are InputErrors naming the checkpoint and the file.
+  // Parses and validates the manifest (read_manifest) and checks that every file is a regular
+  // file of its recorded size; problems are InputErrors naming the checkpoint and the file.
   explicit CheckpointReader(const std::string& dir);
   ~CheckpointReader();
   CheckpointReader(const CheckpointReader&) = delete;
@@ -51,7 +52,7 @@ class CheckpointReader {
   std::vector<ParamSpec> table_;
   std::map<std::string, int> spec_index_;
   mutable std::map<std::pair<std::string, int>, std::vector<Segment>> index_;
-  std::vector<int> fds_;
+  std::vector<RegularFile> files_;
   std::set<int> verified_;
 };
 

@@ -28,16 +28,6 @@ std::string layout_name(CkptTestLayout l) {
          std::to_string(l.pipeline);
 }
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 void flip_byte(const std::string& path, int64_t offset) {
   std::vector<char> bytes = read_bytes_file(path);
   bytes.at(size_t(offset)) = char(~bytes.at(size_t(offset)));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/checkpoint/checkpoint_manifest.h"
+#include "kernels/base/errors.h"
 #include "model/stage_layout.h"
 #include "tests/support/test_util.h"
 #include "tests/support/tiny_gpt.h"
@@ -27,6 +28,17 @@ inline GptConfig ckpt_test_config() { return tiny_gpt_config(); }
 inline float ckpt_pattern(const std::string& name, OptimizerState state, int64_t index) {
   const float base = float(std::hash<std::string>{}(name) % 997);
   return base + 1000.0f * float(int(state)) + 0.001f * float(index);
+}
+
+// The message of the UserError that f() throws, or "(no error)".
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 struct CkptTestLayout {
