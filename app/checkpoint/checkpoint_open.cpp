@@ -13,57 +13,6 @@
 
 namespace trainer {
 
-namespace {
-
-const char* file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a plain file";
-}
-
-}  // namespace
-
-RegularFile::RegularFile(const std::string& path) {
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    open_errno_ = errno;
-    problem_ = std::string("cannot open: ") + std::strerror(open_errno_);
-    return;
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    problem_ = std::string("cannot stat: ") + std::strerror(errno);
-    ::close(fd);
-    return;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    problem_ = std::string("not a regular file (") + file_kind(st.st_mode) + ")";
-    ::close(fd);
-    return;
-  }
-  const int flags = ::fcntl(fd, F_GETFL);
-  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
-    problem_ = std::string("cannot clear O_NONBLOCK: ") + std::strerror(errno);
-    ::close(fd);
-    return;
-  }
-  fd_ = fd;
-  size_ = int64_t(st.st_size);
-}
-
-RegularFile::~RegularFile() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-RegularFile::RegularFile(RegularFile&& other) noexcept
-    : fd_(other.fd_), open_errno_(other.open_errno_), size_(other.size_), problem_(std::move(other.problem_)) {
-  other.fd_ = -1;
-}
-
 std::string read_manifest_text(const std::string& path) {
   RegularFile f(path);
   if (!f.ok()) {

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "kernels/base/errors.h"
 
@@ -17,11 +18,11 @@ namespace {
 const char* kind_of(mode_t mode) {
   if (S_ISREG(mode)) return "a regular file";
   if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
+  return "not a plain file";
 }
 
 }  // namespace
@@ -33,26 +34,54 @@ std::string describe_path_kind(const std::string& path) {
   return "missing";
 }
 
-int open_regular_file(const std::string& path, const std::string& what) {
+RegularFile::RegularFile(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw InputError(what + " '" + path + "': cannot open: " + std::strerror(errno));
+  if (fd < 0) {
+    open_errno_ = errno;
+    problem_ = std::string("cannot open: ") + std::strerror(open_errno_);
+    return;
+  }
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
-    const int err = errno;
+    problem_ = std::string("cannot stat: ") + std::strerror(errno);
     ::close(fd);
-    throw InputError(what + " '" + path + "': cannot stat: " + std::strerror(err));
+    return;
   }
   if (!S_ISREG(st.st_mode)) {
+    problem_ = std::string("not a regular file (") + kind_of(st.st_mode) + ")";
     ::close(fd);
-    throw InputError(what + " '" + path + "' is " + kind_of(st.st_mode) + ", not a regular file");
+    return;
   }
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
-    const int err = errno;
+    problem_ = std::string("cannot clear O_NONBLOCK: ") + std::strerror(errno);
     ::close(fd);
-    throw InputError(what + " '" + path + "': cannot clear O_NONBLOCK: " + std::strerror(err));
+    return;
   }
+  fd_ = fd;
+  size_ = int64_t(st.st_size);
+}
+
+RegularFile::~RegularFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+RegularFile::RegularFile(RegularFile&& other) noexcept
+    : fd_(other.fd_), open_errno_(other.open_errno_), size_(other.size_), problem_(std::move(other.problem_)) {
+  other.fd_ = -1;
+}
+
+int RegularFile::release() {
+  const int fd = fd_;
+  fd_ = -1;
   return fd;
+}
+
+int open_regular_file(const std::string& path, const std::string& what) {
+  RegularFile f(path);
+  if (!f.ok()) throw InputError(what + " '" + path + "': " + f.problem());
+  return f.release();
 }
 
 std::string read_regular_file(const std::string& path, const std::string& what, int64_t max_bytes) {

@@ -13,12 +13,39 @@
 
 namespace trainer {
 
+// A read-only descriptor of a regular file, closed on destruction; when the open fails, fd()
+// is -1 and problem() says why ("cannot open: ...", "not a regular file (a FIFO)", ...).
+class RegularFile {
+ public:
+  explicit RegularFile(const std::string& path);
+  ~RegularFile();
+  RegularFile(const RegularFile&) = delete;
+  RegularFile& operator=(const RegularFile&) = delete;
+  RegularFile(RegularFile&& other) noexcept;
+  RegularFile& operator=(RegularFile&&) = delete;
+
+  bool ok() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
+  int64_t size() const { return size_; }
+  const std::string& problem() const { return problem_; }
+  // The errno of a failed open (ENOENT: missing), 0 otherwise.
+  int open_errno() const { return open_errno_; }
+  // Hands the descriptor to the caller, who closes it.
+  int release();
+
+ private:
+  int fd_ = -1;
+  int open_errno_ = 0;
+  int64_t size_ = -1;
+  std::string problem_;
+};
+
 // A read-only descriptor of the regular file at path (the caller closes it), or InputError
-// "<what> '<path>': <reason>" naming what the file is when it is not a regular file.
+// "<what> '<path>': <problem>" (RegularFile's problem: what the path is, or why it failed).
 int open_regular_file(const std::string& path, const std::string& what);
 
-// What is at path, for messages: "a regular file", "a directory", "a FIFO (named pipe)", "a
-// character device", ..., or "a dangling or looping symbolic link" / "missing".
+// What is at path, for messages: "a regular file", "a directory", "a FIFO", "a character
+// device", ..., or "a dangling or looping symbolic link" / "missing".
 std::string describe_path_kind(const std::string& path);
 
 // The whole file, at most max_bytes (a larger one is an InputError naming both sizes).

@@ -34,3 +34,23 @@ same_losses() {
       if (d > tol * r) { print "loss differs at step " $1 ": " $2 " vs " $4; bad = 1 } }
     END { exit bad }'
 }
+
+# expect_refusals SECONDS ROW...: each ROW is "REGEX|ARGS" (ARGS split on spaces). The trainer,
+# run with ARGS and no input, must exit 2 within SECONDS (124 means it hung) with output that
+# matches the extended REGEX and holds no 40-digit number. Sets refusals to the rows checked.
+expect_refusals() {
+  local limit="$1" row want rc
+  shift
+  refusals=0
+  for row in "$@"; do
+    want="${row%%|*}"
+    read -r -a args <<< "${row#*|}"
+    rc=0
+    timeout "$limit" "$trainer" "${args[@]}" > "$work/refusal.log" 2>&1 < /dev/null || rc=$?
+    [[ $rc != 124 ]] || fail "'${row#*|}': hung"
+    [[ $rc == 2 ]] || fail "'${row#*|}': exit code $rc, want 2: $(cat "$work/refusal.log")"
+    grep -Eq -- "$want" "$work/refusal.log" || fail "'${row#*|}': want /$want/, got: $(cat "$work/refusal.log")"
+    ! grep -q "[0-9]\{40\}" "$work/refusal.log" || fail "'${row#*|}': a huge number in: $(cat "$work/refusal.log")"
+    refusals=$((refusals + 1))
+  done
+}

@@ -27,16 +27,6 @@ cases=(
   "--shard-tokens: Value 1 not in range 65536 to|data prepare --input $work/data/text.txt --tokenizer byte --out $work/out --shard-tokens 1"
   "--version takes no arguments \(got 'extra'\)|--version extra"
 )
-n=0
-for row in "${cases[@]}"; do
-  want="${row%%|*}"
-  read -r -a args <<< "${row#*|}"
-  rc=0
-  timeout 60 "$trainer" "${args[@]}" > "$work/out.log" 2>&1 || rc=$?
-  [[ $rc == 2 ]] || fail "'${row#*|}': exit code $rc, want 2: $(cat "$work/out.log")"
-  grep -Eq -- "$want" "$work/out.log" || fail "'${row#*|}': want /$want/, got: $(cat "$work/out.log")"
-  ! grep -q "[0-9]\{40\}" "$work/out.log" || fail "'${row#*|}': a huge number in the message: $(cat "$work/out.log")"
-  n=$((n + 1))
-done
+expect_refusals 60 "${cases[@]}"
 [[ ! -e "$work/out" ]] || fail "data prepare wrote output before refusing --shard-tokens"
-echo "PASS: $n command-line values refused with exit code 2 and a readable range"
+echo "PASS: $refusals command-line values refused with exit code 2 and a readable range"

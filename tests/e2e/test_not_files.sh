@@ -15,26 +15,16 @@ cp datasets/tokenizer/vocab.bpe "$work/tok/" 2>/dev/null || echo "#version: 0.2"
 q=configs/debug/tiny.yaml
 data=(--set "data.train=$work/data/train_*.bin" --set "data.val=$work/data/val_*.bin" --set data.tokenizer=byte)
 cases=(
-  "recipe file '$work/fifo.yaml' is a FIFO \(named pipe\), not a regular file|train $work/fifo.yaml"
-  "recipe file '/dev/zero' is a character device, not a regular file|train /dev/zero"
-  "recipe file '$work/random.yaml' is a character device|validate $work/random.yaml"
+  "recipe file '$work/fifo.yaml': not a regular file \(a FIFO\)|train $work/fifo.yaml"
+  "recipe file '/dev/zero': not a regular file \(a character device\)|train /dev/zero"
+  "recipe file '$work/random.yaml': not a regular file \(a character device\)|validate $work/random.yaml"
   "$work/dir.yaml: is a directory|plan $work/dir.yaml"
-  "llm.c model file '$work/model.bin' is a FIFO|train $q ${data[*]} --set model.init_from=$work/model.bin"
+  "llm.c model file '$work/model.bin': not a regular file \(a FIFO\)|train $q ${data[*]} --set model.init_from=$work/model.bin"
   "the pattern '$work/train_\\*.bin' matches '$work/train_000.bin', which is a FIFO|train $q --set data.train=$work/train_*.bin --set data.val=$work/data/val_*.bin --set data.tokenizer=byte"
   "'/dev/zero' is a character device|data inspect /dev/zero"
   "'$work/bad/val_000.bin', which is a directory|train $q --set data.train=$work/data/train_*.bin --set data.val=$work/bad/val_*.bin --set data.tokenizer=byte"
   "'$work/bad2/val_001.bin', which is a dangling or looping symbolic link|train $q --set data.train=$work/data/train_*.bin --set data.val=$work/bad2/val_*.bin --set data.tokenizer=byte"
-  "encoder.json' is a FIFO|data encode hello --tokenizer gpt2 --tokenizer-dir $work/tok"
+  "encoder.json': not a regular file \(a FIFO\)|data encode hello --tokenizer gpt2 --tokenizer-dir $work/tok"
 )
-n=0
-for row in "${cases[@]}"; do
-  want="${row%%|*}"
-  read -r -a args <<< "${row#*|}"
-  rc=0
-  timeout 20 "$trainer" "${args[@]}" > "$work/out.log" 2>&1 < /dev/null || rc=$?
-  [[ $rc != 124 ]] || fail "'${row#*|}': hung"
-  [[ $rc == 2 ]] || fail "'${row#*|}': exit code $rc, want 2: $(cat "$work/out.log")"
-  grep -Eq -- "$want" "$work/out.log" || fail "'${row#*|}': want /$want/, got: $(cat "$work/out.log")"
-  n=$((n + 1))
-done
-echo "PASS: $n non-files refused with exit code 2, none hung"
+expect_refusals 20 "${cases[@]}"
+echo "PASS: $refusals non-files refused with exit code 2, none hung"
