@@ -176,7 +176,7 @@ std::vector<KeySpec> build_schema() {
   s.push_back(make_key("checkpoint.every", TRAINER_FIELD(checkpoint.every), at_least(0), kNone,
                   "checkpoint every this many steps; 0 = only at the end and on a signal"));
   s.push_back(make_key("checkpoint.keep", TRAINER_FIELD(checkpoint.keep), at_least(0), kNone,
-                  "newest checkpoints kept; 0 = keep all"));
+                  "newest checkpoints of this run kept (and its last with a finite loss); 0 = keep all"));
   KeySpec resume = text_key("checkpoint.resume", TRAINER_FIELD(checkpoint.resume),
                             "auto = newest in checkpoint.dir if any, never = start fresh, or a path");
   resume.valid_note = "auto, never or a checkpoint path";
