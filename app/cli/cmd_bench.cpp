@@ -21,6 +21,7 @@
 #include "app/cli/commands.h"
 #include "app/engine/flops.h"
 #include "app/engine/metrics.h"
+#include "app/engine/recipe_agreement.h"
 #include "app/engine/run_report.h"
 #include "app/engine/trainer.h"
 #include "app/recipe/recipe.h"
@@ -88,6 +89,7 @@ int run_bench(const BenchOptions& o) {
   recipe.checkpoint.dir.clear();
   recipe.train.steps = std::max(recipe.train.steps, o.steps + o.warmup);
   MpiRuntime mpi(recipe.parallel.timeout_s);
+  check_recipe_agreement(recipe, mpi.world());
   const bool rank0 = mpi.world().rank() == 0;
   Trainer t(recipe, mpi.world(), mpi.local_rank(), *data == BenchData::recipe ? DataNeed::train : DataNeed::none,
             o.profile ? OpProfile::on : OpProfile::off);

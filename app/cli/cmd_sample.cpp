@@ -11,6 +11,7 @@
 #include "app/checkpoint/checkpoint_resume.h"
 #include "app/cli/cli_checks.h"
 #include "app/cli/commands.h"
+#include "app/engine/recipe_agreement.h"
 #include "app/engine/trainer.h"
 #include "app/recipe/recipe.h"
 #include "data/tokenizer.h"
@@ -43,6 +44,7 @@ int run_sample(const SampleOptions& o) {
   overrides.insert(overrides.end(), o.overrides.begin(), o.overrides.end());
   Recipe recipe = load_recipe_text(manifest.recipe_yaml, dir + "/manifest.yaml (recipe)", overrides);
   MpiRuntime mpi(recipe.parallel.timeout_s);
+  check_recipe_agreement(recipe, mpi.world());
   const bool rank0 = mpi.world().rank() == 0;
   Trainer t(recipe, mpi.world(), mpi.local_rank(), DataNeed::none);
   CheckpointReader reader(dir);

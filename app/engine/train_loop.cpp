@@ -1,4 +1,5 @@
 // The training loop (see train_loop.h).
+#include "app/engine/recipe_agreement.h"
 #include "app/engine/train_loop.h"
 
 #include <fmt/core.h>
@@ -62,6 +63,7 @@ void note_other_runs(const std::string& dir, const std::string& run) {
 
 int run_training(const Recipe& recipe, int64_t stop_at) {
   MpiRuntime mpi(recipe.parallel.timeout_s);
+  check_recipe_agreement(recipe, mpi.world());
   const bool rank0 = mpi.world().rank() == 0;
   const Reporting reporting = rank0 ? Reporting::on : Reporting::off;
   PreemptionGuard preemption;

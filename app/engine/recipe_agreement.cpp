@@ -1,0 +1,98 @@
+// Recipe agreement across ranks (see recipe_agreement.h).
+#include "app/engine/recipe_agreement.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+#include "kernels/base/errors.h"
+
+namespace trainer {
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// "  lr: 0.003" under "train:" and "optimizer:" -> ("train.optimizer.lr", "0.003").
+struct KeyedLine {
+  std::string key, value;
+};
+
+std::vector<KeyedLine> keyed(const std::string& text) {
+  std::vector<KeyedLine> out;
+  std::vector<std::pair<size_t, std::string>> path;  // (indent, key)
+  for (const std::string& line : lines_of(text)) {
+    const size_t indent = line.find_first_not_of(' ');
+    if (indent == std::string::npos) continue;
+    const size_t colon = line.find(':', indent);
+    std::string key = colon == std::string::npos ? line.substr(indent) : line.substr(indent, colon - indent);
+    std::string value = colon == std::string::npos ? "" : line.substr(colon + 1);
+    if (!value.empty() && value[0] == ' ') value.erase(0, 1);
+    while (!path.empty() && path.back().first >= indent) path.pop_back();
+    std::string full;
+    for (const auto& p : path) full += p.second + ".";
+    out.push_back({full + key, value});
+    if (value.empty()) path.push_back({indent, key});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string first_recipe_difference(const std::string& theirs, const std::string& mine) {
+  const std::vector<KeyedLine> a = keyed(theirs), b = keyed(mine);
+  const size_t n = std::max(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    const KeyedLine none{"(end of recipe)", "(absent)"};
+    const KeyedLine& x = i < a.size() ? a[i] : none;
+    const KeyedLine& y = i < b.size() ? b[i] : none;
+    if (x.key == y.key && x.value == y.value) continue;
+    if (x.key != y.key) return x.key + " vs " + y.key + " (different keys)";
+    return x.key + ": " + x.value + " vs " + y.value;
+  }
+  return "";
+}
+
+void check_recipe_agreement(const Recipe& recipe, Comm& world) {
+  if (world.size() == 1) return;
+  const std::string mine = std::string("program_version: ") + TRAINER_VERSION + "\n" + recipe_to_yaml(recipe);
+  // Rank 0's text to everyone: its length first, then the bytes.
+  int32_t length = world.rank() == 0 ? int32_t(mine.size()) : 0;
+  world.broadcast(make_tensor(&length, DType::i32, Device::cpu, {1}), 0);
+  std::vector<int32_t> words((size_t(length) + 3) / 4, 0);
+  if (world.rank() == 0) std::memcpy(words.data(), mine.data(), mine.size());
+  if (!words.empty()) world.broadcast(make_tensor(words.data(), DType::i32, Device::cpu, {int64_t(words.size())}), 0);
+  const std::string theirs(reinterpret_cast<const char*>(words.data()), size_t(length));
+  const std::string diff = world.rank() == 0 ? "" : first_recipe_difference(theirs, mine);
+
+  // Every rank's verdict, in a fixed-size slot, to everyone.
+  constexpr size_t kSlot = 256;
+  std::vector<int32_t> slot(kSlot / 4, 0), all(kSlot / 4 * size_t(world.size()), 0);
+  std::memcpy(slot.data(), diff.data(), std::min(diff.size(), kSlot - 1));
+  world.all_gather(make_tensor(all.data(), DType::i32, Device::cpu, {int64_t(all.size())}),
+                   make_tensor(slot.data(), DType::i32, Device::cpu, {int64_t(slot.size())}));
+  std::string first;
+  std::vector<int> ranks;
+  for (int r = 0; r < world.size(); ++r) {
+    const char* text = reinterpret_cast<const char*>(all.data()) + size_t(r) * kSlot;
+    const std::string d(text, strnlen(text, kSlot));
+    if (d.empty()) continue;
+    if (first.empty()) first = "rank " + std::to_string(r) + " has " + d;
+    ranks.push_back(r);
+  }
+  if (ranks.empty()) return;
+  std::string list;
+  for (size_t i = 0; i < ranks.size() && i < 16; ++i) list += (i ? ", " : "") + std::to_string(ranks[i]);
+  if (ranks.size() > 16) list += ", ...";
+  throw ConfigError("the ranks of this job run different recipes or programs: " + first +
+                    " (rank 0's value first); ranks differing from rank 0: " + list +
+                    "; every rank must get the same recipe, --set overrides and trainer binary");
+}
+
+}  // namespace trainer

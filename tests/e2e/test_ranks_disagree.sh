@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Ranks that disagree: two ranks started by one mpiexec (MPMD) with different settings stop
+# before any work with exit code 2 and one message naming the first differing key, rank 0's
+# value and the other's, and the ranks that differ; the same settings on both ranks train.
+# One row per case: expected message (extended regex) | rank 0's --set | rank 1's --set.
+source "$(dirname "$0")/lib.sh"
+make_byte_data "$work/data"
+base=(configs/debug/tiny.yaml --set "data.train=$work/data/train_*.bin" --set "data.val=$work/data/val_*.bin"
+      --set parallel.data=2 --set log.metrics=)
+cases=(
+  "rank 1 has train.optimizer.lr: 0.001 vs 0.002|train.optimizer.lr=0.001|train.optimizer.lr=0.002"
+  "rank 1 has train.seed: 1 vs 2|train.seed=1|train.seed=2"
+  "rank 1 has train.steps: 3 vs 4|train.steps=3|train.steps=4"
+  "rank 1 has model.d_model: 32 vs 64|model.d_model=32|model.d_model=64"
+  "rank 1 has checkpoint.dir: \"$work/a\" vs \"$work/b\"|checkpoint.dir=$work/a|checkpoint.dir=$work/b"
+  "rank 1 has data.train: \".*/data/train_\\*.bin\" vs \".*/nowhere_\\*.bin\"|log.every=1|data.train=$work/nowhere_*.bin"
+)
+n=0
+for row in "${cases[@]}"; do
+  IFS='|' read -r want set0 set1 <<< "$row"
+  rc=0
+  timeout 120 "${MPIEXEC[@]}" -n 1 "$trainer" train "${base[@]}" --set "$set0" : \
+    -n 1 "$trainer" train "${base[@]}" --set "$set1" > "$work/out.log" 2>&1 || rc=$?
+  [[ $rc == 2 ]] || fail "'$set0' vs '$set1': exit code $rc, want 2: $(cat "$work/out.log")"
+  grep -Eq -- "^error: the ranks of this job run different recipes or programs: $want \(rank 0's value first\); ranks differing from rank 0: 1;" \
+    "$work/out.log" || fail "'$set0' vs '$set1': want /$want/, got: $(cat "$work/out.log")"
+  [[ $(grep -c "^error:" "$work/out.log") == 1 ]] || fail "'$set0' vs '$set1': the error is not printed once: $(cat "$work/out.log")"
+  ! grep -q "^step " "$work/out.log" || fail "'$set0' vs '$set1': trained anyway"
+  ! grep -qi "segmentation\|signal\|MPI_ABORT" "$work/out.log" || fail "'$set0' vs '$set1': unclean exit: $(cat "$work/out.log")"
+  [[ ! -e "$work/a" && ! -e "$work/b" ]] || fail "'$set0' vs '$set1': a checkpoint folder was created"
+  n=$((n + 1))
+done
+# The control: the same settings on both ranks (given the MPMD way) train.
+"${MPIEXEC[@]}" -n 1 "$trainer" train "${base[@]}" --set train.seed=3 : -n 1 "$trainer" train "${base[@]}" \
+  --set train.seed=3 > "$work/same.log" 2>&1 || fail "same settings: $(cat "$work/same.log")"
+grep -q "^done: 4 steps" "$work/same.log" || fail "same settings did not train: $(cat "$work/same.log")"
+echo "PASS: $n disagreements refused with exit code 2 naming the key and the ranks; agreeing ranks train"
