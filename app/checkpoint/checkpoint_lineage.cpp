@@ -94,6 +94,7 @@ std::vector<std::string> checkpoints_to_prune(const std::vector<CkptSummary>& al
 }
 
 std::vector<std::string> prune_checkpoints(const std::string& root, const CkptSummary& current, int keep) {
+  if (keep <= 0) return {};  // keep all: no need to read every manifest under root
   const std::vector<std::string> doomed = checkpoints_to_prune(list_complete_checkpoints(root), current, keep);
   for (const std::string& dir : doomed) {
     std::error_code ec;
