@@ -89,6 +89,7 @@ struct DataLoader::Impl {
 
   void build_order(int64_t e) {
     if (order_epoch == e) return;
+    for (const Shard& s : shards) s.check_unchanged();
     const int32_t n = static_cast<int32_t>(shards.size());
     shard_order.resize(static_cast<size_t>(n));
     for (int32_t i = 0; i < n; ++i) shard_order[i] = i;

@@ -1,4 +1,4 @@
-// DataLoader: training samples from token shards (llm.c format, memory-mapped), distributed
+// DataLoader: training samples from token shards (llm.c format, read in place), distributed
 // over data-parallel ranks.
 //
 // Invariants:
@@ -19,7 +19,9 @@
 // - Opening checks every shard (shard.h: magic, version, size, every token < vocab_size) and
 //   fails with an InputError naming the file for those, for a missing file or empty glob, for a
 //   shard with fewer than T+1 tokens (no sample) and for data with fewer samples than one
-//   global batch. Shards stay memory-mapped; nothing is copied whole.
+//   global batch. Shards stay open and are read sample by sample (pread), never copied whole;
+//   a shard that shrinks or grows during the run (checked at each epoch, and on every short
+//   read) is an InputError naming it.
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,11 @@
 
 #include <fmt/core.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "kernels/base/atomic_file.h"
@@ -20,30 +25,37 @@ TokenWidth token_width_for_vocab(int64_t vocab_size) {
 
 namespace {
 
-template <class T>
-int64_t max_of(const T* p, int64_t n) {
-  T m = 0;
-  for (int64_t i = 0; i < n; ++i) m = p[i] > m ? p[i] : m;
-  return n == 0 ? -1 : static_cast<int64_t>(m);
-}
+// Tokens per chunk of a scan: 1 MiB of uint32 tokens.
+constexpr int64_t kScanChunk = int64_t{1} << 18;
 
 template <class T>
-int64_t first_at_least(const T* p, int64_t n, int64_t limit) {
-  for (int64_t i = 0; i < n; ++i)
-    if (static_cast<int64_t>(p[i]) >= limit) return i;
-  return -1;
+void widen(const char* bytes, int64_t n, int32_t* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, bytes + i * int64_t{sizeof(T)}, sizeof(T));
+    out[i] = static_cast<int32_t>(v);
+  }
+}
+
+InputError changed_shard(const std::string& path, int64_t now, int64_t checked) {
+  return InputError(fmt::format(
+      "token shard '{}' changed while in use: it now has {} bytes, {} when it was checked "
+      "(truncated or rewritten in place during the run? write new shards to another folder and "
+      "rename them into place)",
+      path, now, checked));
 }
 
 }  // namespace
 
-Shard::Shard(const std::string& path, int64_t vocab_size) : file_(path) {
-  const size_t size = file_.size();
-  if (size < kShardHeaderBytes)
+Shard::Shard(const std::string& path, int64_t vocab_size) : path_(path), file_(path) {
+  if (!file_.ok()) throw InputError(fmt::format("token shard '{}': {}", path, file_.problem()));
+  const int64_t size = file_.size();
+  if (size < int64_t{kShardHeaderBytes})
     throw InputError(fmt::format(
         "token shard '{}' has {} bytes, less than the 1024-byte header of llm.c's format", path,
         size));
   int32_t header[kShardHeaderInts];
-  std::memcpy(header, file_.data(), kShardHeaderBytes);
+  read_at(0, kShardHeaderBytes, header);
   const int32_t magic = header[0], version = header[1], count = header[2];
   if (magic == kShardMagicU16) {
     width_ = TokenWidth::u16;
@@ -63,49 +75,88 @@ Shard::Shard(const std::string& path, int64_t vocab_size) : file_(path) {
   if (count < 0)
     throw InputError(fmt::format("token shard '{}': negative token count {}", path, count));
   count_ = count;
-  const size_t expected = kShardHeaderBytes + token_width_bytes(width_) * static_cast<size_t>(count);
+  const int64_t expected =
+      int64_t{kShardHeaderBytes} + int64_t(token_width_bytes(width_)) * count_;
   if (size != expected)
     throw InputError(fmt::format("token shard '{}' has {} bytes, but its header says {} tokens "
                                  "of {} bytes, which is {} bytes (truncated or wrong file?)",
                                  path, size, count, token_width_bytes(width_), expected));
   if (vocab_size > 0) {
-    const char* body = file_.data() + kShardHeaderBytes;
-    const int64_t bad =
-        width_ == TokenWidth::u16
-            ? first_at_least(reinterpret_cast<const uint16_t*>(body), count_, vocab_size)
-            : first_at_least(reinterpret_cast<const uint32_t*>(body), count_, vocab_size);
-    if (bad >= 0)
-      throw InputError(fmt::format("token shard '{}': token {} at position {} is not below the "
-                                   "vocabulary size {} (shards made with another tokenizer?)",
-                                   path, token(bad), bad, vocab_size));
+    scan([&](const int32_t* ids, int64_t n, int64_t first) {
+      for (int64_t i = 0; i < n; ++i)
+        if (ids[i] < 0 || int64_t{ids[i]} >= vocab_size)
+          throw InputError(fmt::format(
+              "token shard '{}': token {} at position {} is not below the vocabulary size {} "
+              "(shards made with another tokenizer?)",
+              path, static_cast<uint32_t>(ids[i]), first + i, vocab_size));
+    });
   }
 }
 
+void Shard::read_at(int64_t offset, size_t bytes, void* out) const {
+  char* p = static_cast<char*>(out);
+  off_t at = static_cast<off_t>(offset);
+  size_t left = bytes;
+  while (left > 0) {
+    const ssize_t got = ::pread(file_.fd(), p, left, at);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0)
+      throw InputError(fmt::format("token shard '{}': cannot read: {}", path_, std::strerror(errno)));
+    if (got == 0) {
+      struct stat st {};
+      const int64_t now = ::fstat(file_.fd(), &st) == 0 ? int64_t(st.st_size) : -1;
+      throw changed_shard(path_, now, file_.size());
+    }
+    p += got;
+    at += got;
+    left -= static_cast<size_t>(got);
+  }
+}
+
+void Shard::check_unchanged() const {
+  struct stat st {};
+  if (::fstat(file_.fd(), &st) != 0)
+    throw InputError(fmt::format("token shard '{}': cannot stat: {}", path_, std::strerror(errno)));
+  if (int64_t(st.st_size) != file_.size())
+    throw changed_shard(path_, int64_t(st.st_size), file_.size());
+}
+
 int32_t Shard::token(int64_t i) const {
-  const char* body = file_.data() + kShardHeaderBytes;
-  return width_ == TokenWidth::u16
-             ? static_cast<int32_t>(reinterpret_cast<const uint16_t*>(body)[i])
-             : static_cast<int32_t>(reinterpret_cast<const uint32_t*>(body)[i]);
+  int32_t out = 0;
+  read(i, 1, &out);
+  return out;
 }
 
 void Shard::read(int64_t first, int64_t n, int32_t* out) const {
   TRAINER_CHECK(first >= 0 && n >= 0 && first + n <= count_,
                 fmt::format("read of [{}, {}) outside shard '{}' of {} tokens", first, first + n,
                             path(), count_));
-  const char* body = file_.data() + kShardHeaderBytes;
-  if (width_ == TokenWidth::u16) {
-    const uint16_t* p = reinterpret_cast<const uint16_t*>(body) + first;
-    for (int64_t i = 0; i < n; ++i) out[i] = p[i];
-  } else {
-    const uint32_t* p = reinterpret_cast<const uint32_t*>(body) + first;
-    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int32_t>(p[i]);
+  const int64_t w = static_cast<int64_t>(token_width_bytes(width_));
+  if (w == 4) {  // uint32 ids below 2^31 (checked against the vocabulary) read in place
+    read_at(int64_t{kShardHeaderBytes} + first * 4, static_cast<size_t>(n * 4), out);
+    return;
+  }
+  // uint16: read into the upper half of out, then widen from the front (never overtaking).
+  char* raw = reinterpret_cast<char*>(out) + n * 2;
+  read_at(int64_t{kShardHeaderBytes} + first * 2, static_cast<size_t>(n * 2), raw);
+  widen<uint16_t>(raw, n, out);
+}
+
+void Shard::scan(const std::function<void(const int32_t*, int64_t, int64_t)>& fn) const {
+  std::vector<int32_t> buf(static_cast<size_t>(std::min(kScanChunk, count_)));
+  for (int64_t first = 0; first < count_; first += kScanChunk) {
+    const int64_t n = std::min(kScanChunk, count_ - first);
+    read(first, n, buf.data());
+    fn(buf.data(), n, first);
   }
 }
 
 int64_t Shard::max_token() const {
-  const char* body = file_.data() + kShardHeaderBytes;
-  return width_ == TokenWidth::u16 ? max_of(reinterpret_cast<const uint16_t*>(body), count_)
-                                   : max_of(reinterpret_cast<const uint32_t*>(body), count_);
+  int64_t m = -1;
+  scan([&](const int32_t* ids, int64_t n, int64_t) {
+    for (int64_t i = 0; i < n; ++i) m = std::max<int64_t>(m, static_cast<uint32_t>(ids[i]));
+  });
+  return m;
 }
 
 void write_shard(const std::string& path, const int32_t* tokens, size_t count, TokenWidth width) {

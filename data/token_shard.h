@@ -4,13 +4,21 @@
 //           of at most 65,536 ids) or uint32 (magic 20240801, version 7: larger vocabularies)
 //   file size == 1024 + bytes_per_token * token count, exactly.
 // This is what llm.c's data_common.write_datafile writes, so its shards load unchanged.
+//
+// Shards are read with pread(2), not memory-mapped: a shard truncated or rewritten in place
+// while a run reads it (an operator re-running `data prepare` into the same folder, a full
+// disk's cleanup) would kill a mapped reader with SIGBUS. A short read, and a size that
+// differs from the one checked at opening (check_unchanged(), called at each epoch), is an
+// InputError naming the shard. Replacing a shard by rename is harmless: the open descriptor
+// keeps reading the file that was checked.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
-#include "data/file_io.h"
+#include "kernels/base/regular_file.h"
 
 namespace trainer {
 
@@ -27,7 +35,7 @@ inline size_t token_width_bytes(TokenWidth w) { return w == TokenWidth::u16 ? 2 
 // The narrowest width that holds every id below vocab_size.
 TokenWidth token_width_for_vocab(int64_t vocab_size);
 
-// A shard opened read-only and memory-mapped; the header has been checked.
+// A shard opened read-only; the header has been checked.
 class Shard {
  public:
   // Checks magic, version, size against the header's count and, when vocab_size > 0, that
@@ -35,17 +43,27 @@ class Shard {
   // file, the value found and what was expected.
   Shard(const std::string& path, int64_t vocab_size);
 
-  const std::string& path() const { return file_.path(); }
+  const std::string& path() const { return path_; }
   int64_t tokens() const { return count_; }
   TokenWidth width() const { return width_; }
   int32_t token(int64_t i) const;
-  // Copies n tokens starting at first into out, widened to int32.
+  // Copies n tokens starting at first into out, widened to int32. A shard that has become
+  // shorter than its header says is an InputError naming it.
   void read(int64_t first, int64_t n, int32_t* out) const;
+  // Calls fn(ids, n, first) with consecutive chunks of the whole shard, widened to int32:
+  // ids[0, n) are tokens [first, first + n).
+  void scan(const std::function<void(const int32_t* ids, int64_t n, int64_t first)>& fn) const;
   // Largest id in the shard (-1 when empty).
   int64_t max_token() const;
+  // Throws InputError naming the shard when its size is no longer the one checked at opening.
+  void check_unchanged() const;
 
  private:
-  MappedFile file_;
+  // Reads the file's bytes [offset, offset + bytes) into out, or throws the changed-shard error.
+  void read_at(int64_t offset, size_t bytes, void* out) const;
+
+  std::string path_;
+  RegularFile file_;
   int64_t count_ = 0;
   TokenWidth width_ = TokenWidth::u16;
 };

@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "kernels/base/errors.h"
+#include "parallel/comm_text.h"
 
 namespace trainer {
 
@@ -97,9 +98,9 @@ std::unique_ptr<CheckpointLock> lock_checkpoint_dir(const std::string& dir, Comm
       error = e.what();
     }
   }
-  int32_t bad = error.empty() ? 0 : 1;
-  world.all_reduce(make_tensor(&bad, DType::i32, Device::cpu, {1}), ReduceOp::max);
-  if (bad) throw InputError(error.empty() ? "checkpoint.dir: " + dir + " could not be locked (see rank 0's message)" : error);
+  // Every rank stops with rank 0's own message.
+  error = broadcast_text(world, error, 0);
+  if (!error.empty()) throw InputError(error);
   return lock;
 }
 

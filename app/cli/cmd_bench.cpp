@@ -80,6 +80,8 @@ std::string profile_json(const std::vector<OpProfileRow>& rows, int steps) {
   return out + "]";
 }
 
+int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& recipe, MpiRuntime& mpi);
+
 int run_bench(const BenchOptions& o) {
   const std::optional<BenchData> data = enum_from_name(kBenchDataNames, o.data);
   if (!data) throw ConfigError("--data " + o.data + ": valid: " + enum_choices(kBenchDataNames));
@@ -89,9 +91,13 @@ int run_bench(const BenchOptions& o) {
   recipe.checkpoint.dir.clear();
   recipe.train.steps = std::max(recipe.train.steps, o.steps + o.warmup);
   MpiRuntime mpi(recipe.parallel.timeout_s);
+  return mpi.run([&] { return bench_under_mpi(o, *data, recipe, mpi); });
+}
+
+int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& recipe, MpiRuntime& mpi) {
   check_recipe_agreement(recipe, mpi.world());
   const bool rank0 = mpi.world().rank() == 0;
-  Trainer t(recipe, mpi.world(), mpi.local_rank(), *data == BenchData::recipe ? DataNeed::train : DataNeed::none,
+  Trainer t(recipe, mpi.world(), mpi.local_rank(), data == BenchData::recipe ? DataNeed::train : DataNeed::none,
             o.profile ? OpProfile::on : OpProfile::off);
   t.set_sync_timing(true);
   print_run_report(t, rank0 && !o.json ? Reporting::on : Reporting::off);

@@ -160,7 +160,9 @@ int run_inspect(const InspectArgs& a) {
                  shard.max_token());
       if (tok) {
         int64_t docs = 0;
-        for (int64_t i = 0; i < shard.tokens(); ++i) docs += shard.token(i) == tok->eot();
+        shard.scan([&](const int32_t* ids, int64_t n, int64_t) {
+          for (int64_t i = 0; i < n; ++i) docs += ids[i] == tok->eot();
+        });
         fmt::print(", {} end-of-text ids, all below vocab {}", thousands(docs), tok->vocab_size());
       }
       fmt::print("\n");

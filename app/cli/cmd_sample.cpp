@@ -32,6 +32,8 @@ struct SampleOptions {
   std::vector<std::string> overrides;
 };
 
+int sample_under_mpi(const SampleOptions& o, const std::string& dir, const Recipe& recipe, MpiRuntime& mpi);
+
 int run_sample(const SampleOptions& o) {
   if (o.tokens < 1) throw ConfigError("--tokens " + std::to_string(o.tokens) + ": valid: >= 1");
   if (o.top_k < 0) throw ConfigError("--top-k " + std::to_string(o.top_k) + ": valid: >= 0 (0 = no limit)");
@@ -44,6 +46,10 @@ int run_sample(const SampleOptions& o) {
   overrides.insert(overrides.end(), o.overrides.begin(), o.overrides.end());
   Recipe recipe = load_recipe_text(manifest.recipe_yaml, dir + "/manifest.yaml (recipe)", overrides);
   MpiRuntime mpi(recipe.parallel.timeout_s);
+  return mpi.run([&] { return sample_under_mpi(o, dir, recipe, mpi); });
+}
+
+int sample_under_mpi(const SampleOptions& o, const std::string& dir, const Recipe& recipe, MpiRuntime& mpi) {
   check_recipe_agreement(recipe, mpi.world());
   const bool rank0 = mpi.world().rank() == 0;
   Trainer t(recipe, mpi.world(), mpi.local_rank(), DataNeed::none);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/base/errors.h"
+#include "parallel/comm_text.h"
 
 namespace trainer {
 
@@ -62,13 +63,7 @@ std::string first_recipe_difference(const std::string& theirs, const std::string
 void check_recipe_agreement(const Recipe& recipe, Comm& world) {
   if (world.size() == 1) return;
   const std::string mine = std::string("program_version: ") + TRAINER_VERSION + "\n" + recipe_to_yaml(recipe);
-  // Rank 0's text to everyone: its length first, then the bytes.
-  int32_t length = world.rank() == 0 ? int32_t(mine.size()) : 0;
-  world.broadcast(make_tensor(&length, DType::i32, Device::cpu, {1}), 0);
-  std::vector<int32_t> words((size_t(length) + 3) / 4, 0);
-  if (world.rank() == 0) std::memcpy(words.data(), mine.data(), mine.size());
-  if (!words.empty()) world.broadcast(make_tensor(words.data(), DType::i32, Device::cpu, {int64_t(words.size())}), 0);
-  const std::string theirs(reinterpret_cast<const char*>(words.data()), size_t(length));
+  const std::string theirs = broadcast_text(world, mine, 0);
   const std::string diff = world.rank() == 0 ? "" : first_recipe_difference(theirs, mine);
 
   // Every rank's verdict, in a fixed-size slot, to everyone.

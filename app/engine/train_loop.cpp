@@ -59,10 +59,7 @@ void note_other_runs(const std::string& dir, const std::string& run) {
              dir, others.size(), others.size() == 1 ? "" : "s", fs::path(others.front().dir).filename().string(), run);
 }
 
-}  // namespace
-
-int run_training(const Recipe& recipe, int64_t stop_at) {
-  MpiRuntime mpi(recipe.parallel.timeout_s);
+int train_under_mpi(const Recipe& recipe, int64_t stop_at, MpiRuntime& mpi) {
   check_recipe_agreement(recipe, mpi.world());
   const bool rank0 = mpi.world().rank() == 0;
   const Reporting reporting = rank0 ? Reporting::on : Reporting::off;
@@ -177,6 +174,13 @@ int run_training(const Recipe& recipe, int64_t stop_at) {
     std::fflush(stdout);
   }
   return 0;
+}
+
+}  // namespace
+
+int run_training(const Recipe& recipe, int64_t stop_at) {
+  MpiRuntime mpi(recipe.parallel.timeout_s);
+  return mpi.run([&] { return train_under_mpi(recipe, stop_at, mpi); });
 }
 
 }  // namespace trainer

@@ -17,6 +17,17 @@ make_byte_data() {
   "$trainer" data prepare --input "$dir/text.txt" --tokenizer byte --out "$dir" --val-fraction 0.1 --quiet >/dev/null
 }
 
+# Files outside the scratch directory must not change: mark_outside records the time, and
+# expect_outside_unchanged fails naming any file of the source tree (the tests' working
+# directory; build folders and .git aside) written since.
+mark_outside() { touch "$work/.outside_mark"; }
+expect_outside_unchanged() {
+  local src changed
+  src=$(pwd)
+  changed=$(find "$src" \( -path "$src/build*" -o -path "$src/.git" \) -prune -o -newer "$work/.outside_mark" -print)
+  [[ -z "$changed" ]] || fail "files outside the test's scratch directory changed: $changed"
+}
+
 # losses FILE: "step loss" lines of the train records of a metrics file.
 losses() { grep '"loss"' "$1" | sed -E 's/.*"step": ([0-9]+).*"loss": ([^,}]+).*/\1 \2/'; }
 
