@@ -35,6 +35,16 @@ same_losses() {
     END { exit bad }'
 }
 
+# mark_outside: remembers now; outside_unchanged: fails when a file of the source tree (the
+# current directory, build folders and .git aside) changed since, i.e. outside the scratch
+# directory the test owns.
+mark_outside() { touch "$work/.outside_stamp"; }
+outside_unchanged() {
+  local changed
+  changed=$(find "$PWD" \( -path "$PWD/build*" -o -path "$PWD/.git" \) -prune -o -newer "$work/.outside_stamp" -print)
+  [[ -z "$changed" ]] || fail "files outside the test's scratch directory changed: $changed"
+}
+
 # expect_refusals SECONDS ROW...: each ROW is "REGEX|ARGS" (ARGS split on spaces). The trainer,
 # run with ARGS and no input, must exit 2 within SECONDS (124 means it hung) with output that
 # matches the extended REGEX and holds no 40-digit number. Sets refusals to the rows checked.
