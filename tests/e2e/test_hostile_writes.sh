@@ -68,7 +68,7 @@ rows=$refusals
 full="$work/full"
 mkdir -p "$full"
 if mount -t tmpfs -o size=64k tmpfs "$full" 2> /dev/null; then
-  trap 'umount "$full" 2> /dev/null; rm -rf "$work"' EXIT
+  trap 'umount "$full" 2> /dev/null || true; rm -rf "$work"' EXIT
   echo "old model" > "$full/model.bin"
   echo "old weights" > "$full/model.safetensors"
   mkdir -p "$full/shards"
@@ -94,6 +94,7 @@ if mount -t tmpfs -o size=64k tmpfs "$full" 2> /dev/null; then
     echo "ok: full disk, $kind"
   done
   umount "$full"
+  trap 'rm -rf "$work"' EXIT
 else
   echo "note: mounting a tmpfs is not permitted here; the full-disk cases are covered by the unit test's failed write"
 fi
