@@ -9,6 +9,7 @@
 #include <set>
 
 #include "kernels/base/errors.h"
+#include "kernels/base/excerpt.h"
 #include "kernels/base/regular_file.h"
 
 namespace trainer {
@@ -28,19 +29,19 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
   if (!has_wildcard(pattern)) {
     struct stat st {};
     if (::stat(pattern.c_str(), &st) != 0)
-      throw InputError(fmt::format("file '{}' not found", pattern));
+      throw InputError(fmt::format("file '{}' not found", excerpt(pattern)));
     if (!S_ISREG(st.st_mode))
-      throw InputError(fmt::format("'{}' is {}, not a regular file", pattern, describe_path_kind(pattern)));
+      throw InputError(fmt::format("'{}' is {}, not a regular file", excerpt(pattern), describe_path_kind(pattern)));
     return {pattern};
   }
   GlobResult r;
   const int rc = ::glob(pattern.c_str(), GLOB_ERR, nullptr, &r.g);
   if (rc == GLOB_NOMATCH || (rc == 0 && r.g.gl_pathc == 0))
-    throw InputError(fmt::format("no file matches the pattern '{}'", pattern));
+    throw InputError(fmt::format("no file matches the pattern '{}'", excerpt(pattern)));
   if (rc == GLOB_NOSPACE) throw std::bad_alloc();
   if (rc != 0)
     throw InputError(fmt::format("cannot read a directory while expanding the pattern '{}'",
-                                 pattern));
+                                 excerpt(pattern)));
   // Everything a pattern matches must be a shard: a directory, FIFO or broken link among the
   // matches is a mistake worth stopping for, not something to skip in silence.
   std::vector<std::string> files;
@@ -50,7 +51,7 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
     if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
       throw InputError(fmt::format("the pattern '{}' matches '{}', which is {}; only regular files can be read "
                                    "(narrow the pattern or move it away)",
-                                   pattern, path, describe_path_kind(path)));
+                                   excerpt(pattern), path, describe_path_kind(path)));
     files.push_back(path);
   }
   return files;
@@ -66,10 +67,10 @@ std::vector<std::string> expand_glob_list(const std::string& patterns) {
                                                                               : comma - start);
     if (one.empty())
       throw InputError(fmt::format("empty pattern in the list '{}' (patterns are separated by "
-                                   "commas)", patterns));
+                                   "commas)", excerpt(patterns)));
     for (std::string& f : expand_glob(one)) {
       if (!seen.insert(f).second)
-        throw InputError(fmt::format("file '{}' is matched twice by '{}'", f, patterns));
+        throw InputError(fmt::format("file '{}' is matched twice by '{}'", f, excerpt(patterns)));
       files.push_back(std::move(f));
     }
     if (comma == std::string::npos) break;

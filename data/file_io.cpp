@@ -13,12 +13,13 @@
 
 #include "kernels/base/errors.h"
 #include "kernels/base/regular_file.h"
+#include "kernels/base/excerpt.h"
 
 namespace trainer {
 namespace {
 
 [[noreturn]] void fail_io(const std::string& what, const std::string& path, int err) {
-  throw InputError(fmt::format("{} '{}': {}", what, path, std::strerror(err)));
+  throw InputError(fmt::format("{} '{}': {}", what, excerpt(path), std::strerror(err)));
 }
 
 struct Fd {

@@ -10,6 +10,7 @@
 #include "data/json_string_map.h"
 #include "data/unicode_classes.h"
 #include "kernels/base/errors.h"
+#include "kernels/base/excerpt.h"
 
 namespace trainer {
 
@@ -70,12 +71,12 @@ void load_encoder(const std::string& path, const TokenDecoder& dec, Gpt2Vocab* v
   for (const auto& [token, id] : entries) {
     if (id < 0 || static_cast<size_t>(id) >= n)
       throw InputError(fmt::format("{}: token '{}' has id {}, outside 0..{} (ids must be dense)",
-                                   path, token, id, n - 1));
+                                   path, excerpt(token), id, n - 1));
     if (seen[static_cast<size_t>(id)])
-      throw InputError(fmt::format("{}: id {} is used twice (again by '{}')", path, id, token));
+      throw InputError(fmt::format("{}: id {} is used twice (again by '{}')", path, id, excerpt(token)));
     if (!dec.to_bytes(token, &bytes))
       throw InputError(fmt::format(
-          "{}: token '{}' (id {}) has a character outside GPT-2's byte alphabet", path, token, id));
+          "{}: token '{}' (id {}) has a character outside GPT-2's byte alphabet", path, excerpt(token), id));
     seen[static_cast<size_t>(id)] = true;
     vocab->token_bytes[static_cast<size_t>(id)] = bytes;
     (*id_of)[bytes] = static_cast<int32_t>(id);
@@ -99,11 +100,12 @@ void load_merges(const std::string& path, const TokenDecoder& dec,
   int line_no = 0;
   int32_t rank = 0;
   std::string a_bytes, b_bytes;
+  std::unordered_map<uint64_t, int> line_of_pair;
   auto lookup = [&](const std::string& token, const std::string& bytes) {
     auto it = id_of.find(bytes);
     if (it == id_of.end())
       throw InputError(fmt::format("{}:{}: '{}' is not a token of encoder.json", path, line_no,
-                                   token));
+                                   excerpt(token)));
     return it->second;
   };
   while (pos < text.size()) {
@@ -116,21 +118,27 @@ void load_merges(const std::string& path, const TokenDecoder& dec,
     if (line_no == 1) {
       if (line.rfind("#version", 0) != 0)
         throw InputError(fmt::format("{}:1: expected a '#version: ...' first line, found '{}'",
-                                     path, line));
+                                     path, excerpt(line)));
       continue;
     }
     if (line.empty()) continue;
     const size_t sp = line.find(' ');
     if (sp == std::string::npos || sp == 0 || line.find(' ', sp + 1) != std::string::npos)
       throw InputError(fmt::format("{}:{}: expected two tokens separated by one space, found '{}'",
-                                   path, line_no, line));
+                                   path, line_no, excerpt(line)));
     const std::string a = line.substr(0, sp), b = line.substr(sp + 1);
     if (!dec.to_bytes(a, &a_bytes) || !dec.to_bytes(b, &b_bytes))
       throw InputError(fmt::format("{}:{}: '{}' has a character outside GPT-2's byte alphabet",
-                                   path, line_no, line));
+                                   path, line_no, excerpt(line)));
     const int32_t left = lookup(a, a_bytes);
     const int32_t right = lookup(b, b_bytes);
     const int32_t merged = lookup(a + b, a_bytes + b_bytes);
+    // A second rule for a pair would silently change its rank (the table keeps one rule per
+    // pair); OpenAI's file has none, so one is a damaged or hand-edited file.
+    const auto [first, fresh] = line_of_pair.emplace((uint64_t(uint32_t(left)) << 32) | uint32_t(right), line_no);
+    if (!fresh)
+      throw InputError(fmt::format("{}:{}: the merge '{}' repeats the one on line {}; each pair may be merged once",
+                                   path, line_no, excerpt(line), first->second));
     vocab->merges.add(left, right, MergeRule{rank++, merged});
   }
   if (line_no == 0) throw InputError(fmt::format("{}: empty file", path));

@@ -24,7 +24,8 @@ struct Gpt2Vocab {
 std::array<uint32_t, 256> gpt2_byte_to_codepoint();
 
 // Loads dir/encoder.json and dir/vocab.bpe. Checks: ids are 0..N-1 each once, every byte has
-// a token, every merge's halves and result are tokens, "<|endoftext|>" exists. A missing or
+// a token, every merge's halves and result are tokens, no pair is merged twice (a repeat would
+// silently re-rank it), "<|endoftext|>" exists. A missing or
 // malformed file is an InputError naming it (and the line, for vocab.bpe).
 Gpt2Vocab load_gpt2_vocab(const std::string& dir);
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <utility>
 
 #include "data/documents.h"
 #include "data/file_glob.h"
@@ -14,6 +15,7 @@
 #include "data/token_shard.h"
 #include "data/shuffle.h"
 #include "kernels/base/errors.h"
+#include "kernels/base/output_target.h"
 
 namespace trainer {
 namespace fs = std::filesystem;
@@ -123,6 +125,38 @@ bool is_shard_name(const std::string& name) {
   return true;
 }
 
+// Removes the staging directory however prepare ends, so a failed run (a full disk, a bad
+// input) leaves the output directory as it found it. Best effort: on the error path the error
+// being reported matters more than a failed clean-up.
+class StagingCleanup {
+ public:
+  explicit StagingCleanup(fs::path dir) : dir_(std::move(dir)) {}
+  ~StagingCleanup() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  StagingCleanup(const StagingCleanup&) = delete;
+  StagingCleanup& operator=(const StagingCleanup&) = delete;
+
+ private:
+  fs::path dir_;
+};
+
+// Refuses an output directory that is a checkpoint, or that holds something other than a file
+// under a shard's name: publishing removes or replaces every such name, and a device or FIFO
+// there is never meant to be deleted. Checked before any work, so nothing is left behind.
+void check_out_dir(const std::string& dir) {
+  const std::string problem = checkpoint_dir_problem(dir);
+  if (!problem.empty())
+    throw InputError(fmt::format("data prepare: cannot write shards into --out '{}': {}", dir, problem));
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!is_shard_name(it->path().filename().string())) continue;
+    const std::string kind = non_regular_target_problem(it->path().string());
+    if (!kind.empty()) throw InputError(fmt::format("data prepare: cannot replace '{}': {}", it->path().string(), kind));
+  }
+}
+
 // Replaces the shards of an earlier run with the staged ones; returns how many old shards
 // had no new namesake.
 int64_t publish(const fs::path& out, const fs::path& staging, const std::vector<std::string>& names) {
@@ -151,6 +185,7 @@ int64_t publish(const fs::path& out, const fs::path& staging, const std::vector<
 
 PrepareSummary prepare_shards(const PrepareOptions& o, const PrepareProgress& progress) {
   check_options(o);
+  check_out_dir(o.out_dir);
   const auto tokenizer = make_tokenizer(o.tokenizer, o.tokenizer_dir);
   PrepareSummary sum;
   sum.vocab_size = tokenizer->vocab_size();
@@ -183,6 +218,7 @@ PrepareSummary prepare_shards(const PrepareOptions& o, const PrepareProgress& pr
   fs::create_directories(staging, ec);
   if (ec)
     throw InputError(fmt::format("cannot create '{}': {}", staging.string(), ec.message()));
+  const StagingCleanup cleanup(staging);
 
   const TokenWidth width = token_width_for_vocab(tokenizer->vocab_size());
   ShardSink train(staging.string(), "train", o.shard_tokens, width);

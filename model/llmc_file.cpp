@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -238,9 +240,29 @@ void check_llmc_config(const std::string& recipe_path, const std::string& file_p
                         " (" + f.recipe_key + "); the model section must match the file");
 }
 
+void LlmcModelFile::check_finite() const {
+  constexpr int64_t kChunk = int64_t(1) << 18;  // floats per read: 1 MiB
+  std::vector<float> chunk;
+  for_each_in_file_order(config_, [&](const std::string& name, int64_t n) {
+    for (int64_t begin = 0; begin < n; begin += kChunk) {
+      const int64_t end = std::min(n, begin + kChunk);
+      chunk.resize(size_t(end - begin));
+      read(name, {begin, end}, chunk.data());
+      for (size_t i = 0; i < chunk.size(); ++i)
+        if (!std::isfinite(chunk[i]))
+          throw InputError("llm.c model file '" + path_ + "': tensor " + name + " element " +
+                           std::to_string(begin + int64_t(i)) + " is " + (std::isnan(chunk[i]) ? "nan" : "inf") +
+                           "; model.init_from needs finite weights (valid: every value a finite fp32 number)");
+    }
+  });
+}
+
 void load_llmc_into(ParamStore& store, const std::string& file_path, const std::string& recipe_path) {
   LlmcModelFile file(file_path);
   check_llmc_config(recipe_path, file_path, file.config(), store.layout().config());
+  // The whole file, on every rank, before anything is loaded: each rank holds only some
+  // slices, but all must agree to refuse the file (and rank 0 must be the one to say why).
+  file.check_finite();
   store.load([&](const ParamSpec& spec, Range range, float* out) { file.read(spec.name, range, out); });
 }
 

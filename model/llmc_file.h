@@ -48,6 +48,9 @@ class LlmcModelFile {
   // Global flat elements [range.begin, range.end) of tensor `name` into out.
   void read(const std::string& name, Range range, float* out) const;
   std::vector<float> read_all(const std::string& name) const;
+  // InputError naming the file, the first tensor (in file order) holding a NaN or an infinity,
+  // its first such element and which it is; reads the whole file in 1 MiB pieces.
+  void check_finite() const;
 
  private:
   std::string path_;
@@ -75,8 +78,8 @@ void write_llmc_model(const std::string& path, const GptConfig& config, const Ll
 void check_llmc_config(const std::string& recipe_path, const std::string& file_path, const GptConfig& file,
                        const GptConfig& recipe);
 
-// model.init_from: checks the file against the store's model and sets every parameter this
-// rank holds from it.
+// model.init_from: checks the file against the store's model and that every weight is finite
+// (a NaN or inf would poison the first step), then sets every parameter this rank holds from it.
 void load_llmc_into(ParamStore& store, const std::string& file_path, const std::string& recipe_path);
 
 }  // namespace trainer

@@ -11,6 +11,7 @@
 #include "app/checkpoint/checkpoint_open.h"
 #include "app/checkpoint/checkpoint_validate.h"
 #include "kernels/base/errors.h"
+#include "kernels/base/excerpt.h"
 
 namespace trainer {
 
@@ -18,12 +19,12 @@ namespace {
 
 TpSplit parse_split(const std::string& s, const std::string& where) {
   if (std::optional<TpSplit> split = enum_from_name(kTpSplitNames, s)) return *split;
-  throw InputError(where + ": unknown tensor split '" + s + "'; valid: " + enum_choices(kTpSplitNames));
+  throw InputError(where + ": unknown tensor split '" + excerpt(s) + "'; valid: " + enum_choices(kTpSplitNames));
 }
 
 OptimizerState parse_state(const std::string& s, const std::string& where) {
   if (std::optional<OptimizerState> state = enum_from_name(kOptimizerStateNames, s)) return *state;
-  throw InputError(where + ": unknown state '" + s + "'; valid: " + enum_choices(kOptimizerStateNames));
+  throw InputError(where + ": unknown state '" + excerpt(s) + "'; valid: " + enum_choices(kOptimizerStateNames));
 }
 
 // node[key] as T; a missing key or a value of another type is an InputError naming the entry
@@ -37,7 +38,7 @@ T field(const YAML::Node& node, const char* key, const std::string& path, const 
     return v.as<T>();
   } catch (const YAML::Exception&) {
     throw InputError(path + ": malformed checkpoint manifest: " + name + " " +
-                     (v.IsScalar() ? "'" + v.Scalar().substr(0, 80) + "'" : std::string("(not a scalar)")) +
+                     (v.IsScalar() ? "'" + excerpt(v.Scalar()) + "'" : std::string("(not a scalar)")) +
                      " is not a valid value");
   }
 }
@@ -58,14 +59,14 @@ YAML::Node sequence(const YAML::Node& node, const char* key, const std::string& 
 // 1 to 16 hex digits, nothing else (a checksum as manifest_to_yaml writes it).
 uint64_t parse_hex64(const std::string& s, const std::string& where) {
   if (s.empty() || s.size() > 16)
-    throw InputError(where + " '" + s.substr(0, 80) + "': malformed checkpoint manifest: not 1 to 16 hex digits");
+    throw InputError(where + " '" + excerpt(s) + "': malformed checkpoint manifest: not 1 to 16 hex digits");
   uint64_t v = 0;
   for (char ch : s) {
     const int d = ch >= '0' && ch <= '9'   ? ch - '0'
                   : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
                   : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
                                            : -1;
-    if (d < 0) throw InputError(where + " '" + s + "': malformed checkpoint manifest: not 1 to 16 hex digits");
+    if (d < 0) throw InputError(where + " '" + excerpt(s) + "': malformed checkpoint manifest: not 1 to 16 hex digits");
     v = v << 4 | uint64_t(d);
   }
   return v;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/base/errors.h"
+#include "kernels/base/excerpt.h"
 
 namespace trainer {
 
@@ -28,15 +29,16 @@ template <typename T>
 
 // A name as text in quotes, control characters (NUL included) escaped.
 std::string quoted(const std::string& s) {
+  const Excerpt e = split_excerpt(s);
   std::string out = "'";
-  for (char ch : s) {
+  for (char ch : e.shown) {
     const auto u = static_cast<unsigned char>(ch);
     if (u < 0x20 || u == 0x7f)
       out += fmt::format("\\x{:02x}", u);
     else
       out += ch;
   }
-  return out + "'";
+  return out + "'" + e.tail;
 }
 
 void check_header(const CkptManifest& m, const std::string& path) {

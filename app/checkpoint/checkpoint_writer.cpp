@@ -146,7 +146,7 @@ std::string save_checkpoint(Trainer& t, const LoaderState& loader_state, const C
       if (::rename(tmp_dir.c_str(), final_dir.c_str()) != 0)
         throw InputError(std::string("cannot rename to ") + final_dir + ": " + std::strerror(errno));
       sync_directory(root);
-      write_file_atomically((fs::path(root) / "latest").string(), "checkpoint pointer", name + "\n");
+      write_checkpoint_file_atomically((fs::path(root) / "latest").string(), "checkpoint pointer", name + "\n");
     } catch (const InputError& e) {
       error = e.what();
     }

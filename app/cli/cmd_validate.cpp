@@ -12,6 +12,7 @@
 #include "app/cli/cli_checks.h"
 #include "app/cli/commands.h"
 #include "app/recipe/recipe.h"
+#include "app/recipe/recipe_checks.h"
 
 namespace trainer {
 namespace {
@@ -31,6 +32,7 @@ int run_validate(const ValidateOptions& opt) {
                                  recipe.parallel.pipeline, recipe.world(),
                                  recipe.world() == 1 ? "" : "s",
                                  opt.world > 0 ? " (checked against --world)" : "");
+  for (const std::string& note : recipe_notes(recipe)) text += "# " + note + "\n";
   text += recipe_to_yaml(recipe);
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);

@@ -17,6 +17,7 @@
 #include "app/engine/preemption.h"
 #include "app/engine/run_report.h"
 #include "app/engine/trainer.h"
+#include "app/recipe/recipe_checks.h"
 #include "data/tokenizer.h"
 #include "parallel/mpi_runtime.h"
 
@@ -75,6 +76,8 @@ int train_under_mpi(const Recipe& recipe, int64_t stop_at, MpiRuntime& mpi) {
   }
   Trainer t(recipe, mpi.world(), mpi.local_rank());
   print_run_report(t, reporting);
+  if (rank0)
+    for (const std::string& note : recipe_notes(recipe)) fmt::print("{}\n", note);
   const Resumed resumed = resume_from_checkpoint(t, reporting);
   const std::string run = resumed.dir.empty() ? new_run_id(mpi.world()) : resumed.run;
   if (checkpoints_on && resumed.dir.empty() && rank0) note_other_runs(recipe.checkpoint.dir, run);

@@ -170,4 +170,17 @@ void check_layout(const Recipe& recipe, int world_size) {
                                   world_size, world_size));
 }
 
+std::vector<std::string> recipe_notes(const Recipe& r) {
+  std::vector<std::string> notes;
+  const LrScheduleConfig& s = r.train.lr_schedule;
+  if (s.warmup_steps > r.train.steps)
+    notes.push_back(fmt::format(
+        "lr_schedule: note: train.lr_schedule.warmup_steps {} is more than train.steps {}: the run ends during "
+        "warm-up, at {:.3g} of train.optimizer.lr, and the {} schedule never starts (valid without this note: "
+        "warmup_steps <= {})",
+        s.warmup_steps, r.train.steps, double(r.train.steps) / double(s.warmup_steps), lr_kind_name(s.kind),
+        r.train.steps));
+  return notes;
+}
+
 }  // namespace trainer

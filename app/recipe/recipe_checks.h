@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "app/recipe/recipe.h"
 
@@ -22,5 +23,10 @@ struct KeyOrigins {
 // Throws ConfigError for the first cross-field rule that `recipe` breaks. `recipe` has its
 // defaults filled and train.seq_len resolved.
 void check_recipe(const Recipe& recipe, const KeyOrigins& origins);
+
+// Combinations that are allowed but rarely meant, one line each ("lr_schedule: note: ..."),
+// printed by train (rank 0) and validate. A warm-up longer than the run is one: it is how
+// short debug runs of a production recipe (--set train.steps=5) look, so it is not refused.
+std::vector<std::string> recipe_notes(const Recipe& recipe);
 
 }  // namespace trainer

@@ -17,6 +17,7 @@
 #include "app/recipe/recipe_schema.h"
 #include "app/recipe/recipe_value.h"
 #include "kernels/base/errors.h"
+#include "kernels/base/excerpt.h"
 #include "kernels/base/regular_file.h"
 
 namespace trainer {
@@ -79,7 +80,7 @@ void check_text_bytes(const std::string& text, const std::string& origin_name, T
     if (n == 0 || control || c == 0x7f) {
       std::string where = origin == TextOrigin::file
                               ? fmt::format("{}:{}:{}", origin_name, line, i - line_start + 1)
-                              : "--set " + origin_name;
+                              : "--set " + excerpt(origin_name);
       throw ConfigError(fmt::format(
           "{}: byte 0x{:02x} is {}; a recipe must be UTF-8 text without control characters",
           where, c, n == 0 ? "not valid UTF-8" : "a control character"));
@@ -90,6 +91,17 @@ void check_text_bytes(const std::string& text, const std::string& origin_name, T
     }
     i += n;
   }
+}
+
+// A recipe means what it says: an explicit tag (!!map, !!str, !custom) would be ignored by
+// the reader, so on a map, a list or a key it is refused like one on a value. "?" is the
+// non-specific tag of untagged nodes, "!" that of quoted scalars.
+void check_untagged(const YAML::Node& node, const std::string& where, const std::string& what,
+                    const std::string& valid) {
+  const std::string& tag = node.Tag();
+  if (tag.empty() || tag == "?" || (tag == "!" && node.IsScalar())) return;
+  throw ConfigError(fmt::format("{}: {}: explicit YAML tag {} is not supported; write it without the tag; valid: {}",
+                                where, what, excerpt(tag), valid));
 }
 
 [[noreturn]] void unknown_key(const std::string& name, const std::string& section,
@@ -110,7 +122,7 @@ void check_text_bytes(const std::string& text, const std::string& origin_name, T
     if (!elsewhere.empty()) hint = elsewhere.front();
   }
   throw ConfigError(fmt::format("{}: unknown key {} in {}; {}valid keys here: {}", where,
-                                yaml_quote(name),
+                                message_quote(name),
                                 section.empty() ? std::string("the top level") : "section " + section,
                                 hint.empty() ? "" : "did you mean " + hint + "? ", join(siblings)));
 }
@@ -129,12 +141,14 @@ class RecipeReader {
         throw ConfigError(fmt::format("{}: a key must be a name, not {}; valid keys here: {}",
                                       source.at(key.Mark()), key.IsMap() ? "a map" : "a list",
                                       join(section_children(section))));
+      check_untagged(key, source.at(key.Mark()), "key " + message_quote(key.Scalar()),
+                     "a plain key: " + join(section_children(section)));
       const std::string& name = key.Scalar();
       // Dotted keys would give a second spelling of nested ones and dodge duplicate checks.
       if (name.find('.') != std::string::npos)
         throw ConfigError(fmt::format("{}: key {} contains a dot; write sections as nested maps, "
                                       "e.g. train: {{optimizer: {{lr: 0.001}}}}",
-                                      source.at(key.Mark()), yaml_quote(name)));
+                                      source.at(key.Mark()), message_quote(name)));
       const std::string path = child_path(section, name);
       auto first = seen.find(name);
       if (first != seen.end())
@@ -158,8 +172,10 @@ class RecipeReader {
         throw ConfigError(fmt::format("{}: {} is a section and takes a map of keys, got {}; "
                                       "valid keys: {}",
                                       source.at(value.Mark()), path,
-                                      value.IsSequence() ? "a list" : "the value " + value.Scalar(),
+                                      value.IsSequence() ? "a list" : "the value " + excerpt(value.Scalar()),
                                       join(section_children(path))));
+      check_untagged(value, source.at(value.Mark()), "section " + path,
+                     "a plain map of the keys " + join(section_children(path)));
       read_section(value, path, source);
       return;
     }
@@ -175,7 +191,7 @@ class RecipeReader {
     size_t eq = arg.find('=');
     if (eq == std::string::npos || eq == 0)
       throw ConfigError(fmt::format("--set {}: expected section.key=value, e.g. --set train.steps=100",
-                                    arg));
+                                    excerpt(arg)));
     const std::string path = arg.substr(0, eq);
     const std::string text = arg.substr(eq + 1);
     check_text_bytes(arg, arg, TextOrigin::set_argument);
@@ -187,7 +203,7 @@ class RecipeReader {
       std::string hint = closest_name(path, all);
       throw ConfigError(fmt::format("--set {}: unknown key {}; {}keys are section.key as listed in "
                                     "configs/README.md",
-                                    arg, path, hint.empty() ? "" : "did you mean " + hint + "? "));
+                                    excerpt(arg), excerpt(path), hint.empty() ? "" : "did you mean " + hint + "? "));
     }
     bool literal = key && std::holds_alternative<StringField>(key->field) &&
                    (text.empty() || (text[0] != '"' && text[0] != '\''));
@@ -200,7 +216,7 @@ class RecipeReader {
     try {
       value = YAML::Load(text);
     } catch (const YAML::Exception& e) {
-      throw ConfigError(fmt::format("--set {}: the value is not valid YAML ({})", arg, e.msg));
+      throw ConfigError(fmt::format("--set {}: the value is not valid YAML ({})", excerpt(arg), e.msg));
     }
     read_entry(path, YAML::Mark::null_mark(), value, source);
   }
@@ -257,7 +273,9 @@ Recipe load_recipe_text(const std::string& text, const std::string& path,
     throw ConfigError(fmt::format("{}: a recipe is a map of sections ({}), got {}",
                                   YamlSource{path, ""}.at(root.Mark()),
                                   join(section_children("")),
-                                  root.IsSequence() ? "a list" : "the value " + root.Scalar()));
+                                  root.IsSequence() ? "a list" : "the value " + excerpt(root.Scalar())));
+  check_untagged(root, YamlSource{path, ""}.at(root.Mark()), "the recipe",
+                 "a plain map of the sections " + join(section_children("")));
   Recipe recipe;
   recipe.path = path;
   KeyOrigins origins;

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "kernels/base/enum_names.h"
+#include "kernels/base/excerpt.h"
 
 namespace trainer {
 namespace {
@@ -146,7 +147,9 @@ std::vector<KeySpec> build_schema() {
   s.push_back(choice_key("train.lr_schedule.kind", TRAINER_CHOICE(train.lr_schedule.kind, kLrKindNames),
                          "shape after warm-up; wsd = warmup-stable-decay"));
   s.push_back(make_key("train.lr_schedule.warmup_steps", TRAINER_FIELD(train.lr_schedule.warmup_steps),
-                  at_least(0), kNone, "steps of linear warm-up from 0 to lr"));
+                  at_least(0), kNone,
+                  "steps of linear warm-up from 0 to lr; more than train.steps is allowed, with a note (the run ends "
+                  "in warm-up)"));
   s.push_back(make_key("train.lr_schedule.min_lr_ratio", TRAINER_FIELD(train.lr_schedule.min_lr_ratio),
                   at_least(0), at_most(1), "final learning rate as a fraction of lr"));
   s.push_back(make_key("train.lr_schedule.decay_fraction",
@@ -370,6 +373,11 @@ std::string yaml_quote(const std::string& text) {
     }
   }
   return out + "\"";
+}
+
+std::string message_quote(const std::string& text) {
+  const Excerpt e = split_excerpt(text);
+  return yaml_quote(std::string(e.shown)) + e.tail;
 }
 
 std::string closest_name(const std::string& name, const std::vector<std::string>& candidates) {

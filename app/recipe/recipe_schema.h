@@ -71,6 +71,9 @@ std::string key_value_yaml(const KeySpec& key, const Recipe& recipe);
 
 // A YAML double-quoted string with escapes.
 std::string yaml_quote(const std::string& text);
+// A user's value quoted for a message: yaml_quote of its excerpt (kernels/base/excerpt.h), then
+// "... (N bytes)" when it was cut.
+std::string message_quote(const std::string& text);
 // The candidate closest to `name` by edit distance (with transpositions), "" when none is
 // close enough to be a plausible typo.
 std::string closest_name(const std::string& name, const std::vector<std::string>& candidates);

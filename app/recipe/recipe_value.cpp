@@ -12,11 +12,12 @@
 #include <optional>
 
 #include "kernels/base/errors.h"
+#include "kernels/base/excerpt.h"
 
 namespace trainer {
 
 std::string YamlSource::at(const YAML::Mark& mark) const {
-  if (!override_arg.empty()) return "--set " + override_arg;
+  if (!override_arg.empty()) return "--set " + excerpt(override_arg);
   if (mark.line < 0 || mark.column < 0) return file;
   return fmt::format("{}:{}:{}", file, mark.line + 1, mark.column + 1);
 }
@@ -36,8 +37,8 @@ std::string describe(const YAML::Node& node) {
   if (node.IsSequence()) return "a list";
   if (node.IsMap()) return "a map";
   if (node.IsNull()) return "nothing";
-  if (node.Tag() == kQuotedTag) return "the quoted string " + yaml_quote(node.Scalar());
-  return node.Scalar();
+  if (node.Tag() == kQuotedTag) return "the quoted string " + message_quote(node.Scalar());
+  return excerpt(node.Scalar());
 }
 
 bool all_of_chars(const std::string& text, const char* allowed) {
@@ -74,7 +75,7 @@ std::string scalar_text(const KeySpec& key, const YAML::Node& node, const std::s
   if (!node.IsScalar()) fail(where, key, fmt::format("expected {}, got {}", type_words, describe(node)));
   const std::string& tag = node.Tag();
   if (tag != kPlainTag && tag != kQuotedTag)
-    fail(where, key, fmt::format("explicit YAML tag {} is not supported; write the plain value", tag));
+    fail(where, key, fmt::format("explicit YAML tag {} is not supported; write the plain value", excerpt(tag)));
   if (tag == kQuotedTag && quotes == Quotes::refused)
     fail(where, key, fmt::format("expected {}, got {}; write it without quotes", type_words,
                                  describe(node)));
@@ -86,13 +87,13 @@ long long parse_integer(const KeySpec& key, const YAML::Node& node, const std::s
   std::string text = scalar_text(key, node, where, "an integer", Quotes::refused);
   std::string digits = text[0] == '+' || text[0] == '-' ? text.substr(1) : text;
   if (!all_of_chars(digits, "0123456789")) {
-    if (parse_number(text)) fail(where, key, text + " is not a whole number");
+    if (parse_number(text)) fail(where, key, excerpt(text) + " is not a whole number");
     fail(where, key, fmt::format("expected an integer, got {}", describe(node)));
   }
   errno = 0;
   long long v = std::strtoll(text.c_str(), nullptr, 10);
   if (errno == ERANGE || v > max_value || v < -max_value - 1 || !in_bounds(double(v), key))
-    fail(where, key, text + " is out of range");
+    fail(where, key, excerpt(text) + " is out of range");
   return v;
 }
 
@@ -100,13 +101,13 @@ double parse_bounded_number(const KeySpec& key, const YAML::Node& node, const st
   std::string text = scalar_text(key, node, where, "a number", Quotes::refused);
   std::optional<double> v = parse_number(text);
   if (!v) fail(where, key, fmt::format("expected a number, got {}", describe(node)));
-  if (!in_bounds(*v, key)) fail(where, key, text + " is out of range");
+  if (!in_bounds(*v, key)) fail(where, key, excerpt(text) + " is out of range");
   return *v;
 }
 
 [[noreturn]] void unknown_value(const KeySpec& key, const std::string& text, const std::string& where) {
   std::string hint = closest_name(text, key.choices);
-  fail(where, key, fmt::format("unknown value {}{}", yaml_quote(text),
+  fail(where, key, fmt::format("unknown value {}{}", message_quote(text),
                                hint.empty() ? "" : " (did you mean " + hint + "?)"));
 }
 
@@ -128,6 +129,9 @@ std::string checked_text(const KeySpec& key, const std::string& text, const std:
 const YAML::Node& list_node(const KeySpec& key, const YAML::Node& node, const std::string& where) {
   if (!node.IsDefined() || node.IsNull()) fail(where, key, "no value given");
   if (!node.IsSequence()) fail(where, key, fmt::format("expected a list, got {}", describe(node)));
+  // As for scalars: a tag on a list (!!seq, !custom) would be ignored, so it is refused.
+  if (node.Tag() != kPlainTag)
+    fail(where, key, fmt::format("explicit YAML tag {} is not supported; write the plain list", excerpt(node.Tag())));
   return node;
 }
 

@@ -2,6 +2,7 @@
 #include "kernels/base/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +12,7 @@
 #include <utility>
 
 #include "kernels/base/errors.h"
+#include "kernels/base/output_target.h"
 
 namespace trainer {
 namespace {
@@ -32,8 +34,28 @@ void step(const std::string& prefix, F&& f) {
 }  // namespace
 
 OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail_io("create", path_, errno);
+  // Looked at before the open, so a device is never opened (a tape rewinds on open) and a
+  // FIFO never waited on; fstat below settles it for whatever the open found.
+  const std::string problem = non_regular_target_problem(path_);
+  if (!problem.empty()) throw InputError("cannot create " + path_ + ": " + problem);
+  // No O_TRUNC until fstat has shown a regular file; O_NONBLOCK: a FIFO that appears in
+  // between fails the open instead of blocking it; O_NOFOLLOW: the program's own temporary and
+  // checkpoint files are never links, and one planted there must not redirect the write.
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0644);
+  if (fd < 0) fail_io("create", path_, errno);
+  // A throwing constructor runs no destructor: the descriptor is closed here on every failure.
+  auto refuse = [&](const char* what_failed, int err, const std::string& reason) {
+    ::close(fd);
+    if (!reason.empty()) throw InputError("cannot create " + path_ + ": " + reason);
+    fail_io(what_failed, path_, err);
+  };
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) refuse("stat", errno, "");
+  if (!S_ISREG(st.st_mode)) refuse("", 0, non_regular_target_problem(path_));
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) refuse("clear O_NONBLOCK on", errno, "");
+  if (::ftruncate(fd, 0) != 0) refuse("truncate", errno, "");
+  fd_ = fd;
 }
 
 OutputFile::~OutputFile() {
@@ -70,13 +92,20 @@ void sync_directory(const std::string& dir) {
   if (::close(fd) != 0) fail_io("close", dir, errno);
 }
 
-void write_file_atomically(const std::string& path, const std::string& what,
-                           const std::function<void(const AtomicWriteFn& write)>& body) {
+void write_checkpoint_file_atomically(const std::string& path, const std::string& what,
+                                      const std::function<void(const AtomicWriteFn& write)>& body) {
   const std::filesystem::path target(path);
   const std::string dir = target.has_parent_path() ? target.parent_path().string() : ".";
   const std::string tmp =
       (target.parent_path() / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()))).string();
   const std::string prefix = "cannot write " + what + " '" + path + "': ";
+  const std::string problem = non_regular_target_problem(path);
+  if (!problem.empty()) throw InputError(prefix + problem);
+  // A temporary left by a crashed process with the same pid is ours to replace; a link planted
+  // there would otherwise redirect the write.
+  step(prefix, [&] {
+    if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) fail_io("remove the stale temporary", tmp, errno);
+  });
   std::optional<OutputFile> file;
   step(prefix, [&] { file.emplace(tmp); });
   try {
@@ -95,8 +124,19 @@ void write_file_atomically(const std::string& path, const std::string& what,
   step(prefix, [&] { sync_directory(dir); });
 }
 
+void write_file_atomically(const std::string& path, const std::string& what,
+                           const std::function<void(const AtomicWriteFn& write)>& body) {
+  check_output_target(path, what);
+  write_checkpoint_file_atomically(path, what, body);
+}
+
 void write_file_atomically(const std::string& path, const std::string& what, std::string_view contents) {
   write_file_atomically(path, what, [&](const AtomicWriteFn& write) { write(contents.data(), contents.size()); });
+}
+
+void write_checkpoint_file_atomically(const std::string& path, const std::string& what, std::string_view contents) {
+  write_checkpoint_file_atomically(path, what,
+                                   [&](const AtomicWriteFn& write) { write(contents.data(), contents.size()); });
 }
 
 }  // namespace trainer

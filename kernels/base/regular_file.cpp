@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "kernels/base/errors.h"
+#include "kernels/base/excerpt.h"
 
 namespace trainer {
 
@@ -80,7 +81,7 @@ int RegularFile::release() {
 
 int open_regular_file(const std::string& path, const std::string& what) {
   RegularFile f(path);
-  if (!f.ok()) throw InputError(what + " '" + path + "': " + f.problem());
+  if (!f.ok()) throw InputError(what + " '" + excerpt(path) + "': " + f.problem());
   return f.release();
 }
 

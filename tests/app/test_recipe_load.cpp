@@ -14,17 +14,6 @@ using namespace trainer::testing;
 
 namespace {
 
-// The ConfigError message load_recipe throws for `text` (fails the test if none is thrown).
-std::string load_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
-  try {
-    load_recipe_text(text, overrides);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  FAIL("no ConfigError for: " << text);
-  return "";
-}
-
 std::string roundtrip_yaml(const Recipe& recipe) {
   std::string path = write_recipe("recipe_roundtrip", "again.yaml", recipe_to_yaml(recipe));
   return recipe_to_yaml(load_recipe(path, {}));

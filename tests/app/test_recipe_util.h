@@ -4,7 +4,10 @@
 #include <string>
 #include <vector>
 
+#include <doctest/doctest.h>
+
 #include "app/recipe/recipe.h"
+#include "kernels/base/errors.h"
 #include "tests/support/test_util.h"
 
 namespace trainer::testing {
@@ -20,6 +23,17 @@ inline std::string write_recipe(const std::string& dir_name, const std::string& 
 inline Recipe load_recipe_text(const std::string& text,
                                const std::vector<std::string>& overrides = {}) {
   return load_recipe(write_recipe("recipe_text", "r.yaml", text), overrides);
+}
+
+// The ConfigError message load_recipe throws for `text` (fails the test if none is thrown).
+inline std::string load_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  try {
+    load_recipe_text(text, overrides);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  FAIL("no ConfigError for: " << text);
+  return "";
 }
 
 }  // namespace trainer::testing

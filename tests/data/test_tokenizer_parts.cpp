@@ -224,3 +224,26 @@ TEST_CASE("gpt2 vocab: missing or malformed files are InputErrors naming the fil
   dir = broken_tokenizer_dir("tok_sparse", "encoder.json", "{\"a\": 0, \"b\": 5}");
   CHECK_THROWS_WITH_AS(load_gpt2_vocab(dir), doctest::Contains("encoder.json"), InputError);
 }
+
+TEST_CASE("gpt2 vocab: a pair merged twice is refused naming the file, both lines and the pair") {
+  const std::string merges = read_text_file(tokenizer_dir() + "/vocab.bpe");
+  const size_t second_line = merges.find('\n') + 1;
+  const std::string first_merge = merges.substr(second_line, merges.find('\n', second_line) - second_line);
+  struct Row {
+    const char* name;
+    std::string text;
+    std::string says;
+  };
+  const Row rows[] = {
+      {"right after", merges.substr(0, second_line) + first_merge + "\n" + merges.substr(second_line),
+       "vocab.bpe:3: the merge '" + first_merge + "' repeats the one on line 2; each pair may be merged once"},
+      {"at the end", merges + first_merge + "\n",
+       "vocab.bpe:50002: the merge '" + first_merge + "' repeats the one on line 2"},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.name);
+    const std::string dir = broken_tokenizer_dir(std::string("tok_dup_") + (row.name[0] == 'r' ? "a" : "b"), "vocab.bpe",
+                                                 row.text);
+    CHECK_THROWS_WITH_AS(load_gpt2_vocab(dir), doctest::Contains((dir + "/" + row.says).c_str()), InputError);
+  }
+}

@@ -2,6 +2,7 @@
 // kind of bad file is an InputError naming the file; a config mismatch names the recipe key.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -237,6 +238,45 @@ TEST_CASE("llmc file: a config mismatch names the recipe key and both values") {
     r.vocab_size = 12;
   });
   CHECK(e.find("d_model 8") != std::string::npos);
+}
+
+
+TEST_CASE("llmc file: a NaN or an infinity is refused naming the file, the tensor and the first bad element") {
+  const std::string dir = scratch_dir("llmc_non_finite");
+  const GptConfig c = small_config();
+  auto tensors = pattern_model(c);
+  const std::string good = dir + "/good.bin";
+  write_llmc_model(good, c, [&](const std::string& name) { return tensors.at(name); });
+  LlmcModelFile(good).check_finite();
+  const std::map<std::string, int64_t> offsets = llmc_tensor_offsets(c);
+  struct Row {
+    const char* tensor;
+    int64_t element;
+    float value;
+    const char* is;
+  };
+  const Row rows[] = {
+      {"wte.weight", 0, NAN, "nan"},
+      {"wpe.weight", 7, INFINITY, "inf"},
+      {"h.1.attn.c_attn.weight", 100, -INFINITY, "inf"},
+      {"ln_f.bias", int64_t(c.d_model) - 1, NAN, "nan"},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.tensor);
+    std::vector<char> bytes = read_bytes(good);
+    const int64_t at = offsets.at(row.tensor) + row.element;
+    std::memcpy(bytes.data() + 1024 + at * 4, &row.value, 4);
+    // A second bad value later in the same tensor (where there is room): the first one is named.
+    if (std::string(row.tensor) != "ln_f.bias") std::memcpy(bytes.data() + 1024 + (at + 1) * 4, &row.value, 4);
+    const std::string path = dir + "/" + row.tensor + ".bin";
+    write_bytes(path, bytes);
+    CHECK_THROWS_WITH_AS(LlmcModelFile(path).check_finite(),
+                         ("llm.c model file '" + path + "': tensor " + row.tensor + " element " +
+                          std::to_string(row.element) + " is " + row.is +
+                          "; model.init_from needs finite weights (valid: every value a finite fp32 number)")
+                             .c_str(),
+                         InputError);
+  }
 }
 
 }  // namespace trainer::testing
