@@ -95,6 +95,7 @@ class StageLayout {
   GptConfig config_;
   LayoutOptions options_;
   std::vector<ParamSpec> table_;
+  std::vector<std::vector<int>> specs_of_unit_;  // global unit -> its indices in table_, in order
   std::vector<LocalUnit> units_;
   std::vector<LocalParam> params_;
   int first_layer_ = 0, n_layers_ = 0;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/engine/memory_fit.h"
 #include "app/engine/metrics.h"
 #include "app/engine/options_from.h"
 #include "app/engine/step_passes.h"
@@ -41,6 +42,7 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
     backend_->synchronize();
   }
 
+  check_memory_fits(recipe_, config_, c, *backend_, world_);
   layout_ = std::make_unique<StageLayout>(config_, layout_options_from(recipe_, c));
   store_ = std::make_unique<ParamStore>(*layout_, *backend_, grid_->dp(), grid_->embed(), zero_policy_from(recipe_),
                                        par.bucket_mb);

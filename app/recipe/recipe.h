@@ -76,6 +76,7 @@ struct TrainConfig {
   OptimizerConfig optimizer;
   LrScheduleConfig lr_schedule;
   double peak_tflops = 0;  // MFU denominator override; 0 = from the built-in device table
+  bool allow_oversubscribe = false;  // start even when the plan's memory exceeds what is free
 };
 
 struct DataConfig {

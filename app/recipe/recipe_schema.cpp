@@ -130,6 +130,9 @@ std::vector<KeySpec> build_schema() {
                   "round bf16 weight updates stochastically (bf16 only)"));
   s.push_back(make_key("train.peak_tflops", TRAINER_FIELD(train.peak_tflops), at_least(0), kNone,
                   "peak TFLOP/s per device for MFU; 0 = from the built-in device table"));
+  s.push_back(make_key("train.allow_oversubscribe", TRAINER_FIELD(train.allow_oversubscribe), kNone, kNone,
+                  "start even when the plan's peak memory exceeds what the device or host (MemAvailable, cgroup "
+                  "limit) has free; false = refuse before allocating"));
   s.push_back(make_key("train.optimizer.lr", TRAINER_FIELD(train.optimizer.lr), above(0), kNone,
                   "AdamW peak learning rate"));
   s.push_back(make_key("train.optimizer.betas",

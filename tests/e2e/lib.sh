@@ -48,7 +48,8 @@ same_losses() {
 
 # expect_refusals SECONDS ROW...: each ROW is "REGEX|ARGS" (ARGS split on spaces). The trainer,
 # run with ARGS and no input, must exit 2 within SECONDS (124 means it hung) with output that
-# matches the extended REGEX and holds no 40-digit number. Sets refusals to the rows checked.
+# matches the extended REGEX and holds no 40-digit number, std::bad_alloc, crash or "fatal".
+# Sets refusals to the rows checked.
 expect_refusals() {
   local limit="$1" row want rc
   shift
@@ -62,6 +63,8 @@ expect_refusals() {
     [[ $rc == 2 ]] || fail "'${row#*|}': exit code $rc, want 2: $(cat "$work/refusal.log")"
     grep -Eq -- "$want" "$work/refusal.log" || fail "'${row#*|}': want /$want/, got: $(cat "$work/refusal.log")"
     ! grep -q "[0-9]\{40\}" "$work/refusal.log" || fail "'${row#*|}': a huge number in: $(cat "$work/refusal.log")"
+    ! grep -Eq "bad_alloc|Segmentation fault|core dumped|^fatal" "$work/refusal.log" ||
+      fail "'${row#*|}': not a clean refusal: $(cat "$work/refusal.log")"
     refusals=$((refusals + 1))
   done
 }
