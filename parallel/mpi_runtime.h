@@ -44,13 +44,14 @@ class MpiRuntime {
   // rank and host and aborts the job with exit code 2. Any other exception is fatal: printed
   // with the rank, and the job is aborted with exit code 1.
   int run(const std::function<int()>& body);
+  // run()'s ending for a user error with this message, for an error raised before the
+  // command's MpiRuntime existed (a recipe every rank fails to load): returns 2, or aborts.
+  int end_with_user_error(const std::string& message);
 
   // How long a rank that failed waits for the others to fail with it.
   static constexpr double kUserErrorAgreementSeconds = 10.0;
 
  private:
-  int end_with_user_error(const std::string& message);
-
   std::unique_ptr<Comm> world_;
   // A duplicate of MPI_COMM_WORLD used only to agree on an error, so that its barrier can
   // never be matched with a collective the other ranks are in.

@@ -27,5 +27,7 @@ void add_plan_command(CLI::App& app, CommandList& commands);
 // The rank this process has under a launcher (mpirun, srun), read from the environment
 // before MPI starts; 0 for a plain process. Used to print user errors once.
 int launcher_rank();
+// Whether a launcher started this process as one rank of several.
+bool under_launcher();
 
 }  // namespace trainer

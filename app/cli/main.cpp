@@ -13,7 +13,9 @@
 #include <exception>
 
 #include "app/cli/commands.h"
+#include "app/recipe/recipe.h"
 #include "kernels/base/errors.h"
+#include "parallel/mpi_runtime.h"
 
 namespace {
 
@@ -81,11 +83,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: no subcommand\n");
     return kUserErrorExitCode;
   } catch (const UserError& e) {
-    if (launcher_rank() == 0) std::fprintf(stderr, "error: %s\n", e.what());
-    std::fflush(stderr);
     int finalized = 0, initialized = 0;
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
+    // Under a launcher the ranks end together through MPI, so that rank 0 has printed before
+    // any rank exits: the launcher kills the whole job at the first non-zero exit, and rank 0
+    // printing from here alone lost that race under load.
+    if (under_launcher() && !finalized) {
+      MpiRuntime mpi(ParallelConfig{}.timeout_s);  // no recipe was read: the default
+      return mpi.end_with_user_error(e.what());
+    }
+    if (launcher_rank() == 0) std::fprintf(stderr, "error: %s\n", e.what());
+    std::fflush(stderr);
     if (initialized && !finalized) MPI_Finalize();
     return kUserErrorExitCode;
   } catch (const std::exception& e) {

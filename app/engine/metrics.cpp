@@ -1,7 +1,12 @@
 // MetricsLog implementation.
 #include "app/engine/metrics.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <cmath>
@@ -16,12 +21,25 @@ MetricsLog::MetricsLog(const std::string& path, Reporting reporting) {
   std::filesystem::path p(path);
   std::error_code ec;
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  file_ = std::fopen(path.c_str(), "a");
-  if (!file_) throw ConfigError("log.metrics: cannot open '" + path + "' for appending");
+  // O_NONBLOCK: a FIFO that nobody reads fails at once (ENXIO) instead of blocking the run; a
+  // FIFO with a reader, a terminal or /dev/null are fine and never replaced.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (fd < 0) {
+    const int err = errno;
+    throw ConfigError("log.metrics: cannot open '" + path + "' for appending: " +
+                      (err == ENXIO ? std::string("it is a FIFO that no process reads") : std::strerror(err)));
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 || !(file_ = ::fdopen(fd, "a"))) {
+    const int err = errno;
+    ::close(fd);
+    throw ConfigError("log.metrics: cannot open '" + path + "' for appending: " + std::strerror(err));
+  }
+  path_ = path;
 }
 
 MetricsLog::~MetricsLog() {
-  if (file_) std::fclose(file_);
+  if (file_) std::fclose(file_);  // every line was flushed and checked already
 }
 
 void MetricsLog::write(const std::vector<std::pair<std::string, double>>& fields) {
@@ -35,8 +53,9 @@ void MetricsLog::write(const std::vector<std::pair<std::string, double>>& fields
     line += (i ? ", \"" : "\"") + fields[i].first + "\": " + num;
   }
   line += "}\n";
-  std::fputs(line.c_str(), file_);
-  std::fflush(file_);
+  // A full disk stops the run rather than losing its metrics silently.
+  if (std::fputs(line.c_str(), file_) < 0 || std::fflush(file_) != 0)
+    throw InputError("log.metrics: cannot write '" + path_ + "': " + std::strerror(errno));
 }
 
 std::string format_duration(double s) {

@@ -17,17 +17,20 @@ enum class Reporting : uint8_t { off, on };
 
 class MetricsLog {
  public:
-  // An empty path writes no file; Reporting::off (ranks other than 0) writes nothing.
+  // An empty path writes no file; Reporting::off (ranks other than 0) writes nothing. A path
+  // that cannot be opened for appending (a directory, a FIFO without a reader) is a ConfigError.
   MetricsLog(const std::string& path, Reporting reporting);
   ~MetricsLog();
   MetricsLog(const MetricsLog&) = delete;
   MetricsLog& operator=(const MetricsLog&) = delete;
 
-  // One JSON object per line; values are numbers (NaN/inf become null).
+  // One JSON object per line; values are numbers (NaN/inf become null). A failed write (full
+  // disk) is an InputError naming the file.
   void write(const std::vector<std::pair<std::string, double>>& fields);
 
  private:
   FILE* file_ = nullptr;
+  std::string path_;
 };
 
 std::string format_duration(double seconds);

@@ -22,7 +22,7 @@ g="$work/good"
 "$trainer" train "$g/r.yaml" --set "data.train=$g/data/train_*.bin" --set "data.val=$g/data/val_*.bin" \
   --set train.steps=1000000 --set checkpoint.every=0 --set "checkpoint.dir=$work/held" > "$work/holder.log" 2>&1 &
 holder=$!
-trap 'kill -9 $holder 2> /dev/null; rm -rf "$work"' EXIT
+trap 'kill -9 $holder 2> /dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 3000); do [[ -e "$work/held/.lock" ]] && break; sleep 0.01; done
 
 # Each row: name | want (extended regex; each line of it must appear) | mpiexec arguments after

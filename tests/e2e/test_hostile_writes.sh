@@ -5,7 +5,9 @@
 # exits 2 within 20 s naming the path and the rule; the checkpoint, the device nodes and the
 # FIFO are as they were. A full disk (a 64 KiB tmpfs) during an export or a data prepare exits
 # 2 naming the path and "No space left on device", the old file untouched and no temporary
-# left. Controls: an export to a new path and over an old regular file succeed. Every case
+# left. log.metrics naming a FIFO nobody reads (it would block), a directory or a full device
+# (/dev/full) stops the run with exit 2 naming it; /dev/null works. Controls: an export to a new
+# path and over an old regular file succeed. Every case
 # also checks that no file outside the test's scratch directory changed.
 source "$(dirname "$0")/lib.sh"
 trainer=$(realpath "$trainer")
@@ -32,6 +34,7 @@ export_to() { echo "ckpt export $step --format $1 --out $2"; }
 rule_ckpt="is a checkpoint \(it holds manifest.yaml\); writing there could replace its own files"
 rule_root="is a checkpoint directory \(it holds latest or step_NNNNNNNN checkpoints\)"
 rule_kind="it exists and is not a regular file"
+metrics_run="train configs/debug/tiny.yaml --set data.train=$work/data/train_*.bin --set data.val=$work/data/val_*.bin --set train.steps=2"
 cases=(
   "llm.c model file '$step/rank_00000.bin': '$step' $rule_ckpt|$(export_to llmc "$step/rank_00000.bin")"
   "safetensors file '$step/manifest.yaml': '$step' $rule_ckpt|$(export_to safetensors "$step/manifest.yaml")"
@@ -48,6 +51,9 @@ cases=(
   "data prepare: cannot write shards into --out '$step': '$step' $rule_ckpt|data prepare --input $text --tokenizer byte --out $step --quiet"
   "data prepare: cannot write shards into --out '$work/ckpt': '$work/ckpt' $rule_root|data prepare --input $text --tokenizer byte --out $work/ckpt --quiet"
   "data prepare: cannot replace '$work/fifo_out/train_000000.bin': $rule_kind \(a FIFO\)|data prepare --input $text --tokenizer byte --out $work/fifo_out --quiet"
+  "log.metrics: cannot open '$work/pipe.bin' for appending: it is a FIFO that no process reads|$metrics_run --set log.metrics=$work/pipe.bin"
+  "log.metrics: cannot open '$work/taken_dir' for appending: Is a directory|$metrics_run --set log.metrics=$work/taken_dir"
+  "log.metrics: cannot write '/dev/full': No space left on device|$metrics_run --set log.metrics=/dev/full"
 )
 if [[ $mknod_ok == 1 ]]; then
   cases+=("data prepare: cannot replace '$work/dev_out/val_000009.bin': $rule_kind \(a character device\)|data prepare --input $text --tokenizer byte --out $work/dev_out --quiet")
@@ -106,6 +112,8 @@ echo "old" > "$work/model.safetensors"
   fail "export over a regular file: $(cat "$work/ok.log")"
 [[ $(stat -c %s "$work/model.bin") -gt 1024 && $(stat -c %s "$work/model.safetensors") -gt 1024 ]] || fail "exports too small"
 [[ "$(ckpt_sums)" == "$ckpt_before" ]] || fail "the checkpoint changed"
+"$trainer" $metrics_run --set log.metrics=/dev/null > "$work/ok.log" 2>&1 || fail "log.metrics /dev/null: $(cat "$work/ok.log")"
+[[ -c /dev/null ]] || fail "/dev/null was replaced"
 
 expect_outside_unchanged
-echo "PASS: $rows destructive writes refused or failed cleanly with exit code 2; 2 controls written"
+echo "PASS: $rows destructive writes refused or failed cleanly with exit code 2; 3 controls written"
