@@ -36,22 +36,23 @@ int64_t first_at_least(const T* p, int64_t n, int64_t limit) {
 
 }  // namespace
 
-Shard::Shard(const std::string& path, int64_t vocab_size) : file_(path) {
-  const size_t size = file_.size();
+ShardLayout check_shard_bytes(std::string_view bytes, const std::string& path, int64_t vocab_size) {
+  const size_t size = bytes.size();
   if (size < kShardHeaderBytes)
     throw InputError(fmt::format(
         "token shard '{}' has {} bytes, less than the 1024-byte header of llm.c's format", path,
         size));
   int32_t header[kShardHeaderInts];
-  std::memcpy(header, file_.data(), kShardHeaderBytes);
+  std::memcpy(header, bytes.data(), kShardHeaderBytes);
   const int32_t magic = header[0], version = header[1], count = header[2];
+  ShardLayout layout;
   if (magic == kShardMagicU16) {
-    width_ = TokenWidth::u16;
+    layout.width = TokenWidth::u16;
     if (version != kShardVersionU16)
       throw InputError(fmt::format("token shard '{}': version {} is not supported for magic {} "
                                    "(valid: {})", path, version, magic, kShardVersionU16));
   } else if (magic == kShardMagicU32) {
-    width_ = TokenWidth::u32;
+    layout.width = TokenWidth::u32;
     if (version != kShardVersionU32)
       throw InputError(fmt::format("token shard '{}': version {} is not supported for magic {} "
                                    "(valid: {})", path, version, magic, kShardVersionU32));
@@ -62,23 +63,34 @@ Shard::Shard(const std::string& path, int64_t vocab_size) : file_(path) {
   }
   if (count < 0)
     throw InputError(fmt::format("token shard '{}': negative token count {}", path, count));
-  count_ = count;
-  const size_t expected = kShardHeaderBytes + token_width_bytes(width_) * static_cast<size_t>(count);
+  layout.tokens = count;
+  const size_t width = token_width_bytes(layout.width);
+  const size_t expected = kShardHeaderBytes + width * static_cast<size_t>(count);
   if (size != expected)
     throw InputError(fmt::format("token shard '{}' has {} bytes, but its header says {} tokens "
                                  "of {} bytes, which is {} bytes (truncated or wrong file?)",
-                                 path, size, count, token_width_bytes(width_), expected));
+                                 path, size, count, width, expected));
   if (vocab_size > 0) {
-    const char* body = file_.data() + kShardHeaderBytes;
+    const char* body = bytes.data() + kShardHeaderBytes;
     const int64_t bad =
-        width_ == TokenWidth::u16
-            ? first_at_least(reinterpret_cast<const uint16_t*>(body), count_, vocab_size)
-            : first_at_least(reinterpret_cast<const uint32_t*>(body), count_, vocab_size);
-    if (bad >= 0)
+        layout.width == TokenWidth::u16
+            ? first_at_least(reinterpret_cast<const uint16_t*>(body), count, vocab_size)
+            : first_at_least(reinterpret_cast<const uint32_t*>(body), count, vocab_size);
+    if (bad >= 0) {
+      uint32_t token = 0;
+      std::memcpy(&token, body + width * static_cast<size_t>(bad), width);
       throw InputError(fmt::format("token shard '{}': token {} at position {} is not below the "
                                    "vocabulary size {} (shards made with another tokenizer?)",
-                                   path, token(bad), bad, vocab_size));
+                                   path, static_cast<int32_t>(token), bad, vocab_size));
+    }
   }
+  return layout;
+}
+
+Shard::Shard(const std::string& path, int64_t vocab_size) : file_(path) {
+  const ShardLayout layout = check_shard_bytes(file_.view(), path, vocab_size);
+  count_ = layout.tokens;
+  width_ = layout.width;
 }
 
 int32_t Shard::token(int64_t i) const {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "data/file_io.h"
@@ -27,12 +28,22 @@ inline size_t token_width_bytes(TokenWidth w) { return w == TokenWidth::u16 ? 2 
 // The narrowest width that holds every id below vocab_size.
 TokenWidth token_width_for_vocab(int64_t vocab_size);
 
+// What a checked shard header says about the body that follows it.
+struct ShardLayout {
+  TokenWidth width = TokenWidth::u16;
+  int64_t tokens = 0;
+};
+
+// The checks Shard's constructor makes, on the file's bytes in memory (`path` names it in
+// messages): magic, version, size against the header's count and, when vocab_size > 0, every
+// token below vocab_size. Throws InputError naming the file, the value found and what was
+// expected.
+ShardLayout check_shard_bytes(std::string_view bytes, const std::string& path, int64_t vocab_size);
+
 // A shard opened read-only and memory-mapped; the header has been checked.
 class Shard {
  public:
-  // Checks magic, version, size against the header's count and, when vocab_size > 0, that
-  // every token is below vocab_size (one pass over the file). Throws InputError naming the
-  // file, the value found and what was expected.
+  // check_shard_bytes on the mapped file (one pass over it when vocab_size > 0).
   Shard(const std::string& path, int64_t vocab_size);
 
   const std::string& path() const { return file_.path(); }
