@@ -3,8 +3,22 @@
 # Builds both configurations: build/ with the CUDA backend when nvcc is present (its cuda
 # tests report skipped on a machine without a GPU) and build-nocuda/ with CUDA off, so both
 # compile in CI. The tests run in build/.
+# --sanitize: instead, build build-asan/ (clang, ASan + UBSan, see setup.sh's TRAINER_ASAN)
+# and run every test but the cuda ones there; a sanitizer report fails its test. Leak
+# reports from OpenMPI's own allocations are suppressed by scripts/lsan.supp (see there).
+# Any other arguments go to ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ "${1:-}" == --sanitize ]]; then
+  shift
+  BUILD_DIR=build-asan TRAINER_ASAN=1 scripts/setup.sh
+  scripts/fetch_data.sh
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1
+  export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  cd build-asan
+  exec ctest --output-on-failure -j1 -LE cuda "$@"
+fi
 export TRAINER_WERROR=${TRAINER_WERROR:-1}
 scripts/setup.sh
 BUILD_DIR=build-nocuda TRAINER_CUDA=OFF scripts/setup.sh
