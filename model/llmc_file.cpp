@@ -96,6 +96,11 @@ GptConfig llmc_config_from_header(const std::string& path, const int32_t* h, int
     if (value <= 0)
       throw InputError("llm.c model file '" + path + "': header field " + name + " is " + std::to_string(value) +
                        "; it must be positive");
+  // The reader keeps two map entries per tensor, twelve tensors a layer: a small file whose
+  // header claims millions of 1-wide layers would otherwise take gigabytes and minutes to open.
+  if (c.n_layer > kLlmcMaxLayers)
+    throw InputError("llm.c model file '" + path + "': header field n_layer is " + std::to_string(c.n_layer) +
+                     "; valid: 1 to " + std::to_string(kLlmcMaxLayers));
   if (c.d_model % c.n_head != 0)
     throw InputError("llm.c model file '" + path + "': d_model " + std::to_string(c.d_model) +
                      " is not a multiple of n_head " + std::to_string(c.n_head));

@@ -27,6 +27,8 @@ class ParamStore;
 constexpr int32_t kLlmcModelMagic = 20240326;
 constexpr int32_t kLlmcModelVersionF32 = 3;
 constexpr int kLlmcHeaderInts = 256;
+// Most layers a header may claim: far above any GPT-2 shape, and the checkpoint manifests' limit.
+constexpr int kLlmcMaxLayers = 4096;
 
 // Offset (in floats, from the end of the header) of every tensor of `config` in the file.
 std::map<std::string, int64_t> llmc_tensor_offsets(const GptConfig& config);

@@ -207,6 +207,22 @@ TEST_CASE("llmc file: bad files are InputErrors naming the file") {
   CHECK(e.find("padded_vocab 8") != std::string::npos);
 }
 
+// Found by fuzz_llmc_header: a 100 MB file of a million 1-wide layers took minutes and
+// gigabytes (a map entry per tensor) before any check refused it.
+TEST_CASE("llmc file: a header with more layers than the limit is refused before the tensor table") {
+  int32_t header[kLlmcHeaderInts] = {kLlmcModelMagic, kLlmcModelVersionF32, 1, 1, 1000000, 1, 1, 1};
+  GptConfig c;
+  c.max_seq_len = c.vocab_size = c.padded_vocab = c.n_head = c.d_model = 1;
+  c.n_layer = 1000000;
+  const int64_t size = 1024 + 4 * c.num_params();
+  CHECK_THROWS_WITH_AS(llmc_config_from_header("many.bin", header, size),
+                       doctest::Contains("'many.bin': header field n_layer is 1000000; valid: 1 to 4096"),
+                       InputError);
+  header[4] = kLlmcMaxLayers;
+  c.n_layer = kLlmcMaxLayers;
+  CHECK(llmc_config_from_header("most.bin", header, 1024 + 4 * c.num_params()).n_layer == kLlmcMaxLayers);
+}
+
 TEST_CASE("llmc file: a config mismatch names the recipe key and both values") {
   const GptConfig file = small_config();
   CHECK_NOTHROW(check_llmc_config("r.yaml", "m.bin", file, file));
