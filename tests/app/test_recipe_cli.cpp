@@ -98,6 +98,9 @@ std::vector<BadRecipe> bad_recipes() {
       {"control character", kData + "train: {steps: \x01}\n", {},
        "bad.yaml:2:16: byte 0x01 is a control character"},
       {"two documents", kData + "---\nmodel: {}\n", {}, "bad.yaml:3:1: a second YAML document starts here"},
+      // Found by fuzz_recipe: yaml-cpp's LoadAll never returned on these (a stray top-level ',').
+      {"stray comma", "# a comment\n,1\n", {}, "bad.yaml:2:1: YAML syntax error: unexpected ','"},
+      {"comma after a flow map", "{data: {train: x}},\n", {}, "bad.yaml:1:19: YAML syntax error: unexpected ','"},
       {"first key indented more than the next", "  data: {train: x}\n model: {n_layer: 3}\n", {},
        "bad.yaml:2:2: a second YAML document starts here"},
       {"a list, not a map", "- data\n- model\n", {},
