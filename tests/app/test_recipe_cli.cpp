@@ -156,6 +156,21 @@ std::vector<BadRecipe> bad_recipes() {
        "unknown key \"bogus\" in section train.optimizer"},
       {"--set breaking a cross-field rule", kData, {"--set", "parallel.pipeline=13"},
        "--set parallel.pipeline=13: parallel.pipeline: 13 stages but model.n_layer is 12"},
+      // Found by fuzz_set_value and fuzz_recipe inputs (UBSan: int overflow, or a 2^31-step
+      // loop): values near INT_MAX in the cross-field checks.
+      {"micro_batch x data beyond int", kData, {"--set", "train.micro_batch=1073741824", "--set", "parallel.data=4"},
+       "train.global_batch: 4 is not a multiple of train.micro_batch 1073741824 x parallel.data 4 = 4294967296"},
+      {"stages summing beyond int", kData + "model: {n_layer: 2}\nparallel: {pipeline: 2, stages: [2147483647, 1]}\n", {},
+       "parallel.stages: the entries sum to 2147483648 but model.n_layer is 2"},
+      {"divisors of a huge n_head", kData + "model: {n_head: 2147483647, d_model: 2147483647}\nparallel: {tensor: 2}\n", {},
+       "parallel.tensor: 2 does not divide model.n_head 2147483647; valid: a divisor of 2147483647 (1, 2147483647)"},
+      {"multiples near INT_MAX", kData + "model: {n_head: 2, d_model: 2147483647}\n", {},
+       "model.d_model: 2147483647 is not divisible by model.n_head 2; valid: a multiple of 2 (e.g. 2147483646 or 2147483648)"},
+      {"padded vocabulary beyond int", kData + "model: {vocab_size: 2147483647}\n", {},
+       "model.vocab_size: 2147483647 rounded up to a multiple of model.vocab_multiple 128 is 2147483648"},
+      {"world size beyond int", kData + "model: {n_layer: 65536}\nparallel: {data: 65536, pipeline: 65536}\n"
+       "train: {global_batch: 65536, micro_batch: 1}\neval: {every: 0}\n", {},
+       "parallel.data: data 65536 x tensor 1 x pipeline 65536 = 4294967296 ranks; valid: a product of at most 2147483647"},
   };
 }
 
