@@ -111,7 +111,11 @@ TEST_CASE("llmc file: write then read round-trips every tensor at llm.c's positi
   CHECK(m.config.padded_vocab == c.padded_vocab);
   CHECK(m.config.max_seq_len == c.max_seq_len);
   REQUIRE(m.tensors.size() == tensors.size());
-  for (const auto& [name, values] : tensors) CHECK_MESSAGE(m.tensors.at(name) == values, name);
+  for (const auto& entry : tensors) {
+    const auto& name = entry.first;  // no structured binding: clang 14 cannot capture one
+    const auto& values = entry.second;
+    CHECK_MESSAGE(m.tensors.at(name) == values, name);
+  }
 
   // A slice reads exactly those global elements (what a tensor-parallel rank asks for).
   LlmcModelFile f(path);
