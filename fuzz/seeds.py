@@ -58,6 +58,8 @@ def main():
             "tiny.bin": llmc(16, 257, 2, 2, 32, 320),
             "gpt2_124m.bin": llmc(1024, 50257, 12, 12, 768, 50304),
             "short_size.bin": llmc(16, 257, 2, 2, 32, 320, 1024),
+            # a million 1-wide layers, size matching: refused by the layer limit (was a hang)
+            "many_layers.bin": llmc(1, 1, 1000000, 1, 1, 1),
         },
         "gpt2_vocab": {
             "tiny.txt": encoder + b"\0" + merges,
