@@ -21,13 +21,13 @@ BUILD_DIR=${BUILD_DIR:-build-asan}
 jobs=${FUZZ_JOBS:-1}
 malloc_mb=${FUZZ_MALLOC_MB:-1024}
 
-if [[ "${FUZZ_BUILD:-1}" != 0 ]]; then
-  BUILD_DIR=$BUILD_DIR TRAINER_ASAN=1 scripts/setup.sh >/dev/null
-fi
-
 harnesses=("$@")
 if ((${#harnesses[@]} == 0)); then
   for src in fuzz/fuzz_*.cpp; do harnesses+=("$(basename "$src" .cpp | sed 's/^fuzz_//')"); done
+fi
+if [[ "${FUZZ_BUILD:-1}" != 0 ]]; then
+  # Only the harnesses (and the libraries they link), not the tests.
+  BUILD_DIR=$BUILD_DIR TRAINER_ASAN=1 BUILD_TARGETS="${harnesses[*]/#/fuzz_}" scripts/setup.sh >/dev/null
 fi
 out="$BUILD_DIR/fuzz"
 seeds="$out/seeds"

@@ -5,6 +5,7 @@
 #   TRAINER_CUDA=AUTO|ON|OFF   CUDA backend (default AUTO: on when nvcc is found)
 #   TRAINER_WERROR=1           warnings as errors (CI)
 #   BUILD_DIR=build            build directory
+#   BUILD_TARGETS="a b"        build only these targets (default: all)
 #   TRAINER_ASAN=1             the clang build with ASan + UBSan and the libFuzzer harnesses
 #                              (RelWithDebInfo, CUDA off; scripts/test.sh --sanitize and
 #                              scripts/fuzz.sh use it in build-asan/); adds clang's packages
@@ -42,5 +43,11 @@ else
   [[ "${TRAINER_WERROR:-0}" == 1 ]] && CMAKE_ARGS+=(-DTRAINER_WERROR=ON)
 fi
 cmake -S . -B "$BUILD_DIR" "${CMAKE_ARGS[@]}" >/dev/null
-cmake --build "$BUILD_DIR" -j"$(nproc)"
-echo "setup: built $BUILD_DIR/trainer"
+if [[ -n "${BUILD_TARGETS:-}" ]]; then
+  read -r -a targets <<<"$BUILD_TARGETS"
+  cmake --build "$BUILD_DIR" -j"$(nproc)" --target "${targets[@]}"
+  echo "setup: built ${targets[*]} in $BUILD_DIR"
+else
+  cmake --build "$BUILD_DIR" -j"$(nproc)"
+  echo "setup: built $BUILD_DIR/trainer"
+fi
