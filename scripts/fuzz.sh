@@ -25,11 +25,18 @@ harnesses=("$@")
 if ((${#harnesses[@]} == 0)); then
   for src in fuzz/fuzz_*.cpp; do harnesses+=("$(basename "$src" .cpp | sed 's/^fuzz_//')"); done
 fi
-if [[ "${FUZZ_BUILD:-1}" != 0 ]]; then
-  # Only the harnesses (and the libraries they link), not the tests.
-  BUILD_DIR=$BUILD_DIR TRAINER_ASAN=1 BUILD_TARGETS="${harnesses[*]/#/fuzz_}" scripts/setup.sh >/dev/null
-fi
 out="$BUILD_DIR/fuzz"
+if [[ "${FUZZ_BUILD:-1}" != 0 ]]; then
+  # Only the harnesses (and the libraries they link), not the tests. clang's warnings stay in
+  # the log; a failed build prints its end.
+  mkdir -p "$out/logs"
+  if ! BUILD_DIR=$BUILD_DIR TRAINER_ASAN=1 BUILD_TARGETS="${harnesses[*]/#/fuzz_}" scripts/setup.sh \
+      >"$out/logs/build.log" 2>&1; then
+    tail -40 "$out/logs/build.log"
+    echo "fuzz.sh: the build failed (log: $out/logs/build.log)" >&2
+    exit 1
+  fi
+fi
 seeds="$out/seeds"
 rm -rf "$seeds"
 python3 fuzz/seeds.py "$seeds"
