@@ -59,9 +59,8 @@ class TokenDecoder {
   }
 };
 
-void load_encoder(const std::string& path, const TokenDecoder& dec, Gpt2Vocab* vocab,
-                  std::unordered_map<std::string, int32_t>* id_of) {
-  const std::string text = read_file(path);
+void load_encoder(std::string_view text, const std::string& path, const TokenDecoder& dec,
+                  Gpt2Vocab* vocab, std::unordered_map<std::string, int32_t>* id_of) {
   const auto entries = parse_json_int_map(text, path);
   if (entries.empty()) throw InputError(fmt::format("{}: no tokens", path));
   const size_t n = entries.size();
@@ -93,9 +92,8 @@ void load_encoder(const std::string& path, const TokenDecoder& dec, Gpt2Vocab* v
   vocab->eot = eot->second;
 }
 
-void load_merges(const std::string& path, const TokenDecoder& dec,
+void load_merges(std::string_view text, const std::string& path, const TokenDecoder& dec,
                  const std::unordered_map<std::string, int32_t>& id_of, Gpt2Vocab* vocab) {
-  const std::string text = read_file(path);
   size_t pos = 0;
   int line_no = 0;
   int32_t rank = 0;
@@ -111,7 +109,7 @@ void load_merges(const std::string& path, const TokenDecoder& dec,
   while (pos < text.size()) {
     size_t eol = text.find('\n', pos);
     if (eol == std::string::npos) eol = text.size();
-    std::string line = text.substr(pos, eol - pos);
+    std::string line(text.substr(pos, eol - pos));
     pos = eol + 1;
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -154,11 +152,24 @@ Gpt2Vocab load_gpt2_vocab(const std::string& dir) {
       throw InputError(fmt::format(
           "GPT-2 tokenizer file '{}' not found (run scripts/fetch_data.sh, or point "
           "--tokenizer-dir at a directory holding encoder.json and vocab.bpe)", f));
+  // Read one after the other, as before: a malformed encoder.json is reported before vocab.bpe
+  // is opened.
+  const std::string encoder_text = read_file(encoder);
   const TokenDecoder dec;
   Gpt2Vocab vocab;
   std::unordered_map<std::string, int32_t> id_of;
-  load_encoder(encoder, dec, &vocab, &id_of);
-  load_merges(merges, dec, id_of, &vocab);
+  load_encoder(encoder_text, encoder, dec, &vocab, &id_of);
+  load_merges(read_file(merges), merges, dec, id_of, &vocab);
+  return vocab;
+}
+
+Gpt2Vocab parse_gpt2_vocab(std::string_view encoder_text, const std::string& encoder_path,
+                           std::string_view merges_text, const std::string& merges_path) {
+  const TokenDecoder dec;
+  Gpt2Vocab vocab;
+  std::unordered_map<std::string, int32_t> id_of;
+  load_encoder(encoder_text, encoder_path, dec, &vocab, &id_of);
+  load_merges(merges_text, merges_path, dec, id_of, &vocab);
   return vocab;
 }
 

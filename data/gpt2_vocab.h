@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "data/bpe.h"
@@ -28,5 +29,8 @@ std::array<uint32_t, 256> gpt2_byte_to_codepoint();
 // silently re-rank it), "<|endoftext|>" exists. A missing or
 // malformed file is an InputError naming it (and the line, for vocab.bpe).
 Gpt2Vocab load_gpt2_vocab(const std::string& dir);
+// The same checks on the two files' text in memory; the paths name them in messages.
+Gpt2Vocab parse_gpt2_vocab(std::string_view encoder_text, const std::string& encoder_path,
+                           std::string_view merges_text, const std::string& merges_path);
 
 }  // namespace trainer

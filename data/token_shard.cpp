@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include "kernels/base/atomic_file.h"
 #include "kernels/base/check.h"
@@ -47,23 +48,22 @@ InputError changed_shard(const std::string& path, int64_t now, int64_t checked) 
 
 }  // namespace
 
-Shard::Shard(const std::string& path, int64_t vocab_size) : path_(path), file_(path) {
-  if (!file_.ok()) throw InputError(fmt::format("token shard '{}': {}", path, file_.problem()));
-  const int64_t size = file_.size();
-  if (size < int64_t{kShardHeaderBytes})
+ShardLayout check_shard_header(const char* header_bytes, int64_t file_bytes, const std::string& path) {
+  if (file_bytes < int64_t{kShardHeaderBytes})
     throw InputError(fmt::format(
         "token shard '{}' has {} bytes, less than the 1024-byte header of llm.c's format", path,
-        size));
+        file_bytes));
   int32_t header[kShardHeaderInts];
-  read_at(0, kShardHeaderBytes, header);
+  std::memcpy(header, header_bytes, kShardHeaderBytes);
   const int32_t magic = header[0], version = header[1], count = header[2];
+  ShardLayout layout;
   if (magic == kShardMagicU16) {
-    width_ = TokenWidth::u16;
+    layout.width = TokenWidth::u16;
     if (version != kShardVersionU16)
       throw InputError(fmt::format("token shard '{}': version {} is not supported for magic {} "
                                    "(valid: {})", path, version, magic, kShardVersionU16));
   } else if (magic == kShardMagicU32) {
-    width_ = TokenWidth::u32;
+    layout.width = TokenWidth::u32;
     if (version != kShardVersionU32)
       throw InputError(fmt::format("token shard '{}': version {} is not supported for magic {} "
                                    "(valid: {})", path, version, magic, kShardVersionU32));
@@ -74,23 +74,50 @@ Shard::Shard(const std::string& path, int64_t vocab_size) : path_(path), file_(p
   }
   if (count < 0)
     throw InputError(fmt::format("token shard '{}': negative token count {}", path, count));
-  count_ = count;
-  const int64_t expected =
-      int64_t{kShardHeaderBytes} + int64_t(token_width_bytes(width_)) * count_;
-  if (size != expected)
+  layout.tokens = count;
+  const int64_t width = int64_t(token_width_bytes(layout.width));
+  const int64_t expected = int64_t{kShardHeaderBytes} + width * layout.tokens;
+  if (file_bytes != expected)
     throw InputError(fmt::format("token shard '{}' has {} bytes, but its header says {} tokens "
                                  "of {} bytes, which is {} bytes (truncated or wrong file?)",
-                                 path, size, count, token_width_bytes(width_), expected));
-  if (vocab_size > 0) {
-    scan([&](const int32_t* ids, int64_t n, int64_t first) {
-      for (int64_t i = 0; i < n; ++i)
-        if (ids[i] < 0 || int64_t{ids[i]} >= vocab_size)
-          throw InputError(fmt::format(
-              "token shard '{}': token {} at position {} is not below the vocabulary size {} "
-              "(shards made with another tokenizer?)",
-              path, static_cast<uint32_t>(ids[i]), first + i, vocab_size));
-    });
+                                 path, file_bytes, count, width, expected));
+  return layout;
+}
+
+void check_token_ids(const int32_t* ids, int64_t n, int64_t first, int64_t vocab_size, const std::string& path) {
+  for (int64_t i = 0; i < n; ++i)
+    if (ids[i] < 0 || int64_t{ids[i]} >= vocab_size)
+      throw InputError(fmt::format(
+          "token shard '{}': token {} at position {} is not below the vocabulary size {} "
+          "(shards made with another tokenizer?)",
+          path, static_cast<uint32_t>(ids[i]), first + i, vocab_size));
+}
+
+ShardLayout check_shard_bytes(std::string_view bytes, const std::string& path, int64_t vocab_size) {
+  const ShardLayout layout = check_shard_header(bytes.data(), int64_t(bytes.size()), path);
+  if (vocab_size <= 0) return layout;
+  const char* body = bytes.data() + kShardHeaderBytes;
+  std::vector<int32_t> ids(static_cast<size_t>(std::min(kScanChunk, layout.tokens)));
+  for (int64_t first = 0; first < layout.tokens; first += kScanChunk) {
+    const int64_t n = std::min(kScanChunk, layout.tokens - first);
+    if (layout.width == TokenWidth::u16)
+      widen<uint16_t>(body + first * 2, n, ids.data());
+    else
+      widen<uint32_t>(body + first * 4, n, ids.data());
+    check_token_ids(ids.data(), n, first, vocab_size, path);
   }
+  return layout;
+}
+
+Shard::Shard(const std::string& path, int64_t vocab_size) : path_(path), file_(path) {
+  if (!file_.ok()) throw InputError(fmt::format("token shard '{}': {}", path, file_.problem()));
+  char header[kShardHeaderBytes] = {};
+  if (file_.size() >= int64_t{kShardHeaderBytes}) read_at(0, kShardHeaderBytes, header);
+  const ShardLayout layout = check_shard_header(header, file_.size(), path);
+  count_ = layout.tokens;
+  width_ = layout.width;
+  if (vocab_size > 0)
+    scan([&](const int32_t* ids, int64_t n, int64_t first) { check_token_ids(ids, n, first, vocab_size, path); });
 }
 
 void Shard::read_at(int64_t offset, size_t bytes, void* out) const {

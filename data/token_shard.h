@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/base/regular_file.h"
@@ -35,12 +36,28 @@ inline size_t token_width_bytes(TokenWidth w) { return w == TokenWidth::u16 ? 2 
 // The narrowest width that holds every id below vocab_size.
 TokenWidth token_width_for_vocab(int64_t vocab_size);
 
+// What a checked shard header says about the body that follows it.
+struct ShardLayout {
+  TokenWidth width = TokenWidth::u16;
+  int64_t tokens = 0;
+};
+
+// The header checks Shard's constructor makes: magic, version, and the file's size against the
+// header's count. header_bytes holds the first 1024 bytes (read only when file_bytes reaches
+// that). Throws InputError naming the file, the value found and what was expected.
+ShardLayout check_shard_header(const char* header_bytes, int64_t file_bytes, const std::string& path);
+// Every id in ids[0, n) (tokens [first, first + n) of the shard) below vocab_size, or an
+// InputError naming the file, the token and its position.
+void check_token_ids(const int32_t* ids, int64_t n, int64_t first, int64_t vocab_size, const std::string& path);
+// Both, on a whole shard file's bytes in memory (`path` names it in messages); the fuzzers'
+// entry point.
+ShardLayout check_shard_bytes(std::string_view bytes, const std::string& path, int64_t vocab_size);
+
 // A shard opened read-only; the header has been checked.
 class Shard {
  public:
-  // Checks magic, version, size against the header's count and, when vocab_size > 0, that
-  // every token is below vocab_size (one pass over the file). Throws InputError naming the
-  // file, the value found and what was expected.
+  // check_shard_header, then check_token_ids over the whole body when vocab_size > 0 (one
+  // pass over the file).
   Shard(const std::string& path, int64_t vocab_size);
 
   const std::string& path() const { return path_; }

@@ -71,8 +71,9 @@ void for_each_in_file_order(const GptConfig& c, F&& f) {
 
 std::string errno_text() { return std::strerror(errno); }
 
-// The header as a model shape; throws InputError for anything that is not one.
-GptConfig config_from_header(const std::string& path, const int32_t* h) {
+}  // namespace
+
+GptConfig llmc_config_from_header(const std::string& path, const int32_t* h, int64_t size) {
   if (h[0] != kLlmcModelMagic) {
     std::string hint = h[0] == kShardMagic ? " (that is a token shard's magic)" : "";
     throw InputError("'" + path + "' is not an llm.c model file: magic " + std::to_string(h[0]) + hint +
@@ -97,6 +98,11 @@ GptConfig config_from_header(const std::string& path, const int32_t* h) {
     if (value <= 0)
       throw InputError("llm.c model file '" + path + "': header field " + name + " is " + std::to_string(value) +
                        "; it must be positive");
+  // The reader keeps two map entries per tensor, twelve tensors a layer: a small file whose
+  // header claims millions of 1-wide layers would otherwise take gigabytes and minutes to open.
+  if (c.n_layer > kLlmcMaxLayers)
+    throw InputError("llm.c model file '" + path + "': header field n_layer is " + std::to_string(c.n_layer) +
+                     "; valid: 1 to " + std::to_string(kLlmcMaxLayers));
   if (c.d_model % c.n_head != 0)
     throw InputError("llm.c model file '" + path + "': d_model " + std::to_string(c.d_model) +
                      " is not a multiple of n_head " + std::to_string(c.n_head));
@@ -109,10 +115,17 @@ GptConfig config_from_header(const std::string& path, const int32_t* h) {
   if (approx > 3e12)
     throw InputError("llm.c model file '" + path + "': the header describes " + std::to_string(approx) +
                      " parameters, more than any file this reader accepts (3e12)");
+  const int64_t expected = kHeaderBytes + 4 * c.num_params();
+  if (size != expected) {
+    std::string what = size < expected ? "is truncated" : "has trailing bytes";
+    throw InputError("llm.c model file '" + path + "' " + what + ": " + std::to_string(size) +
+                     " bytes, but its header (n_layer " + std::to_string(c.n_layer) + ", d_model " +
+                     std::to_string(c.d_model) + ", padded_vocab " + std::to_string(c.padded_vocab) +
+                     ", max_seq_len " + std::to_string(c.max_seq_len) + ") needs exactly " +
+                     std::to_string(expected));
+  }
   return c;
 }
-
-}  // namespace
 
 std::map<std::string, int64_t> llmc_tensor_offsets(const GptConfig& config) {
   std::map<std::string, int64_t> offsets;
@@ -136,18 +149,9 @@ LlmcModelFile::LlmcModelFile(const std::string& path) : path_(path) {
     int32_t header[kLlmcHeaderInts];
     if (::pread(fd_, header, kHeaderBytes, 0) != kHeaderBytes)
       throw InputError("cannot read the header of llm.c model file '" + path + "': " + errno_text());
-    config_ = config_from_header(path, header);
+    config_ = llmc_config_from_header(path, header, size);
     offsets_ = llmc_tensor_offsets(config_);
     for_each_in_file_order(config_, [&](const std::string& name, int64_t n) { sizes_[name] = n; });
-    const int64_t expected = kHeaderBytes + 4 * config_.num_params();
-    if (size != expected) {
-      std::string what = size < expected ? "is truncated" : "has trailing bytes";
-      throw InputError("llm.c model file '" + path + "' " + what + ": " + std::to_string(size) +
-                       " bytes, but its header (n_layer " + std::to_string(config_.n_layer) + ", d_model " +
-                       std::to_string(config_.d_model) + ", padded_vocab " + std::to_string(config_.padded_vocab) +
-                       ", max_seq_len " + std::to_string(config_.max_seq_len) + ") needs exactly " +
-                       std::to_string(expected));
-    }
   } catch (...) {
     ::close(fd_);
     throw;

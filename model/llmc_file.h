@@ -27,9 +27,16 @@ class ParamStore;
 constexpr int32_t kLlmcModelMagic = 20240326;
 constexpr int32_t kLlmcModelVersionF32 = 3;
 constexpr int kLlmcHeaderInts = 256;
+// Most layers a header may claim: far above any GPT-2 shape, and the checkpoint manifests' limit.
+constexpr int kLlmcMaxLayers = 4096;
 
 // Offset (in floats, from the end of the header) of every tensor of `config` in the file.
 std::map<std::string, int64_t> llmc_tensor_offsets(const GptConfig& config);
+
+// The checks LlmcModelFile's constructor makes on a file's header (kLlmcHeaderInts ints) and
+// size in bytes: magic, version, a valid model shape, a size that matches it exactly. Throws
+// InputError naming `path`.
+GptConfig llmc_config_from_header(const std::string& path, const int32_t* header, int64_t file_size);
 
 // An llm.c model file opened for reading: the header and the file size have been checked.
 // Reads go straight to the file (pread), so a rank reads only the slices it holds.

@@ -5,6 +5,10 @@
 #   TRAINER_CUDA=AUTO|ON|OFF   CUDA backend (default AUTO: on when nvcc is found)
 #   TRAINER_WERROR=1           warnings as errors (CI)
 #   BUILD_DIR=build            build directory
+#   BUILD_TARGETS="a b"        build only these targets (default: all)
+#   TRAINER_ASAN=1             the clang build with ASan + UBSan and the libFuzzer harnesses
+#                              (RelWithDebInfo, CUDA off; scripts/test.sh --sanitize and
+#                              scripts/fuzz.sh use it in build-asan/); adds clang's packages
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +16,9 @@ PACKAGES=(cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev doct
           libopenmpi-dev openmpi-bin libopenblas-openmp-dev libxxhash-dev
           python3 python3-torch python3-numpy python3-matplotlib)
 command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
+# clang with libFuzzer and the sanitizer runtimes, its OpenMP runtime, llvm-symbolizer for
+# readable reports.
+[[ "${TRAINER_ASAN:-0}" == 1 ]] && PACKAGES+=(clang libclang-rt-14-dev libomp-dev llvm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -26,8 +33,21 @@ if ((${#missing[@]})); then
 fi
 
 BUILD_DIR=${BUILD_DIR:-build}
-CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release "-DTRAINER_CUDA=${TRAINER_CUDA:-AUTO}")
-[[ "${TRAINER_WERROR:-0}" == 1 ]] && CMAKE_ARGS+=(-DTRAINER_WERROR=ON)
+if [[ "${TRAINER_ASAN:-0}" == 1 ]]; then
+  # Warnings are not errors here: the gcc builds hold that line, and clang -O2 under the
+  # sanitizers reports loops it could not vectorise (-Wpass-failed), which is no defect.
+  CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRAINER_CUDA=OFF -DCMAKE_C_COMPILER=clang
+              -DCMAKE_CXX_COMPILER=clang++ -DTRAINER_SANITIZE=address,undefined -DTRAINER_FUZZ=ON)
+else
+  CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release "-DTRAINER_CUDA=${TRAINER_CUDA:-AUTO}")
+  [[ "${TRAINER_WERROR:-0}" == 1 ]] && CMAKE_ARGS+=(-DTRAINER_WERROR=ON)
+fi
 cmake -S . -B "$BUILD_DIR" "${CMAKE_ARGS[@]}" >/dev/null
-cmake --build "$BUILD_DIR" -j"$(nproc)"
-echo "setup: built $BUILD_DIR/trainer"
+if [[ -n "${BUILD_TARGETS:-}" ]]; then
+  read -r -a targets <<<"$BUILD_TARGETS"
+  cmake --build "$BUILD_DIR" -j"$(nproc)" --target "${targets[@]}"
+  echo "setup: built ${targets[*]} in $BUILD_DIR"
+else
+  cmake --build "$BUILD_DIR" -j"$(nproc)"
+  echo "setup: built $BUILD_DIR/trainer"
+fi

@@ -174,7 +174,10 @@ std::string manifest_to_yaml(const CkptManifest& m) {
 
 CkptManifest read_manifest(const std::string& dir) {
   const std::string path = (std::filesystem::path(dir) / "manifest.yaml").string();
-  const std::string text = read_manifest_text(path);
+  return parse_manifest(read_manifest_text(path), path);
+}
+
+CkptManifest parse_manifest(const std::string& text, const std::string& path) {
   CkptManifest m;
   try {
     const YAML::Node n = YAML::Load(text);

@@ -64,6 +64,8 @@ std::string manifest_to_yaml(const CkptManifest& manifest);
 // missing, non-regular, oversized, malformed or invalid manifest is an InputError naming it
 // and the entry.
 CkptManifest read_manifest(const std::string& dir);
+// The same for manifest text in memory; `path` names the manifest in messages.
+CkptManifest parse_manifest(const std::string& text, const std::string& path);
 
 // The pieces rank `file_index`'s file holds for a rank with layout `options`, in file order:
 // for each primary parameter (tied copies and tensor-replicated copies on tp_rank > 0 are

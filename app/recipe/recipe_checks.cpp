@@ -6,7 +6,10 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <limits>
 #include <numeric>
+#include <vector>
 
 #include "kernels/base/errors.h"
 #include "parallel/zero_policy.h"
@@ -27,22 +30,37 @@ constexpr int kByteTokenizerIds = 257;  // 256 bytes + end-of-text
   throw ConfigError(fmt::format("{}: {}: {}", origins.of(path), path, text));
 }
 
-// "a multiple of 16 (e.g. 96 or 112)" around `value`.
-std::string multiples_near(int value, int step) {
-  int below = value / step * step;
+// "a multiple of 16 (e.g. 96 or 112)" around `value`. 64-bit: values reach INT_MAX.
+std::string multiples_near(int64_t value, int64_t step) {
+  int64_t below = value / step * step;
   if (below < step) return fmt::format("a multiple of {} (e.g. {})", step, step);
   return fmt::format("a multiple of {} (e.g. {} or {})", step, below, below + step);
 }
 
+// In increasing order; pairs up to sqrt(n), so an n near INT_MAX takes 46,341 steps, not 2^31.
 std::string divisors_of(int n) {
+  std::vector<int> low, high;
+  for (int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    low.push_back(int(d));
+    if (d * d != n) high.push_back(int(n / d));
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
   std::string out;
-  for (int d = 1; d <= n; ++d)
-    if (n % d == 0) out += (out.empty() ? "" : ", ") + std::to_string(d);
+  for (int d : low) out += (out.empty() ? "" : ", ") + std::to_string(d);
   return out;
 }
 
 void check_model(const Recipe& r, const KeyOrigins& o) {
   const ModelConfig& m = r.model;
+  // Recipe::padded_vocab() is an int; everything after this may call it.
+  const int64_t padded = (int64_t(m.vocab_size) + m.vocab_multiple - 1) / m.vocab_multiple * m.vocab_multiple;
+  if (padded > std::numeric_limits<int>::max())
+    fail(o, "model.vocab_size",
+         fmt::format("{} rounded up to a multiple of model.vocab_multiple {} is {}, more than {}; "
+                     "valid: a padded vocabulary of at most {}",
+                     m.vocab_size, m.vocab_multiple, padded, std::numeric_limits<int>::max(),
+                     std::numeric_limits<int>::max()));
   if (m.d_model % m.n_head != 0)
     fail(o, "model.d_model",
          fmt::format("{} is not divisible by model.n_head {}; valid: {}", m.d_model, m.n_head,
@@ -59,6 +77,12 @@ void check_model(const Recipe& r, const KeyOrigins& o) {
 void check_parallel(const Recipe& r, const KeyOrigins& o) {
   const ParallelConfig& p = r.parallel;
   const ModelConfig& m = r.model;
+  // Recipe::world() is an int; everything after this may call it.
+  const int64_t world = int64_t(p.data) * p.tensor * p.pipeline;
+  if (world > std::numeric_limits<int>::max())
+    fail(o, "parallel.data",
+         fmt::format("data {} x tensor {} x pipeline {} = {} ranks; valid: a product of at most {}",
+                     p.data, p.tensor, p.pipeline, world, std::numeric_limits<int>::max()));
   if (m.n_head % p.tensor != 0)
     fail(o, "parallel.tensor",
          fmt::format("{} does not divide model.n_head {}; valid: a divisor of {} ({})", p.tensor,
@@ -81,7 +105,7 @@ void check_parallel(const Recipe& r, const KeyOrigins& o) {
            fmt::format("{} entries but parallel.pipeline is {}; valid: one entry per stage ({} "
                        "entries) summing to model.n_layer {}, or [] for an even split",
                        p.stages.size(), p.pipeline, p.pipeline, m.n_layer));
-    int sum = std::accumulate(p.stages.begin(), p.stages.end(), 0);
+    const int64_t sum = std::accumulate(p.stages.begin(), p.stages.end(), int64_t(0));
     if (sum != m.n_layer)
       fail(o, "parallel.stages",
            fmt::format("the entries sum to {} but model.n_layer is {}; valid: {} entries >= 1 "
@@ -107,7 +131,7 @@ void check_train(const Recipe& r, const KeyOrigins& o) {
                      "not divide them; valid: micro_batch x seq_len a multiple of {}, or false",
                      t.micro_batch, t.seq_len, int64_t(t.micro_batch) * t.seq_len, r.parallel.tensor,
                      r.parallel.tensor));
-  const int per_step = t.micro_batch * r.parallel.data;
+  const int64_t per_step = int64_t(t.micro_batch) * r.parallel.data;
   if (t.global_batch % per_step != 0)
     fail(o, "train.global_batch",
          fmt::format("{} is not a multiple of train.micro_batch {} x parallel.data {} = {}; "

@@ -16,6 +16,7 @@
 #include "app/recipe/recipe_checks.h"
 #include "app/recipe/recipe_schema.h"
 #include "app/recipe/recipe_value.h"
+#include "app/recipe/yaml_documents.h"
 #include "kernels/base/errors.h"
 #include "kernels/base/excerpt.h"
 #include "kernels/base/regular_file.h"
@@ -226,9 +227,9 @@ class RecipeReader {
   KeyOrigins& origins_;
 };
 
-std::vector<YAML::Node> parse_documents(const std::string& text, const std::string& path) {
+YamlDocuments parse_documents(const std::string& text, const std::string& path) {
   try {
-    return YAML::LoadAll(text);
+    return read_yaml_documents(text);
   } catch (const YAML::Exception& e) {
     std::string where = e.mark.is_null() ? path
                                          : fmt::format("{}:{}:{}", path, e.mark.line + 1, e.mark.column + 1);
@@ -258,17 +259,17 @@ Recipe load_recipe(const std::string& path, const std::vector<std::string>& over
 Recipe load_recipe_text(const std::string& text, const std::string& path,
                         const std::vector<std::string>& overrides) {
   check_text_bytes(text, path, TextOrigin::file);
-  std::vector<YAML::Node> docs = parse_documents(text, path);
-  if (docs.empty() || (docs.size() == 1 && docs[0].IsNull()))
+  const YamlDocuments docs = parse_documents(text, path);
+  if (docs.count == 0 || (docs.count == 1 && docs.first.IsNull()))
     throw ConfigError(fmt::format("{}: the recipe is empty; it needs at least data.train (see "
                                   "configs/README.md for every key)",
                                   path));
-  if (docs.size() > 1)
+  if (docs.count > 1)
     throw ConfigError(fmt::format("{}: a second YAML document starts here (after a --- line, or "
                                   "a line indented less than the first key); a recipe is one "
                                   "document",
-                                  YamlSource{path, ""}.at(docs[1].Mark())));
-  const YAML::Node& root = docs[0];
+                                  YamlSource{path, ""}.at(docs.second)));
+  const YAML::Node& root = docs.first;
   if (!root.IsMap())
     throw ConfigError(fmt::format("{}: a recipe is a map of sections ({}), got {}",
                                   YamlSource{path, ""}.at(root.Mark()),

@@ -14,7 +14,9 @@ namespace trainer::cpu {
 inline float exp_fast(float x) {
   // Cephes expf: x = k ln2 + r with |r| <= ln2 / 2, exp(r) by a degree-7 polynomial,
   // then scaled by 2^k built directly in the exponent bits.
-  const float xc = x > 88.0f ? 88.0f : (x < -88.0f ? -88.0f : x);
+  // NaN clamps to 88 too (it fails x <= 88): converting a NaN k to int below would be
+  // undefined behaviour (UBSan). The result for NaN is x itself, chosen at the end.
+  const float xc = !(x <= 88.0f) ? 88.0f : (x < -88.0f ? -88.0f : x);
   const float round_magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
   const float k = (xc * 1.44269504088896341f + round_magic) - round_magic;
   const float r = (xc - k * 0.693359375f) - k * -2.12194440e-4f;

@@ -92,7 +92,9 @@ int64_t check_header(const ParsedSafetensors& p, const GptConfig& config) {
   const auto want = hf_gpt2_shapes(config);
   CHECK(p.tensors.size() == want.size());
   std::vector<std::pair<int64_t, int64_t>> spans;
-  for (const auto& [key, shape] : want) {
+  for (const auto& entry : want) {
+    const auto& key = entry.first;  // no structured binding: clang 14 cannot capture one
+    const auto& shape = entry.second;
     CAPTURE(key);
     auto it = p.tensors.find(key);
     REQUIRE(it != p.tensors.end());
@@ -143,7 +145,9 @@ TEST_CASE("checkpoint export: safetensors holds the master weights, Conv1D trans
     return v;
   };
   const int64_t C = config.d_model;
-  for (const auto& [key, t] : parsed.tensors) {
+  for (const auto& entry : parsed.tensors) {
+    const auto& key = entry.first;  // no structured binding: clang 14 cannot capture one
+    const auto& t = entry.second;
     CAPTURE(key);
     const bool conv1d = key.find("c_attn.weight") != std::string::npos ||
                         key.find("c_proj.weight") != std::string::npos || key.find("c_fc.weight") != std::string::npos;

@@ -134,7 +134,9 @@ TEST_CASE("checkpoint rank pieces store every element of every state exactly onc
       for (const Range& g : slice_to_global(tp_runs(*spec, p.tp_rank, p.tp), p.begin, p.end))
         for (int64_t i = g.begin; i < g.end; ++i) ++seen[{p.name, int(p.state)}][size_t(i)];
     }
-    for (const auto& [key, counts] : seen) {
+    for (const auto& entry : seen) {
+      const auto& key = entry.first;  // no structured binding: clang 14 cannot capture one
+      const auto& counts = entry.second;
       CAPTURE(key.first);
       CHECK(std::count(counts.begin(), counts.end(), 1) == int64_t(counts.size()));
     }

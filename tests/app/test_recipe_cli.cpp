@@ -98,6 +98,9 @@ std::vector<BadRecipe> bad_recipes() {
       {"control character", kData + "train: {steps: \x01}\n", {},
        "bad.yaml:2:16: byte 0x01 is a control character"},
       {"two documents", kData + "---\nmodel: {}\n", {}, "bad.yaml:3:1: a second YAML document starts here"},
+      // Found by fuzz_recipe: yaml-cpp's LoadAll never returned on these (a stray top-level ',').
+      {"stray comma", "# a comment\n,1\n", {}, "bad.yaml:2:1: YAML syntax error: unexpected ','"},
+      {"comma after a flow map", "{data: {train: x}},\n", {}, "bad.yaml:1:19: YAML syntax error: unexpected ','"},
       {"first key indented more than the next", "  data: {train: x}\n model: {n_layer: 3}\n", {},
        "bad.yaml:2:2: a second YAML document starts here"},
       {"a list, not a map", "- data\n- model\n", {},
@@ -153,6 +156,21 @@ std::vector<BadRecipe> bad_recipes() {
        "unknown key \"bogus\" in section train.optimizer"},
       {"--set breaking a cross-field rule", kData, {"--set", "parallel.pipeline=13"},
        "--set parallel.pipeline=13: parallel.pipeline: 13 stages but model.n_layer is 12"},
+      // Found by fuzz_set_value and fuzz_recipe inputs (UBSan: int overflow, or a 2^31-step
+      // loop): values near INT_MAX in the cross-field checks.
+      {"micro_batch x data beyond int", kData, {"--set", "train.micro_batch=1073741824", "--set", "parallel.data=4"},
+       "train.global_batch: 4 is not a multiple of train.micro_batch 1073741824 x parallel.data 4 = 4294967296"},
+      {"stages summing beyond int", kData + "model: {n_layer: 2}\nparallel: {pipeline: 2, stages: [2147483647, 1]}\n", {},
+       "parallel.stages: the entries sum to 2147483648 but model.n_layer is 2"},
+      {"divisors of a huge n_head", kData + "model: {n_head: 2147483647, d_model: 2147483647}\nparallel: {tensor: 2}\n", {},
+       "parallel.tensor: 2 does not divide model.n_head 2147483647; valid: a divisor of 2147483647 (1, 2147483647)"},
+      {"multiples near INT_MAX", kData + "model: {n_head: 2, d_model: 2147483647}\n", {},
+       "model.d_model: 2147483647 is not divisible by model.n_head 2; valid: a multiple of 2 (e.g. 2147483646 or 2147483648)"},
+      {"padded vocabulary beyond int", kData + "model: {vocab_size: 2147483647}\n", {},
+       "model.vocab_size: 2147483647 rounded up to a multiple of model.vocab_multiple 128 is 2147483648"},
+      {"world size beyond int", kData + "model: {n_layer: 65536}\nparallel: {data: 65536, pipeline: 65536}\n"
+       "train: {global_batch: 65536, micro_batch: 1}\neval: {every: 0}\n", {},
+       "parallel.data: data 65536 x tensor 1 x pipeline 65536 = 4294967296 ranks; valid: a product of at most 2147483647"},
   };
 }
 

@@ -162,7 +162,11 @@ TEST_CASE("torch parity: 5 optimizer steps match scripts/reference/gpt2_torch.py
   Trainer trainer(recipe, world, 0);
   const Weights loaded = gather_weights(trainer);
   REQUIRE(loaded.size() == init.size());
-  for (const auto& [name, values] : init) REQUIRE_MESSAGE(loaded.at(name) == values, name);
+  for (const auto& entry : init) {
+    const auto& name = entry.first;  // no structured binding: clang 14 cannot capture one
+    const auto& values = entry.second;
+    REQUIRE_MESSAGE(loaded.at(name) == values, name);
+  }
 
   // The exact micro-batches the trainer will consume, read through its own loader and rewound.
   const int accum = recipe.grad_accum();
@@ -238,7 +242,9 @@ TEST_CASE("torch parity: 5 optimizer steps match scripts/reference/gpt2_torch.py
   REQUIRE(torch_final.tensors.size() == trained.size());
   double worst_weight = 0, moved_min = 1e30;
   std::string worst_name;
-  for (const auto& [name, ours] : trained) {
+  for (const auto& entry : trained) {
+    const auto& name = entry.first;  // no structured binding: clang 14 cannot capture one
+    const auto& ours = entry.second;
     const std::vector<float>& ref = torch_final.tensors.at(name);
     const double rel = relative_l2(ours, ref);
     CHECK_MESSAGE(rel <= 1e-4, name << ": relative L2 difference " << rel);

@@ -24,7 +24,10 @@ TEST_CASE("backend contract: the table breaks every op in every way that applies
   CHECK(kinds.size() == 20);
   // Ops of one tensor have no shape to get wrong and nothing to alias.
   const std::set<std::string> single = {"scale", "fill", "sum_squares"};
-  for (const auto& [op, set] : kinds) {
+  // Not a structured binding: CAPTURE's lambda may not capture one before C++20 (clang).
+  for (const auto& entry : kinds) {
+    const std::string& op = entry.first;
+    const std::set<Broken>& set = entry.second;
     CAPTURE(op);
     CHECK(set.count(Broken::nothing) == 1);
     CHECK(set.count(Broken::dtype) == 1);

@@ -111,7 +111,9 @@ TEST_CASE("cpu kernels: bit-identical results with 1 and 2 OpenMP threads") {
   REQUIRE(omp_get_max_threads() == 2);
   const Results two = run_ops(*be);
   omp_set_num_threads(saved);
-  for (const auto& [name, values] : one) {
+  for (const auto& entry : one) {
+    const auto& name = entry.first;  // no structured binding: clang 14 cannot capture one
+    const auto& values = entry.second;
     INFO(name);
     CHECK(bitwise_equal(values, two.at(name)));
   }

@@ -112,7 +112,11 @@ TEST_CASE("llmc file: write then read round-trips every tensor at llm.c's positi
   CHECK(m.config.padded_vocab == c.padded_vocab);
   CHECK(m.config.max_seq_len == c.max_seq_len);
   REQUIRE(m.tensors.size() == tensors.size());
-  for (const auto& [name, values] : tensors) CHECK_MESSAGE(m.tensors.at(name) == values, name);
+  for (const auto& entry : tensors) {
+    const auto& name = entry.first;  // no structured binding: clang 14 cannot capture one
+    const auto& values = entry.second;
+    CHECK_MESSAGE(m.tensors.at(name) == values, name);
+  }
 
   // A slice reads exactly those global elements (what a tensor-parallel rank asks for).
   LlmcModelFile f(path);
@@ -206,6 +210,22 @@ TEST_CASE("llmc file: bad files are InputErrors naming the file") {
   p = variant("padded.bin", [&](std::vector<char>& b) { set_int(b, 7, 8); });
   e = open_error(p);
   CHECK(e.find("padded_vocab 8") != std::string::npos);
+}
+
+// Found by fuzz_llmc_header: a 100 MB file of a million 1-wide layers took minutes and
+// gigabytes (a map entry per tensor) before any check refused it.
+TEST_CASE("llmc file: a header with more layers than the limit is refused before the tensor table") {
+  int32_t header[kLlmcHeaderInts] = {kLlmcModelMagic, kLlmcModelVersionF32, 1, 1, 1000000, 1, 1, 1};
+  GptConfig c;
+  c.max_seq_len = c.vocab_size = c.padded_vocab = c.n_head = c.d_model = 1;
+  c.n_layer = 1000000;
+  const int64_t size = 1024 + 4 * c.num_params();
+  CHECK_THROWS_WITH_AS(llmc_config_from_header("many.bin", header, size),
+                       doctest::Contains("'many.bin': header field n_layer is 1000000; valid: 1 to 4096"),
+                       InputError);
+  header[4] = kLlmcMaxLayers;
+  c.n_layer = kLlmcMaxLayers;
+  CHECK(llmc_config_from_header("most.bin", header, 1024 + 4 * c.num_params()).n_layer == kLlmcMaxLayers);
 }
 
 TEST_CASE("llmc file: a config mismatch names the recipe key and both values") {

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Writes the generated seed inputs of the fuzz harnesses into OUT_DIR/<harness>/ (run by
+scripts/fuzz.sh; small valid inputs, and the shapes each harness expects: see the header of
+fuzz/fuzz_<harness>.cpp). Binary seeds are made here rather than committed.
+usage: fuzz/seeds.py OUT_DIR"""
+import json
+import os
+import struct
+import sys
+
+
+def gpt2_alphabet():
+    """GPT-2's bytes_to_unicode (data/gpt2_vocab.cpp): byte -> the character standing for it."""
+    printable = [b for b in range(256) if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or b >= 0xAE]
+    out, shifted = {}, 256
+    for b in range(256):
+        if b in printable:
+            out[b] = chr(b)
+        else:
+            out[b] = chr(shifted)
+            shifted += 1
+    return out
+
+
+def shard(magic, version, tokens, fmt):
+    header = struct.pack("<3i", magic, version, len(tokens)) + bytes(4 * 253)
+    return header + struct.pack("<%d%s" % (len(tokens), fmt), *tokens)
+
+
+def llmc(max_seq_len, vocab, n_layer, n_head, d_model, padded, size=None):
+    c = d_model
+    params = (padded + max_seq_len) * c + n_layer * (12 * c * c + 13 * c) + 2 * c
+    header = struct.pack("<8i", 20240326, 3, max_seq_len, vocab, n_layer, n_head, d_model, padded)
+    header += bytes(4 * 248)
+    return header + struct.pack("<q", 1024 + 4 * params if size is None else size)
+
+
+def tiny_vocab():
+    alpha = gpt2_alphabet()
+    tokens = [alpha[b] for b in range(256)]
+    tokens += [alpha[32] + "t", "he", alpha[32] + "the", "<|endoftext|>"]
+    encoder = json.dumps({t: i for i, t in enumerate(tokens)}, ensure_ascii=False)
+    merges = "#version: 0.2\n%s t\nh e\n%st he\n" % (alpha[32], alpha[32])
+    return encoder.encode(), merges.encode()
+
+
+def main():
+    out = sys.argv[1]
+    encoder, merges = tiny_vocab()
+    seeds = {
+        "shard_header": {
+            "u16.bin": shard(20240520, 1, [0, 1, 50256, 1000, 7, 65, 66, 67], "H"),
+            "u32.bin": shard(20240801, 7, [0, 50256, 3, 4], "I"),
+            "empty.bin": shard(20240520, 1, [], "H"),
+        },
+        "llmc_header": {
+            # configs/debug/tiny.yaml: 2 layers, 2 heads, d_model 32, 257 ids padded to 320
+            "tiny.bin": llmc(16, 257, 2, 2, 32, 320),
+            "gpt2_124m.bin": llmc(1024, 50257, 12, 12, 768, 50304),
+            "short_size.bin": llmc(16, 257, 2, 2, 32, 320, 1024),
+            # a million 1-wide layers, size matching: refused by the layer limit (was a hang)
+            "many_layers.bin": llmc(1, 1, 1000000, 1, 1, 1),
+        },
+        "gpt2_vocab": {
+            "tiny.txt": encoder + b"\0" + merges,
+            "crlf.txt": encoder + b"\0" + merges.replace(b"\n", b"\r\n"),
+        },
+        "json_int_map": {
+            "tiny.json": encoder,
+            "escapes.json": b'{"a\\u00e9\\ud83d\\ude00": 1, "\\"\\\\\\/\\b\\f\\n\\r\\t": -2,\n "": 0}',
+            "numbers.json": b'{"x": 9223372036854775807, "y": -9223372036854775808, "z": 0}',
+        },
+        "set_value": {
+            "steps.txt": b"train.steps=100",
+            "layout.txt": b"parallel.data=2\nparallel.tensor=2\nparallel.pipeline=2\nparallel.zero=1",
+            "lists.txt": b"train.optimizer.betas=[0.9, 0.95]\nparallel.stages=[1, 1]",
+            "maps.txt": b"train.lr_schedule={kind: cosine, warmup_steps: 2, min_lr_ratio: 0.1}",
+            "strings.txt": b"data.train=x_*.bin\nlog.sample_prompt='hi'\ncheckpoint.dir=runs/c",
+            "section.txt": b"model={n_layer: 4, n_head: 4, d_model: 64}\ntrain.precision=bf16",
+        },
+    }
+    for harness, files in seeds.items():
+        d = os.path.join(out, harness)
+        os.makedirs(d, exist_ok=True)
+        for name, data in files.items():
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(data)
+
+
+if __name__ == "__main__":
+    main()
