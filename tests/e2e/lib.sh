@@ -19,12 +19,13 @@ make_byte_data() {
 
 # Files outside the scratch directory must not change: mark_outside records the time, and
 # expect_outside_unchanged fails naming any file of the source tree (the tests' working
-# directory; build folders and .git aside) written since.
+# directory; build folders, .git and Python's byte-code caches aside) written since.
 mark_outside() { touch "$work/.outside_mark"; }
 expect_outside_unchanged() {
   local src changed
   src=$(pwd)
-  changed=$(find "$src" \( -path "$src/build*" -o -path "$src/.git" \) -prune -o -newer "$work/.outside_mark" -print)
+  changed=$(find "$src" \( -path "$src/build*" -o -path "$src/.git" -o -name __pycache__ \) -prune -o \
+    -newer "$work/.outside_mark" -print)
   [[ -z "$changed" ]] || fail "files outside the test's scratch directory changed: $changed"
 }
 

@@ -15,7 +15,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/ckpt_lib.sh"
 
-outside_before=$(find configs datasets -newer "$work" 2>/dev/null | wc -l)
+mark_outside
 ckpt_list() { ls -A "$1" | LC_ALL=C sort | tr '\n' ' '; }
 small=(--set model.d_model=32 --set model.n_layer=1)
 
@@ -96,5 +96,5 @@ train notfile "${small[@]}" --set train.steps=2 --set "checkpoint.dir=$work/c7" 
 [[ $rc == 2 ]] || fail "case 7: exit code $rc, want 2: $(cat "$work/notfile.log")"
 expect_log notfile "^error: checkpoint.dir: .*c7/.lock" "case 7: unclear error"
 
-[[ "$(find configs datasets -newer "$work" 2>/dev/null | wc -l)" == "$outside_before" ]] || fail "files outside \$work changed"
+expect_outside_unchanged
 echo "PASS: 7 cases: lineages kept apart, latest followed, corrupt and NaN checkpoints never displace good ones, one trainer per folder"

@@ -3,6 +3,7 @@
 # naming the option and the valid range (never DBL_MAX's 309 digits), before any work is done.
 # One row per case: expected message (extended regex) | the command line.
 source "$(dirname "$0")/lib.sh"
+mark_outside
 make_byte_data "$work/data"
 recipe=configs/quickstart.yaml
 shard=$(ls "$work"/data/train_*.bin | head -1)
@@ -29,4 +30,5 @@ cases=(
 )
 expect_refusals 60 "${cases[@]}"
 [[ ! -e "$work/out" ]] || fail "data prepare wrote output before refusing --shard-tokens"
+expect_outside_unchanged
 echo "PASS: $refusals command-line values refused with exit code 2 and a readable range"

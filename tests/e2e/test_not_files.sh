@@ -4,6 +4,7 @@
 # what it is; nothing hangs (each case runs under a 20 s timeout; 124 would mean it blocked).
 # One row per case: expected message (extended regex) | the command line.
 source "$(dirname "$0")/lib.sh"
+mark_outside
 make_byte_data "$work/data"
 mkfifo "$work/fifo.yaml" "$work/model.bin" "$work/train_000.bin"
 ln -s /dev/urandom "$work/random.yaml"
@@ -27,4 +28,5 @@ cases=(
   "encoder.json': not a regular file \(a FIFO\)|data encode hello --tokenizer gpt2 --tokenizer-dir $work/tok"
 )
 expect_refusals 20 "${cases[@]}"
+expect_outside_unchanged
 echo "PASS: $refusals non-files refused with exit code 2, none hung"

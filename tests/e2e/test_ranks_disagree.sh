@@ -4,6 +4,7 @@
 # value and the other's, and the ranks that differ; the same settings on both ranks train.
 # One row per case: expected message (extended regex) | rank 0's --set | rank 1's --set.
 source "$(dirname "$0")/lib.sh"
+mark_outside
 make_byte_data "$work/data"
 base=(configs/debug/tiny.yaml --set "data.train=$work/data/train_*.bin" --set "data.val=$work/data/val_*.bin"
       --set parallel.data=2 --set log.metrics=)
@@ -34,4 +35,5 @@ done
 "${MPIEXEC[@]}" -n 1 "$trainer" train "${base[@]}" --set train.seed=3 : -n 1 "$trainer" train "${base[@]}" \
   --set train.seed=3 > "$work/same.log" 2>&1 || fail "same settings: $(cat "$work/same.log")"
 grep -q "^done: 4 steps" "$work/same.log" || fail "same settings did not train: $(cat "$work/same.log")"
+expect_outside_unchanged
 echo "PASS: $n disagreements refused with exit code 2 naming the key and the ranks; agreeing ranks train"
