@@ -90,7 +90,8 @@ SlurmdPort=$slurmd_port
 SlurmUser=$user
 SlurmdUser=$user
 AuthType=auth/munge
-AuthInfo=socket=$dir/munge/munge.socket
+# cred_expire: how long a requeued job waits before it may start again (default 120 s).
+AuthInfo=socket=$dir/munge/munge.socket,cred_expire=5
 CredType=cred/munge
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool
@@ -106,6 +107,8 @@ SlurmdParameters=config_overrides
 MpiDefault=none
 SwitchType=switch/none
 SchedulerType=sched/builtin
+# Schedule every second (default 60 s), so that a requeued job starts once it may.
+SchedulerParameters=sched_interval=1
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
