@@ -28,8 +28,8 @@ wait_stopped() {
 # expect_resumed N STEP: the job's log says N times that it resumed, the last time from STEP.
 expect_resumed() {
   local resumes
-  resumes=$(grep -c "^resuming from $work/ck/step_$(printf %08d "$2") " "$out" || true)
-  [[ $(grep -c "^resuming from " "$out") == "$1" && $resumes -ge 1 ]] || fail "want resume $1 from step $2: $(cat "$out")"
+  resumes=$(grep -c "^checkpoint: resuming from $work/ck/step_$(printf %08d "$2") " "$out" || true)
+  [[ $(grep -c "^checkpoint: resuming from " "$out") == "$1" && $resumes -ge 1 ]] || fail "want resume $1 from step $2: $(cat "$out")"
 }
 
 job=$(submit --nodes=1 --ntasks-per-node=4 --cpus-per-task=1 --time=10 --output="$out" scripts/slurm/train.sbatch \
@@ -50,10 +50,10 @@ scontrol requeue "$job"
 scontrol update JobId="$job" TimeLimit=2
 wait_stopped 2
 s2=$(stopped_at 2)
-grep -q "^job $job: stopped on SIGTERM with a checkpoint; requeueing$" "$out" || fail "the script did not requeue: $(cat "$out")"
 for _ in $(seq 300); do [[ $(job_field "$job" Restarts) == 2 ]] && break; sleep 0.1; done
 [[ $(job_field "$job" Restarts) == 2 ]] || fail "the job was not requeued by its script: $(scontrol -o show job "$job")"
 scontrol update JobId="$job" TimeLimit=10
+grep -q "^job $job: stopped on SIGTERM with a checkpoint; requeueing$" "$out" || fail "the script did not requeue: $(cat "$out")"
 expect_resumed 1 "$s1"
 (( s2 > s1 )) || fail "time limit: stopped at step $s2, not after the resumed step $s1"
 [[ "$(complete_steps "$work/ck" | tail -1)" == "step_$(printf %08d "$s2")" ]] || fail "checkpoints after the time limit: $(ls "$work/ck")"
