@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev doctest-dev
           libopenmpi-dev openmpi-bin libopenblas-openmp-dev libxxhash-dev
-          python3 python3-torch python3-numpy python3-matplotlib)
+          python3 python3-torch python3-numpy python3-matplotlib
+          slurmd slurmctld slurm-client munge)
 command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
 
 missing=()
