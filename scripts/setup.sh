@@ -12,6 +12,8 @@ PACKAGES=(cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev doct
           libopenmpi-dev openmpi-bin libopenblas-openmp-dev libxxhash-dev
           python3 python3-torch python3-numpy python3-matplotlib
           slurmd slurmctld slurm-client munge)
+# slurmd, slurmctld, slurm-client, munge: the slurm tests' one-node cluster (tests/slurm/); their
+# services do not start without /etc/slurm/slurm.conf, and the tests run daemons of their own.
 command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
 
 missing=()

@@ -7,6 +7,9 @@ cluster_sh="$(cd "$(dirname "$0")" && pwd)/cluster.sh"
 # Not under $work: munged wants every folder above its socket searchable by all.
 cluster=$(mktemp -d)
 trap 'bash "$cluster_sh" stop "$cluster"; rm -rf "$work" "$cluster"' EXIT
+# A test ended by a signal (ctest's timeout, Ctrl-C) still stops its cluster.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 export SLURM_CONF="$cluster/slurm.conf"
 cluster_rc=0
 bash "$cluster_sh" start "$cluster" || cluster_rc=$?
