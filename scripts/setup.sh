@@ -12,8 +12,9 @@ PACKAGES=(cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev doct
           libopenmpi-dev openmpi-bin libopenblas-openmp-dev libxxhash-dev
           python3 python3-torch python3-numpy python3-matplotlib
           slurmd slurmctld slurm-client munge)
-# slurmd, slurmctld, slurm-client, munge: the slurm tests' one-node cluster (tests/slurm/); their
-# services do not start without /etc/slurm/slurm.conf, and the tests run daemons of their own.
+# slurmd, slurmctld, slurm-client, munge: the slurm tests' one-node cluster (tests/slurm/). The
+# tests start daemons of their own: Slurm's services stay down without /etc/slurm/slurm.conf,
+# and a system munged that apt may start is not the one they talk to.
 command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
 
 missing=()
