@@ -53,7 +53,7 @@ s2=$(stopped_at 2)
 for _ in $(seq 300); do [[ $(job_field "$job" Restarts) == 2 ]] && break; sleep 0.1; done
 [[ $(job_field "$job" Restarts) == 2 ]] || fail "the job was not requeued by its script: $(scontrol -o show job "$job")"
 scontrol update JobId="$job" TimeLimit=10
-grep -q "^job $job: stopped on SIGTERM with a checkpoint; requeueing$" "$out" || fail "the script did not requeue: $(cat "$out")"
+grep -q "^job $job: stopped on a signal with a checkpoint; requeueing$" "$out" || fail "the script did not requeue: $(cat "$out")"
 expect_resumed 1 "$s1"
 (( s2 > s1 )) || fail "time limit: stopped at step $s2, not after the resumed step $s1"
 [[ "$(complete_steps "$work/ck" | tail -1)" == "step_$(printf %08d "$s2")" ]] || fail "checkpoints after the time limit: $(ls "$work/ck")"

@@ -17,7 +17,8 @@ for layout in "4 1 1 0" "2 2 1 1"; do
   srun -n 4 --mpi=pmix "$trainer" train "${args[@]}" --set "log.metrics=$work/srun_$name.jsonl" > "$work/srun_$name.log" 2>&1 ||
     fail "srun $layout: $(cat "$work/srun_$name.log")"
   [[ $(losses "$work/mpi_$name.jsonl" | wc -l) == 6 ]] || fail "mpiexec $layout: want 6 steps: $(cat "$work/mpi_$name.log")"
-  diff <(losses "$work/mpi_$name.jsonl") <(losses "$work/srun_$name.jsonl") || fail "srun $layout: losses differ from mpiexec"
+  diff <(losses "$work/mpi_$name.jsonl") <(losses "$work/srun_$name.jsonl") ||
+    fail "srun $layout: losses differ from mpiexec: $(cat "$work/srun_$name.log")"
   grep -Eq "^launcher: srun, Slurm job [0-9]+\.0, 4 ranks; rank 0 is task 0, local rank 0 of 4 on its node \(SLURM_LOCALID 0\)$" \
     "$work/srun_$name.log" || fail "srun $layout: no launcher line: $(cat "$work/srun_$name.log")"
   grep -Eq "^launcher: mpiexec, 4 ranks; rank 0 is task 0, local rank 0 of 4 on its node \(OMPI_COMM_WORLD_LOCAL_RANK 0\)$" \
