@@ -4,8 +4,9 @@
 # 1. `scancel --signal=TERM` (the ranks themselves): they finish the step, checkpoint, exit 0,
 #    and the job completes with exit code 0:0;
 # 2. `scontrol requeue` restarts it: it resumes from that checkpoint; its time limit, cut to
-#    2 minutes, brings the script's --signal=B:TERM@120 at once: the batch shell passes it to
-#    the ranks, they checkpoint and exit 0, and the script requeues the job itself;
+#    2 minutes while it trains, brings the script's --signal=B:TERM@120 at once: the batch
+#    shell passes it to the ranks, they checkpoint and exit 0, and the script requeues the job
+#    itself;
 # 3. the job restarts and resumes again; `scancel --signal=TERM` ends it as in 1.
 # Losses at every step (one metrics file over the three runs) and every rank's state at the
 # end equal those of an uninterrupted srun run stopped at the same step.
@@ -45,8 +46,11 @@ s1=$(stopped_at 1)
 [[ "$(complete_steps "$work/ck")" == "step_$(printf %08d "$s1")" ]] || fail "checkpoints after scancel: $(ls "$work/ck")"
 echo "ok: scancel --signal=TERM: checkpoint at step $s1, job $job completed with exit code 0:0"
 
-# 2. scontrol requeue; a 2-minute limit while it waits to start (a requeued job waits cred_expire).
+# 2. scontrol requeue; once the restarted job trains again, a 2-minute limit (its warning,
+#    120 s before the end, is due at once: slurmctld sends it at its next time-limit check).
 scontrol requeue "$job"
+wait_job_state "$job" 120 RUNNING
+wait_step "$work/job.jsonl" $((s1 + 2)) 300
 scontrol update JobId="$job" TimeLimit=2
 wait_stopped 2
 s2=$(stopped_at 2)
