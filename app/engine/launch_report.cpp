@@ -11,8 +11,8 @@ std::string launch_line(const LaunchFacts& f) {
   std::string line = fmt::format("launcher: {}", launcher_kind_name(env.kind));
   if (env.kind == LauncherKind::srun) line += fmt::format(", Slurm job {}", env.slurm_job);
   else if (!env.slurm_job.empty()) line += fmt::format(" inside Slurm job {}", env.slurm_job);
-  line += fmt::format(", {} ranks; rank 0 is task {}, local rank {} of {} on its node", f.world, env.task_id,
-                      f.local_rank, f.local_size);
+  line += fmt::format(", {} rank{}; rank 0 is task {}, local rank {} of {} on its node", f.world,
+                      f.world == 1 ? "" : "s", env.task_id, f.local_rank, f.local_size);
   const char* local_var = env.kind == LauncherKind::srun ? "SLURM_LOCALID" : "OMPI_COMM_WORLD_LOCAL_RANK";
   if (env.local_id >= 0) line += fmt::format(" ({} {})", local_var, env.local_id);
   if (f.gpu)

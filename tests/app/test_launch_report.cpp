@@ -34,6 +34,12 @@ TEST_CASE("launch_line: srun, mpiexec inside Slurm, GPUs, disagreeing local rank
   m.world = 2;
   m.local_size = 2;
   m.gpu = true;
+  LaunchFacts one = m;
+  one.env.slurm_job.clear();
+  one.world = 1;
+  one.local_size = 1;
+  one.gpu = false;
+  CHECK(launch_line(one) == "launcher: mpiexec, 1 rank; rank 0 is task 0, local rank 0 of 1 on its node");
   CHECK(launch_line(m) == "launcher: mpiexec inside Slurm job 7, 2 ranks; rank 0 is task 0, local rank 0 of 2 on its "
                           "node; GPU = local rank % visible GPUs (CUDA_VISIBLE_DEVICES unset)");
 }
