@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "kernels/base/check.h"
+#include "parallel/launcher_env.h"
 
 namespace trainer {
 
@@ -67,9 +68,9 @@ class MpiRequest : public CommRequest {
           int rank = 0;
           MPI_Comm_rank(MPI_COMM_WORLD, &rank);
           std::fprintf(stderr,
-                       "fatal (rank %d): %s did not complete within %.0f s (parallel.timeout_s); "
+                       "fatal (rank %d%s): %s did not complete within %.0f s (parallel.timeout_s); "
                        "another rank has probably died or hung; aborting the job\n",
-                       rank, what_.c_str(), timeout_s_);
+                       rank, slurm_tag(launcher_env()).c_str(), what_.c_str(), timeout_s_);
           std::fflush(stderr);
           MPI_Abort(MPI_COMM_WORLD, 3);
         }

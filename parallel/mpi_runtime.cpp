@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/base/errors.h"
+#include "parallel/launcher_env.h"
 #include "parallel/mpi_comm.h"
 
 namespace trainer {
@@ -56,7 +57,7 @@ int MpiRuntime::run(const std::function<int()>& body) {
     return end_with_user_error(e.what());
   } catch (const std::exception& e) {
     if (world_->size() == 1) throw;
-    std::fprintf(stderr, "fatal (rank %d): %s\n", world_->rank(), e.what());
+    std::fprintf(stderr, "fatal (rank %d%s): %s\n", world_->rank(), slurm_tag(launcher_env()).c_str(), e.what());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
     return 1;
@@ -114,10 +115,11 @@ int MpiRuntime::end_with_user_error(const std::string& message) {
   }
   if (!all_failed) {
     std::fprintf(stderr,
-                 "error (rank %d of %d, host %s, pid %d): %s\n"
+                 "error (rank %d of %d, host %s, pid %d%s): %s\n"
                  "error: the other ranks did not stop with rank %d within %.0f s; ending the whole job "
                  "(exit code %d)\n",
-                 rank, size, host_name().c_str(), static_cast<int>(getpid()), message.c_str(), rank,
+                 rank, size, host_name().c_str(), static_cast<int>(getpid()), slurm_tag(launcher_env()).c_str(),
+                 message.c_str(), rank,
                  kUserErrorAgreementSeconds, kUserErrorExitCode);
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, kUserErrorExitCode);

@@ -14,7 +14,11 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev doctest-dev
           libopenmpi-dev openmpi-bin libopenblas-openmp-dev libxxhash-dev
-          python3 python3-torch python3-numpy python3-matplotlib)
+          python3 python3-torch python3-numpy python3-matplotlib
+          slurmd slurmctld slurm-client munge)
+# slurmd, slurmctld, slurm-client, munge: the slurm tests' one-node cluster (tests/slurm/). The
+# tests start daemons of their own: Slurm's services stay down without /etc/slurm/slurm.conf,
+# and a system munged that apt may start is not the one they talk to.
 command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
 # clang with libFuzzer and the sanitizer runtimes, its OpenMP runtime, llvm-symbolizer for
 # readable reports.

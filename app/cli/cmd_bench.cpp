@@ -100,7 +100,7 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& recipe,
   Trainer t(recipe, mpi.world(), mpi.local_rank(), data == BenchData::recipe ? DataNeed::train : DataNeed::none,
             o.profile ? OpProfile::on : OpProfile::off);
   t.set_sync_timing(true);
-  print_run_report(t, rank0 && !o.json ? Reporting::on : Reporting::off);
+  print_run_report(t, mpi, rank0 && !o.json ? Reporting::on : Reporting::off);
 
   for (int i = 0; i < o.warmup; ++i) t.train_step();
   if (t.profiler()) t.profiler()->clear();

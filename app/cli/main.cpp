@@ -15,6 +15,7 @@
 #include "app/cli/commands.h"
 #include "app/recipe/recipe.h"
 #include "kernels/base/errors.h"
+#include "parallel/launcher_env.h"
 #include "parallel/mpi_runtime.h"
 
 namespace {
@@ -98,7 +99,7 @@ int main(int argc, char** argv) {
     if (initialized && !finalized) MPI_Finalize();
     return kUserErrorExitCode;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fatal (rank %d): %s\n", launcher_rank(), e.what());
+    std::fprintf(stderr, "fatal (rank %d%s): %s\n", launcher_rank(), slurm_tag(launcher_env()).c_str(), e.what());
     std::fflush(stderr);
     abort_job_if_mpi(1);
     return 1;

@@ -4,7 +4,10 @@
 #include <fmt/core.h>
 #include <omp.h>
 
+#include <cstdlib>
+
 #include "app/engine/flops.h"
+#include "app/engine/launch_report.h"
 #include "parallel/pipeline_schedule.h"
 
 namespace trainer {
@@ -30,13 +33,40 @@ std::string memory_line(const RankMemory& m) {
       m.activations.slots, format_bytes(m.activations.scratch()), format_bytes(m.total()));
 }
 
-void print_run_report(Trainer& t, Reporting reporting) {
+namespace {
+
+// Collective over the host world: the launch facts, whole on rank 0.
+LaunchFacts launch_facts(Trainer& t, const MpiRuntime& mpi) {
+  LaunchFacts f;
+  f.env = launcher_env();
+  Comm& world = t.host_world();
+  f.world = world.size();
+  f.local_rank = mpi.local_rank();
+  f.local_size = mpi.local_size();
+  f.gpu = t.backend().device() == Device::cuda;
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) f.visible_devices = v;
+  const bool mismatch = f.env.local_id >= 0 && f.env.local_id != f.local_rank;
+  int32_t count = mismatch ? 1 : 0;
+  int32_t first = mismatch ? world.size() - world.rank() : 0;  // max picks the lowest rank
+  world.all_reduce(make_tensor(&count, DType::i32, Device::cpu, {1}), ReduceOp::sum);
+  world.all_reduce(make_tensor(&first, DType::i32, Device::cpu, {1}), ReduceOp::max);
+  f.mismatched_ranks = count;
+  f.first_mismatch = count > 0 ? world.size() - first : -1;
+  return f;
+}
+
+}  // namespace
+
+void print_run_report(Trainer& t, const MpiRuntime& mpi, Reporting reporting) {
   const Recipe& r = t.recipe();
   const GptConfig& c = t.config();
   RankMemory mem = t.memory();
   float totals[1] = {float(mem.total())};
   t.host_world().all_reduce(make_tensor(totals, DType::f32, Device::cpu, {1}), ReduceOp::max);
+  const LaunchFacts launch = launch_facts(t, mpi);
   if (reporting == Reporting::off) return;
+  const std::string launch_text = launch_line(launch);
+  if (!launch_text.empty()) fmt::print("{}\n", launch_text);
   const ParallelConfig& p = r.parallel;
   fmt::print("model: gpt2 {} layers, {} heads, d_model {}, vocab {} (padded {}), context {}; {:.2f}M parameters\n",
              c.n_layer, c.n_head, c.d_model, c.vocab_size, c.padded_vocab, c.max_seq_len, double(c.num_params()) / 1e6);

@@ -1,4 +1,5 @@
-// Start-of-run report: model size, layout, schedule and bubble, and memory per rank.
+// Start-of-run report: how the job was launched (launch_report.h), model size, layout,
+// schedule and bubble, and memory per rank.
 #pragma once
 
 #include <cstdint>
@@ -6,13 +7,14 @@
 
 #include "app/engine/metrics.h"
 #include "app/engine/trainer.h"
+#include "parallel/mpi_runtime.h"
 
 namespace trainer {
 
 std::string format_bytes(int64_t bytes);
 // Collective over the host world (gathers the largest per-rank total); prints on the rank
 // with Reporting::on.
-void print_run_report(Trainer& trainer, Reporting reporting);
+void print_run_report(Trainer& trainer, const MpiRuntime& mpi, Reporting reporting);
 std::string memory_line(const RankMemory& m);
 
 }  // namespace trainer

@@ -75,7 +75,7 @@ int train_under_mpi(const Recipe& recipe, int64_t stop_at, MpiRuntime& mpi) {
     probe_checkpoint_dir(recipe.checkpoint.dir, mpi.world());
   }
   Trainer t(recipe, mpi.world(), mpi.local_rank());
-  print_run_report(t, reporting);
+  print_run_report(t, mpi, reporting);
   if (rank0)
     for (const std::string& note : recipe_notes(recipe)) fmt::print("{}\n", note);
   const Resumed resumed = resume_from_checkpoint(t, reporting);
