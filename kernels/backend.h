@@ -145,21 +145,92 @@ struct BiasBackwardOp {
   Tensor dbias, dout;
 };
 
-// Causal attention, scale 1/sqrt(D), D = C / n_head >= 1. qkv exactly (B, T, 3*C) act laid
-// out [q heads | k heads | v heads]; out (B*T, C) act; lse (B*H*T) f32, laid out (B, H, T):
-// the log-sum-exp of each softmax row, saved for backward.
+// Causal attention, scale 1/sqrt(D), with grouped k/v heads: H query heads share Hkv k/v
+// heads (n_kv_head; 0 means H, ordinary multi-head attention; 1 is multi-query), query head h
+// reading k/v head h / (H / Hkv). qkv exactly (B, T, (H + 2*Hkv)*D) act laid out
+// [q heads | k heads | v heads], D >= 1; out (B*T, H*D) act; lse (B*H*T) f32, laid out
+// (B, H, T): the log-sum-exp of each softmax row, saved for backward.
 struct AttentionForwardOp {
   static constexpr const char* kName = "attention_forward";
   Tensor out, lse, qkv;
   int n_head = 0;
+  int n_kv_head = 0;
 };
-// dqkv (B*T, 3*C) act, overwritten; dout, out (B*T, C) act; lse (B*H*T) f32.
+// dqkv (B*T, (H + 2*Hkv)*D) act, overwritten (a k/v head's gradient sums over its group of
+// query heads); dout, out (B*T, H*D) act; lse (B*H*T) f32.
 struct AttentionBackwardOp {
   static constexpr const char* kName = "attention_backward";
   Tensor dqkv, dout, qkv, out, lse;
   int n_head = 0;
+  int n_kv_head = 0;
 };
-
+// RMSNorm (Llama): out = inp * rstd * weight, rstd = 1 / sqrt(mean(inp^2) + eps) per row.
+// out (N, C) act; rstd (N) f32; inp (N, C) act; weight (C) act; eps > 0.
+struct RmsnormForwardOp {
+  static constexpr const char* kName = "rmsnorm_forward";
+  Tensor out, rstd, inp, weight;
+  float eps = 1e-5f;
+};
+// dinp (N, C) act, overwritten or added per dinp_mode; dweight (C) f32 +=; dout, inp (N, C)
+// act; weight (C) act; rstd (N) f32. In place: dinp may be dout.
+struct RmsnormBackwardOp {
+  static constexpr const char* kName = "rmsnorm_backward";
+  Tensor dinp, dweight, dout, inp, weight, rstd;
+  Accumulate dinp_mode = Accumulate::overwrite;
+};
+// RMSNorm of every q and k head of a qkv tensor over its D features (qk-norm, as Qwen3 and
+// OLMo 2): q heads scaled by q_weight, k heads by k_weight, v heads copied. out, inp exactly
+// (B, T, (H + 2*Hkv)*D) act; rstd (B*T*(H + Hkv)) f32, one per (row, q-or-k head) in the
+// column order of the heads; q_weight, k_weight (D) act.
+struct HeadRmsnormForwardOp {
+  static constexpr const char* kName = "head_rmsnorm_forward";
+  Tensor out, rstd, inp, q_weight, k_weight;
+  int n_head = 0;
+  int n_kv_head = 0;
+  float eps = 1e-6f;
+};
+// dinp (B*T, (H + 2*Hkv)*D) act, overwritten (v heads: dout's); dq_weight, dk_weight (D) f32
+// +=; dout, inp exactly (B, T, (H + 2*Hkv)*D) act; the rest as in forward. In place: dinp may
+// be dout.
+struct HeadRmsnormBackwardOp {
+  static constexpr const char* kName = "head_rmsnorm_backward";
+  Tensor dinp, dq_weight, dk_weight, dout, inp, q_weight, k_weight, rstd;
+  int n_head = 0;
+  int n_kv_head = 0;
+};
+// Rotary position embedding (Hugging Face's rotate-half layout: feature i pairs with
+// i + D/2) on the q and k heads of a qkv tensor; v heads are copied. The token at sequence
+// position t (row t of a (B, T) batch) sits at position pos_offset + t and is rotated by the
+// angles (pos_offset + t) * inv_freq[i], computed in f32 as float(position) * inv_freq[i].
+// out, inp exactly (B, T, (H + 2*Hkv)*D) act, D even; inv_freq (D/2) f32; pos_offset >= 0.
+// In place: out may be inp.
+struct RopeForwardOp {
+  static constexpr const char* kName = "rope_forward";
+  Tensor out, inp, inv_freq;
+  int n_head = 0;
+  int n_kv_head = 0;
+  int64_t pos_offset = 0;
+};
+// The transposed rotation (the gradient of rope_forward): dinp, dout as out, inp above.
+// In place: dinp may be dout.
+struct RopeBackwardOp {
+  static constexpr const char* kName = "rope_backward";
+  Tensor dinp, dout, inv_freq;
+  int n_head = 0;
+  int n_kv_head = 0;
+  int64_t pos_offset = 0;
+};
+// SwiGLU: out (N, F) = silu(gate) * up, where each row of inp (N, 2F) is [gate (F) | up (F)]
+// (the fused gate/up projection's output); silu(x) = x * sigmoid(x). All act.
+struct SwigluForwardOp {
+  static constexpr const char* kName = "swiglu_forward";
+  Tensor out, inp;
+};
+// dinp (N, 2F) act, overwritten; inp (N, 2F) act; dout (N, F) act.
+struct SwigluBackwardOp {
+  static constexpr const char* kName = "swiglu_backward";
+  Tensor dinp, inp, dout;
+};
 // GELU, tanh approximation; all act with one element count. In place: out may be inp.
 struct GeluForwardOp {
   static constexpr const char* kName = "gelu_forward";
@@ -252,10 +323,12 @@ struct MatmulDims {
 // M and K from a (and ta), N from b (and tb).
 MatmulDims matmul_dims(const MatmulOp& op);
 struct AttentionDims {
-  int64_t B = 0, T = 0, H = 0, D = 0;
+  int64_t B = 0, T = 0, H = 0, Hkv = 0, D = 0;
+  int64_t width() const { return (H + 2 * Hkv) * D; }  // a qkv row
 };
-// From qkv (B, T, 3*H*D) and n_head; valid once the front door has accepted the op.
-AttentionDims attention_dims(const Tensor& qkv, int n_head);
+// From qkv (B, T, (H + 2*Hkv)*D), n_head and n_kv_head (0: n_head); valid once the front door
+// has accepted the op.
+AttentionDims attention_dims(const Tensor& qkv, int n_head, int n_kv_head = 0);
 
 // Memory of the device as the device itself reports it: for a GPU what the driver says is
 // used (the context, library workspaces and other processes included), for the CPU the host's
@@ -315,6 +388,14 @@ class Backend {
   void run(const BiasBackwardOp& op);
   void run(const AttentionForwardOp& op);
   void run(const AttentionBackwardOp& op);
+  void run(const RmsnormForwardOp& op);
+  void run(const RmsnormBackwardOp& op);
+  void run(const HeadRmsnormForwardOp& op);
+  void run(const HeadRmsnormBackwardOp& op);
+  void run(const RopeForwardOp& op);
+  void run(const RopeBackwardOp& op);
+  void run(const SwigluForwardOp& op);
+  void run(const SwigluBackwardOp& op);
   void run(const GeluForwardOp& op);
   void run(const GeluBackwardOp& op);
   void run(const AddOp& op);
@@ -347,12 +428,36 @@ class Backend {
     run(MatmulOp{out, a, b, ta, tb, bias, mode, gelu_out});
   }
   void bias_backward(Tensor dbias, Tensor dout) { run(BiasBackwardOp{dbias, dout}); }
-  void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head) {
-    run(AttentionForwardOp{out, lse, qkv, n_head});
+  void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head = 0) {
+    run(AttentionForwardOp{out, lse, qkv, n_head, n_kv_head});
   }
-  void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse, int n_head) {
-    run(AttentionBackwardOp{dqkv, dout, qkv, out, lse, n_head});
+  void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse, int n_head,
+                          int n_kv_head = 0) {
+    run(AttentionBackwardOp{dqkv, dout, qkv, out, lse, n_head, n_kv_head});
   }
+  void rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight, float eps) {
+    run(RmsnormForwardOp{out, rstd, inp, weight, eps});
+  }
+  void rmsnorm_backward(Tensor dinp, Tensor dweight, Tensor dout, Tensor inp, Tensor weight, Tensor rstd,
+                        Accumulate dinp_mode) {
+    run(RmsnormBackwardOp{dinp, dweight, dout, inp, weight, rstd, dinp_mode});
+  }
+  void head_rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor q_weight, Tensor k_weight, int n_head,
+                            int n_kv_head, float eps) {
+    run(HeadRmsnormForwardOp{out, rstd, inp, q_weight, k_weight, n_head, n_kv_head, eps});
+  }
+  void head_rmsnorm_backward(Tensor dinp, Tensor dq_weight, Tensor dk_weight, Tensor dout, Tensor inp,
+                             Tensor q_weight, Tensor k_weight, Tensor rstd, int n_head, int n_kv_head) {
+    run(HeadRmsnormBackwardOp{dinp, dq_weight, dk_weight, dout, inp, q_weight, k_weight, rstd, n_head, n_kv_head});
+  }
+  void rope_forward(Tensor out, Tensor inp, Tensor inv_freq, int n_head, int n_kv_head, int64_t pos_offset) {
+    run(RopeForwardOp{out, inp, inv_freq, n_head, n_kv_head, pos_offset});
+  }
+  void rope_backward(Tensor dinp, Tensor dout, Tensor inv_freq, int n_head, int n_kv_head, int64_t pos_offset) {
+    run(RopeBackwardOp{dinp, dout, inv_freq, n_head, n_kv_head, pos_offset});
+  }
+  void swiglu_forward(Tensor out, Tensor inp) { run(SwigluForwardOp{out, inp}); }
+  void swiglu_backward(Tensor dinp, Tensor inp, Tensor dout) { run(SwigluBackwardOp{dinp, inp, dout}); }
   void gelu_forward(Tensor out, Tensor inp) { run(GeluForwardOp{out, inp}); }
   void gelu_backward(Tensor dinp, Tensor inp, Tensor dout) { run(GeluBackwardOp{dinp, inp, dout}); }
   void add(Tensor out, Tensor a, Tensor b) { run(AddOp{out, a, b}); }
@@ -390,6 +495,14 @@ class Backend {
   virtual void compute(const BiasBackwardOp& op) = 0;
   virtual void compute(const AttentionForwardOp& op) = 0;
   virtual void compute(const AttentionBackwardOp& op) = 0;
+  virtual void compute(const RmsnormForwardOp& op) = 0;
+  virtual void compute(const RmsnormBackwardOp& op) = 0;
+  virtual void compute(const HeadRmsnormForwardOp& op) = 0;
+  virtual void compute(const HeadRmsnormBackwardOp& op) = 0;
+  virtual void compute(const RopeForwardOp& op) = 0;
+  virtual void compute(const RopeBackwardOp& op) = 0;
+  virtual void compute(const SwigluForwardOp& op) = 0;
+  virtual void compute(const SwigluBackwardOp& op) = 0;
   virtual void compute(const GeluForwardOp& op) = 0;
   virtual void compute(const GeluBackwardOp& op) = 0;
   virtual void compute(const AddOp& op) = 0;

@@ -51,6 +51,14 @@ class MetaBackend final : public Backend {
   void compute(const BiasBackwardOp&) override {}
   void compute(const AttentionForwardOp&) override {}
   void compute(const AttentionBackwardOp&) override {}
+  void compute(const RmsnormForwardOp&) override {}
+  void compute(const RmsnormBackwardOp&) override {}
+  void compute(const HeadRmsnormForwardOp&) override {}
+  void compute(const HeadRmsnormBackwardOp&) override {}
+  void compute(const RopeForwardOp&) override {}
+  void compute(const RopeBackwardOp&) override {}
+  void compute(const SwigluForwardOp&) override {}
+  void compute(const SwigluBackwardOp&) override {}
   void compute(const GeluForwardOp&) override {}
   void compute(const GeluBackwardOp&) override {}
   void compute(const AddOp&) override {}

@@ -63,8 +63,8 @@ void softmax_rows(float* s, float* lse_out, const float* lse_in, int64_t i0, int
 }  // namespace
 
 void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t H,
-                       int64_t D) {
-  const int64_t C = H * D;
+                       int64_t Hkv, int64_t D) {
+  const int64_t C = H * D, W = (H + 2 * Hkv) * D, group = H / Hkv;
   const float scale = 1.0f / std::sqrt(float(D));
   const int64_t qblocks = (T + kQueryBlock - 1) / kQueryBlock;
   const int64_t tasks = B * H * qblocks;
@@ -75,25 +75,25 @@ void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int6
     for (int64_t task = 0; task < tasks; ++task) {
       const int64_t b = task / (H * qblocks);
       const int64_t h = (task / qblocks) % H;
+      const int64_t hk = h / group;
       const int64_t i0 = (task % qblocks) * kQueryBlock;
       const int64_t nq = std::min(kQueryBlock, T - i0);
       const int64_t nk = i0 + nq;
-      const float* q = qkv + (b * T + i0) * 3 * C + h * D;
-      const float* k = qkv + b * T * 3 * C + C + h * D;
-      const float* v = qkv + b * T * 3 * C + 2 * C + h * D;
-      gemm(kN, kT, nq, nk, D, scale, q, 3 * C, k, 3 * C, 0.0f, s.data(), nk);
+      const float* q = qkv + (b * T + i0) * W + h * D;
+      const float* k = qkv + b * T * W + C + hk * D;
+      const float* v = qkv + b * T * W + C + Hkv * D + hk * D;
+      gemm(kN, kT, nq, nk, D, scale, q, W, k, W, 0.0f, s.data(), nk);
       softmax_rows(s.data(), lse + (b * H + h) * T + i0, nullptr, i0, nq, nk);
-      gemm(kN, kN, nq, D, nk, 1.0f, s.data(), nk, v, 3 * C, 0.0f,
-           out + (b * T + i0) * C + h * D, C);
+      gemm(kN, kN, nq, D, nk, 1.0f, s.data(), nk, v, W, 0.0f, out + (b * T + i0) * C + h * D, C);
     }
   }
 }
 
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out,
-                        const float* lse, int64_t B, int64_t T, int64_t H, int64_t D) {
-  const int64_t C = H * D;
+                        const float* lse, int64_t B, int64_t T, int64_t H, int64_t Hkv, int64_t D) {
+  const int64_t C = H * D, W = (H + 2 * Hkv) * D, group = H / Hkv;
   const float scale = 1.0f / std::sqrt(float(D));
-  const int64_t tasks = B * H;
+  const int64_t tasks = B * Hkv;
 #pragma omp parallel
   {
     const size_t tile = static_cast<size_t>(std::min(kQueryBlock, T) * T);
@@ -101,39 +101,41 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
     std::vector<float> dp(tile);
 #pragma omp for schedule(static)
     for (int64_t task = 0; task < tasks; ++task) {
-      const int64_t b = task / H;
-      const int64_t h = task % H;
-      const float* k = qkv + b * T * 3 * C + C + h * D;
-      const float* v = qkv + b * T * 3 * C + 2 * C + h * D;
-      float* dk = dqkv + b * T * 3 * C + C + h * D;
-      float* dv = dqkv + b * T * 3 * C + 2 * C + h * D;
+      const int64_t b = task / Hkv;
+      const int64_t hk = task % Hkv;
+      const float* k = qkv + b * T * W + C + hk * D;
+      const float* v = qkv + b * T * W + C + Hkv * D + hk * D;
+      float* dk = dqkv + b * T * W + C + hk * D;
+      float* dv = dqkv + b * T * W + C + Hkv * D + hk * D;
       for (int64_t t = 0; t < T; ++t) {
-        std::fill(dk + t * 3 * C, dk + t * 3 * C + D, 0.0f);
-        std::fill(dv + t * 3 * C, dv + t * 3 * C + D, 0.0f);
+        std::fill(dk + t * W, dk + t * W + D, 0.0f);
+        std::fill(dv + t * W, dv + t * W + D, 0.0f);
       }
-      for (int64_t i0 = 0; i0 < T; i0 += kQueryBlock) {
-        const int64_t nq = std::min(kQueryBlock, T - i0);
-        const int64_t nk = i0 + nq;
-        const float* q = qkv + (b * T + i0) * 3 * C + h * D;
-        const float* dO = dout + (b * T + i0) * C + h * D;
-        const float* O = out + (b * T + i0) * C + h * D;
-        float* dq = dqkv + (b * T + i0) * 3 * C + h * D;
-        gemm(kN, kT, nq, nk, D, scale, q, 3 * C, k, 3 * C, 0.0f, p.data(), nk);
-        softmax_rows(p.data(), nullptr, lse + (b * H + h) * T + i0, i0, nq, nk);
-        gemm(kN, kT, nq, nk, D, 1.0f, dO, C, v, 3 * C, 0.0f, dp.data(), nk);
-        // dS = P * (dP - rowsum(dO * O)) * scale; masked entries have P = 0.
-        for (int64_t r = 0; r < nq; ++r) {
-          float di = 0;
+      for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
+        for (int64_t i0 = 0; i0 < T; i0 += kQueryBlock) {
+          const int64_t nq = std::min(kQueryBlock, T - i0);
+          const int64_t nk = i0 + nq;
+          const float* q = qkv + (b * T + i0) * W + h * D;
+          const float* dO = dout + (b * T + i0) * C + h * D;
+          const float* O = out + (b * T + i0) * C + h * D;
+          float* dq = dqkv + (b * T + i0) * W + h * D;
+          gemm(kN, kT, nq, nk, D, scale, q, W, k, W, 0.0f, p.data(), nk);
+          softmax_rows(p.data(), nullptr, lse + (b * H + h) * T + i0, i0, nq, nk);
+          gemm(kN, kT, nq, nk, D, 1.0f, dO, C, v, W, 0.0f, dp.data(), nk);
+          // dS = P * (dP - rowsum(dO * O)) * scale; masked entries have P = 0.
+          for (int64_t r = 0; r < nq; ++r) {
+            float di = 0;
 #pragma omp simd reduction(+ : di)
-          for (int64_t d = 0; d < D; ++d) di += dO[r * C + d] * O[r * C + d];
-          float* ds = dp.data() + r * nk;
-          const float* pr = p.data() + r * nk;
+            for (int64_t d = 0; d < D; ++d) di += dO[r * C + d] * O[r * C + d];
+            float* ds = dp.data() + r * nk;
+            const float* pr = p.data() + r * nk;
 #pragma omp simd
-          for (int64_t j = 0; j < nk; ++j) ds[j] = pr[j] * (ds[j] - di) * scale;
+            for (int64_t j = 0; j < nk; ++j) ds[j] = pr[j] * (ds[j] - di) * scale;
+          }
+          gemm(kN, kN, nq, D, nk, 1.0f, dp.data(), nk, k, W, 0.0f, dq, W);
+          gemm(kT, kN, nk, D, nq, 1.0f, dp.data(), nk, q, W, 1.0f, dk, W);
+          gemm(kT, kN, nk, D, nq, 1.0f, p.data(), nk, dO, C, 1.0f, dv, W);
         }
-        gemm(kN, kN, nq, D, nk, 1.0f, dp.data(), nk, k, 3 * C, 0.0f, dq, 3 * C);
-        gemm(kT, kN, nk, D, nq, 1.0f, dp.data(), nk, q, 3 * C, 1.0f, dk, 3 * C);
-        gemm(kT, kN, nk, D, nq, 1.0f, p.data(), nk, dO, C, 1.0f, dv, 3 * C);
       }
     }
   }

@@ -139,13 +139,45 @@ class CpuBackend final : public Backend {
     cpu::bias_backward(f32(op.dbias), f32(op.dout), matrix_rows(op.dout), matrix_cols(op.dout));
   }
   void compute(const AttentionForwardOp& op) override {
-    const AttentionDims s = attention_dims(op.qkv, op.n_head);
-    cpu::attention_forward(f32(op.out), f32(op.lse), f32(op.qkv), s.B, s.T, s.H, s.D);
+    const AttentionDims s = attention_dims(op.qkv, op.n_head, op.n_kv_head);
+    cpu::attention_forward(f32(op.out), f32(op.lse), f32(op.qkv), s.B, s.T, s.H, s.Hkv, s.D);
   }
   void compute(const AttentionBackwardOp& op) override {
-    const AttentionDims s = attention_dims(op.qkv, op.n_head);
+    const AttentionDims s = attention_dims(op.qkv, op.n_head, op.n_kv_head);
     cpu::attention_backward(f32(op.dqkv), f32(op.dout), f32(op.qkv), f32(op.out), f32(op.lse), s.B, s.T, s.H,
-                            s.D);
+                            s.Hkv, s.D);
+  }
+  void compute(const RmsnormForwardOp& op) override {
+    cpu::rmsnorm_forward(f32(op.out), f32(op.rstd), f32(op.inp), f32(op.weight), matrix_rows(op.inp),
+                         matrix_cols(op.inp), op.eps);
+  }
+  void compute(const RmsnormBackwardOp& op) override {
+    cpu::rmsnorm_backward(f32(op.dinp), f32(op.dweight), f32(op.dout), f32(op.inp), f32(op.weight), f32(op.rstd),
+                          matrix_rows(op.inp), matrix_cols(op.inp), op.dinp_mode);
+  }
+  void compute(const HeadRmsnormForwardOp& op) override {
+    const AttentionDims s = attention_dims(op.inp, op.n_head, op.n_kv_head);
+    cpu::head_rmsnorm_forward(f32(op.out), f32(op.rstd), f32(op.inp), f32(op.q_weight), f32(op.k_weight),
+                              s.B * s.T, s.H, s.Hkv, s.D, op.eps);
+  }
+  void compute(const HeadRmsnormBackwardOp& op) override {
+    const AttentionDims s = attention_dims(op.inp, op.n_head, op.n_kv_head);
+    cpu::head_rmsnorm_backward(f32(op.dinp), f32(op.dq_weight), f32(op.dk_weight), f32(op.dout), f32(op.inp),
+                               f32(op.q_weight), f32(op.k_weight), f32(op.rstd), s.B * s.T, s.H, s.Hkv, s.D);
+  }
+  void compute(const RopeForwardOp& op) override {
+    const AttentionDims s = attention_dims(op.inp, op.n_head, op.n_kv_head);
+    cpu::rope(f32(op.out), f32(op.inp), f32(op.inv_freq), s.B, s.T, s.H, s.Hkv, s.D, op.pos_offset, 1);
+  }
+  void compute(const RopeBackwardOp& op) override {
+    const AttentionDims s = attention_dims(op.dout, op.n_head, op.n_kv_head);
+    cpu::rope(f32(op.dinp), f32(op.dout), f32(op.inv_freq), s.B, s.T, s.H, s.Hkv, s.D, op.pos_offset, -1);
+  }
+  void compute(const SwigluForwardOp& op) override {
+    cpu::swiglu_forward(f32(op.out), f32(op.inp), matrix_rows(op.inp), matrix_cols(op.inp) / 2);
+  }
+  void compute(const SwigluBackwardOp& op) override {
+    cpu::swiglu_backward(f32(op.dinp), f32(op.inp), f32(op.dout), matrix_rows(op.inp), matrix_cols(op.inp) / 2);
   }
   void compute(const GeluForwardOp& op) override { cpu::gelu_forward(f32(op.out), f32(op.inp), op.inp.numel()); }
   void compute(const GeluBackwardOp& op) override {

@@ -1,5 +1,6 @@
 // Element-wise ops and sum of squares (fast CPU path). Element-wise loops are `omp parallel
-// for simd` over the flat range, so in-place use (dinp == dout, out == a) is safe.
+// for simd` over the flat range, so in-place use (dinp == dout, out == a) is safe; SwiGLU's
+// over rows of [gate | up].
 // sum_squares adds fixed chunks of kSumChunk elements in double and combines the chunk sums
 // in chunk order: the same bits for every thread count.
 #include <algorithm>
@@ -24,6 +25,35 @@ void gelu_forward(float* out, const float* inp, int64_t n) {
 void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n) {
 #pragma omp parallel for simd schedule(static) if (n > kParallelMin)
   for (int64_t i = 0; i < n; ++i) dinp[i] = gelu_grad_fast(inp[i]) * dout[i];
+}
+
+void swiglu_forward(float* out, const float* inp, int64_t N, int64_t F) {
+#pragma omp parallel for schedule(static) if (N * F > kParallelMin)
+  for (int64_t n = 0; n < N; ++n) {
+    const float* g = inp + n * 2 * F;
+    const float* u = g + F;
+    float* o = out + n * F;
+#pragma omp simd
+    for (int64_t i = 0; i < F; ++i) o[i] = g[i] / (1.0f + exp_fast(-g[i])) * u[i];
+  }
+}
+
+// d/dg silu(g) = s (1 + g (1 - s)), s = sigmoid(g).
+void swiglu_backward(float* dinp, const float* inp, const float* dout, int64_t N, int64_t F) {
+#pragma omp parallel for schedule(static) if (N * F > kParallelMin)
+  for (int64_t n = 0; n < N; ++n) {
+    const float* g = inp + n * 2 * F;
+    const float* u = g + F;
+    const float* d = dout + n * F;
+    float* dg = dinp + n * 2 * F;
+    float* du = dg + F;
+#pragma omp simd
+    for (int64_t i = 0; i < F; ++i) {
+      const float s = 1.0f / (1.0f + exp_fast(-g[i]));
+      dg[i] = d[i] * u[i] * s * (1.0f + g[i] * (1.0f - s));
+      du[i] = d[i] * g[i] * s;
+    }
+  }
 }
 
 void add(float* out, const float* a, const float* b, int64_t n) {

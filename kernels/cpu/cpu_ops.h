@@ -35,10 +35,30 @@ void matmul(float* out, const float* a, const float* b, const float* bias, int64
             int64_t K, Transpose ta, Transpose tb, Accumulate mode, float* gelu_out);
 void bias_backward(float* dbias, const float* dout, int64_t M, int64_t N);
 
+// Hkv k/v heads shared by groups of H / Hkv query heads; qkv rows are (H + 2*Hkv)*D wide.
 void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t H,
-                       int64_t D);
+                       int64_t Hkv, int64_t D);
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out,
-                        const float* lse, int64_t B, int64_t T, int64_t H, int64_t D);
+                        const float* lse, int64_t B, int64_t T, int64_t H, int64_t Hkv, int64_t D);
+
+void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t N,
+                     int64_t C, float eps);
+void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
+                      const float* weight, const float* rstd, int64_t N, int64_t C,
+                      Accumulate dinp_mode);
+// qkv-shaped (rows, (H + 2*Hkv)*D): RMSNorm of each q and k head over its D features.
+void head_rmsnorm_forward(float* out, float* rstd, const float* inp, const float* q_weight,
+                          const float* k_weight, int64_t rows, int64_t H, int64_t Hkv, int64_t D,
+                          float eps);
+void head_rmsnorm_backward(float* dinp, float* dq_weight, float* dk_weight, const float* dout,
+                           const float* inp, const float* q_weight, const float* k_weight,
+                           const float* rstd, int64_t rows, int64_t H, int64_t Hkv, int64_t D);
+// Rotary embedding of the q and k heads of (B, T, (H + 2*Hkv)*D); direction +1 rotates
+// (forward), -1 applies the transposed rotation (backward). out may be inp.
+void rope(float* out, const float* inp, const float* inv_freq, int64_t B, int64_t T, int64_t H,
+          int64_t Hkv, int64_t D, int64_t pos_offset, int direction);
+void swiglu_forward(float* out, const float* inp, int64_t N, int64_t F);
+void swiglu_backward(float* dinp, const float* inp, const float* dout, int64_t N, int64_t F);
 
 void gelu_forward(float* out, const float* inp, int64_t n);
 void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n);

@@ -113,17 +113,18 @@ void bias_backward(F* dbias, const F* dout, int64_t M, int64_t N) {
 }
 
 template <class F>
-void attention_forward(F* out, F* lse, const F* qkv, int64_t B, int64_t T, int64_t H, int64_t D) {
-  const int64_t C = H * D;
+void attention_forward(F* out, F* lse, const F* qkv, int64_t B, int64_t T, int64_t H, int64_t Hkv, int64_t D) {
+  const int64_t C = H * D, W = (H + 2 * Hkv) * D, group = H / Hkv;
   const F scale = F(1) / std::sqrt(F(D));
   std::vector<F> s(static_cast<size_t>(T));
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t h = 0; h < H; ++h) {
+      const int64_t koff = C + (h / group) * D, voff = C + Hkv * D + (h / group) * D;
       for (int64_t i = 0; i < T; ++i) {
-        const F* q = qkv + (b * T + i) * 3 * C + h * D;
+        const F* q = qkv + (b * T + i) * W + h * D;
         F mx = -std::numeric_limits<F>::infinity();
         for (int64_t j = 0; j <= i; ++j) {
-          const F* k = qkv + (b * T + j) * 3 * C + C + h * D;
+          const F* k = qkv + (b * T + j) * W + koff;
           F dot = 0;
           for (int64_t d = 0; d < D; ++d) dot += q[d] * k[d];
           s[j] = dot * scale;
@@ -137,7 +138,7 @@ void attention_forward(F* out, F* lse, const F* qkv, int64_t B, int64_t T, int64
         for (int64_t d = 0; d < D; ++d) o[d] = 0;
         for (int64_t j = 0; j <= i; ++j) {
           const F p = std::exp(s[j] - l);
-          const F* v = qkv + (b * T + j) * 3 * C + 2 * C + h * D;
+          const F* v = qkv + (b * T + j) * W + voff;
           for (int64_t d = 0; d < D; ++d) o[d] += p * v[d];
         }
       }
@@ -147,22 +148,23 @@ void attention_forward(F* out, F* lse, const F* qkv, int64_t B, int64_t T, int64
 
 template <class F>
 void attention_backward(F* dqkv, const F* dout, const F* qkv, const F* lse, int64_t B, int64_t T,
-                        int64_t H, int64_t D) {
-  const int64_t C = H * D;
+                        int64_t H, int64_t Hkv, int64_t D) {
+  const int64_t C = H * D, W = (H + 2 * Hkv) * D, group = H / Hkv;
   const F scale = F(1) / std::sqrt(F(D));
-  std::fill(dqkv, dqkv + B * T * 3 * C, F(0));
+  std::fill(dqkv, dqkv + B * T * W, F(0));
   std::vector<F> p(static_cast<size_t>(T));
   std::vector<F> dp(static_cast<size_t>(T));
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t h = 0; h < H; ++h) {
+      const int64_t koff = C + (h / group) * D, voff = C + Hkv * D + (h / group) * D;
       for (int64_t i = 0; i < T; ++i) {
-        const F* q = qkv + (b * T + i) * 3 * C + h * D;
+        const F* q = qkv + (b * T + i) * W + h * D;
         const F* dO = dout + (b * T + i) * C + h * D;
         const F l = lse[(b * H + h) * T + i];
         F p_dp = 0;  // sum_j p_ij dp_ij
         for (int64_t j = 0; j <= i; ++j) {
-          const F* k = qkv + (b * T + j) * 3 * C + C + h * D;
-          const F* v = qkv + (b * T + j) * 3 * C + 2 * C + h * D;
+          const F* k = qkv + (b * T + j) * W + koff;
+          const F* v = qkv + (b * T + j) * W + voff;
           F dot = 0;
           F dv_dot = 0;
           for (int64_t d = 0; d < D; ++d) {
@@ -173,12 +175,12 @@ void attention_backward(F* dqkv, const F* dout, const F* qkv, const F* lse, int6
           dp[j] = dv_dot;
           p_dp += p[j] * dp[j];
         }
-        F* dq = dqkv + (b * T + i) * 3 * C + h * D;
+        F* dq = dqkv + (b * T + i) * W + h * D;
         for (int64_t j = 0; j <= i; ++j) {
           const F ds = p[j] * (dp[j] - p_dp) * scale;
-          const F* k = qkv + (b * T + j) * 3 * C + C + h * D;
-          F* dk = dqkv + (b * T + j) * 3 * C + C + h * D;
-          F* dv = dqkv + (b * T + j) * 3 * C + 2 * C + h * D;
+          const F* k = qkv + (b * T + j) * W + koff;
+          F* dk = dqkv + (b * T + j) * W + koff;
+          F* dv = dqkv + (b * T + j) * W + voff;
           for (int64_t d = 0; d < D; ++d) {
             dq[d] += ds * k[d];
             dk[d] += ds * q[d];
@@ -315,9 +317,10 @@ void adamw(F* param, const F* grad, F* m, F* v, F* param_copy, int64_t n, const 
   template void matmul<F>(F*, const F*, const F*, const F*, int64_t, int64_t, int64_t, Transpose, \
                           Transpose, Accumulate, F*);                                            \
   template void bias_backward<F>(F*, const F*, int64_t, int64_t);                                \
-  template void attention_forward<F>(F*, F*, const F*, int64_t, int64_t, int64_t, int64_t);      \
+  template void attention_forward<F>(F*, F*, const F*, int64_t, int64_t, int64_t, int64_t,      \
+                                     int64_t);                                                   \
   template void attention_backward<F>(F*, const F*, const F*, const F*, int64_t, int64_t,        \
-                                      int64_t, int64_t);                                         \
+                                      int64_t, int64_t, int64_t);                                \
   template F gelu<F>(F);                                                                         \
   template F gelu_grad<F>(F);                                                                    \
   template void gelu_forward<F>(F*, const F*, int64_t);                                          \

@@ -44,14 +44,41 @@ void matmul(F* out, const F* a, const F* b, const F* bias, int64_t M, int64_t N,
 template <class F>
 void bias_backward(F* dbias, const F* dout, int64_t M, int64_t N);
 
-// Causal attention, scale 1/sqrt(D). qkv (B,T,3*H*D) as [q heads | k heads | v heads];
-// out (B,T,H*D); lse (B,H,T).
+// Causal attention, scale 1/sqrt(D), query head h reading k/v head h / (H / Hkv).
+// qkv (B,T,(H+2*Hkv)*D) as [q heads | k heads | v heads]; out (B,T,H*D); lse (B,H,T).
 template <class F>
-void attention_forward(F* out, F* lse, const F* qkv, int64_t B, int64_t T, int64_t H, int64_t D);
-// dqkv (B,T,3*H*D) overwritten. Recomputes the probabilities from q, k and lse.
+void attention_forward(F* out, F* lse, const F* qkv, int64_t B, int64_t T, int64_t H, int64_t Hkv,
+                       int64_t D);
+// dqkv (B,T,(H+2*Hkv)*D) overwritten. Recomputes the probabilities from q, k and lse.
 template <class F>
 void attention_backward(F* dqkv, const F* dout, const F* qkv, const F* lse, int64_t B, int64_t T,
-                        int64_t H, int64_t D);
+                        int64_t H, int64_t Hkv, int64_t D);
+
+// ---- the Llama ops (reference_llama_ops.cpp) ----
+// RMSNorm: out (N,C) = inp * rstd * weight, rstd (N) = 1 / sqrt(mean(inp^2) + eps).
+template <class F>
+void rmsnorm_forward(F* out, F* rstd, const F* inp, const F* weight, int64_t N, int64_t C, F eps);
+// dinp (N,C) overwritten or added per dinp_mode; dweight (C) +=.
+template <class F>
+void rmsnorm_backward(F* dinp, F* dweight, const F* dout, const F* inp, const F* weight, const F* rstd,
+                      int64_t N, int64_t C, Accumulate dinp_mode);
+// RMSNorm of each q and k head of rows of (H + 2*Hkv)*D; rstd (rows, H + Hkv); v copied.
+template <class F>
+void head_rmsnorm_forward(F* out, F* rstd, const F* inp, const F* q_weight, const F* k_weight, int64_t rows,
+                          int64_t H, int64_t Hkv, int64_t D, F eps);
+template <class F>
+void head_rmsnorm_backward(F* dinp, F* dq_weight, F* dk_weight, const F* dout, const F* inp, const F* q_weight,
+                           const F* k_weight, const F* rstd, int64_t rows, int64_t H, int64_t Hkv, int64_t D);
+// Rotate-half rotary embedding of the q and k heads of (B,T,(H+2*Hkv)*D), angle
+// float(pos_offset + t) * inv_freq[i] (in f32, as the kernels); direction -1 is the transpose.
+template <class F>
+void rope(F* out, const F* inp, const float* inv_freq, int64_t B, int64_t T, int64_t H, int64_t Hkv, int64_t D,
+          int64_t pos_offset, int direction);
+// out (N,F) = silu(gate) * up for rows [gate | up] of inp (N,2F); backward into dinp (N,2F).
+template <class F>
+void swiglu_forward(F* out, const F* inp, int64_t N, int64_t Fw);
+template <class F>
+void swiglu_backward(F* dinp, const F* inp, const F* dout, int64_t N, int64_t Fw);
 
 // GELU, tanh approximation.
 template <class F>

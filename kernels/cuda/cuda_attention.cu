@@ -305,8 +305,11 @@ void allow_smem(K kernel, size_t bytes) {
 }
 
 // The kernels' own limits on top of the contract.
-AttentionShape attention_shape(const Tensor& qkv, int n_head, const char* what) {
-  const AttentionShape s = attention_dims(qkv, n_head);
+AttentionShape attention_shape(const Tensor& qkv, int n_head, int n_kv_head, const char* what) {
+  const AttentionShape s = attention_dims(qkv, n_head, n_kv_head);
+  if (s.Hkv != s.H)
+    throw ConfigError(std::string(what) + ": grouped k/v heads (n_kv_head " + std::to_string(s.Hkv) +
+                      " < n_head " + std::to_string(s.H) + ") are not in the CUDA kernels yet");
   if (s.D > 256)
     throw ConfigError("attention: head size " + std::to_string(s.D) +
                       " (d_model / n_head) is not supported by the CUDA kernels; valid: 1 to 256");
@@ -318,7 +321,7 @@ AttentionShape attention_shape(const Tensor& qkv, int n_head, const char* what) 
 
 void attention_forward(const Context& ctx, const AttentionForwardOp& op) {
   const Tensor &out = op.out, &lse = op.lse, &qkv = op.qkv;
-  const AttentionShape s = attention_shape(qkv, op.n_head, op.kName);
+  const AttentionShape s = attention_shape(qkv, op.n_head, op.n_kv_head, op.kName);
   if (s.B * s.T * s.H == 0) return;
   if (attention_mma_supported(s, qkv.dtype) && aligned16(qkv.data) && aligned16(out.data)) {
     attention_forward_mma(ctx, s, out, lse, qkv);
@@ -342,7 +345,7 @@ void attention_forward(const Context& ctx, const AttentionForwardOp& op) {
 
 void attention_backward(const Context& ctx, const AttentionBackwardOp& op) {
   const Tensor &dqkv = op.dqkv, &dout = op.dout, &qkv = op.qkv, &out = op.out, &lse = op.lse;
-  const AttentionShape s = attention_shape(qkv, op.n_head, op.kName);
+  const AttentionShape s = attention_shape(qkv, op.n_head, op.n_kv_head, op.kName);
   if (s.B * s.T * s.H == 0) return;
   float* dvec = static_cast<float*>(ctx.workspace->get(sizeof(float) * s.B * s.H * s.T));
   const int64_t rows = s.B * s.T * s.H;
