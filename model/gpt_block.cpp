@@ -1,71 +1,16 @@
-// Transformer block forward and backward (see gpt_block.h). Without sequence parallelism the
-// residual stream is whole on every tensor rank (f/g = identity/all-reduce pairs); with it,
-// each rank holds its N/tp rows and the pairs are all-gather/reduce-scatter (tp_comm.h).
+// GPT-2 block forward and backward (see gpt_block.h); the tensor- and sequence-parallel
+// plumbing is in block_parts.
 #include "model/gpt_block.h"
 
-#include "model/tp_comm.h"
+#include "model/block_parts.h"
 
 namespace trainer {
+
+using namespace block_parts;
 
 namespace {
 constexpr Transpose N = Transpose::none;
 constexpr Transpose T = Transpose::transpose;
-
-// (N, X) viewed as (B, T, X), the layout attention takes.
-Tensor bt3(const BlockContext& ctx, Tensor x) { return x.view({ctx.B, ctx.T, x.size(-1)}); }
-
-bool seq_parallel(const BlockContext& ctx) { return ctx.sp == SeqParallel::on && tp_active(ctx.tp); }
-
-// LayerNorm of the residual stream into `full` (N, C), the input of a column-parallel layer.
-void norm_into(const BlockContext& ctx, Tensor full, Tensor mean, Tensor rstd, Tensor x, Tensor w, Tensor bias) {
-  if (seq_parallel(ctx)) {
-    ctx.backend.layernorm_forward(sp_rows(full, ctx.tp), mean, rstd, x, w, bias);
-    sp_gather_forward(full, ctx.tp);
-  } else {
-    ctx.backend.layernorm_forward(full, mean, rstd, x, w, bias);
-    tp_copy_forward(full, ctx.tp);
-  }
-}
-
-// out (Nr, C) = the sum over the group of a row-parallel layer's product + bias (added once,
-// on tensor rank 0, so the sum holds it once), then += residual.
-void row_parallel_into(const BlockContext& ctx, const BlockScratch& s, Tensor out, Tensor a, Tensor w, Tensor bias,
-                       Tensor residual) {
-  Backend& b = ctx.backend;
-  Tensor once = ctx.tp_rank == 0 ? bias : Tensor{};
-  if (seq_parallel(ctx)) {
-    b.matmul(s.row_out, a, w, N, T, once, Accumulate::overwrite, Tensor{});
-    sp_scatter_forward(out, s.row_out, ctx.tp);
-  } else {
-    b.matmul(out, a, w, N, T, once, Accumulate::overwrite, Tensor{});
-    tp_reduce_forward(out, ctx.tp);
-  }
-  b.add(out, out, residual);
-}
-
-// The gradient of a row-parallel layer's output, whole: dresid itself, or gathered.
-Tensor full_grad(const BlockContext& ctx, const BlockScratch& s, Tensor dresid) {
-  if (!seq_parallel(ctx)) {
-    tp_reduce_backward(dresid, ctx.tp);
-    return dresid;
-  }
-  sp_scatter_backward(s.d_full, dresid, ctx.tp);
-  return s.d_full;
-}
-
-// dresid += LayerNorm backward of dln (N, C), the gradient a column-parallel layer gave back.
-void norm_backward(const BlockContext& ctx, const BlockScratch& s, Tensor dresid, Tensor gw, Tensor gb, Tensor x,
-                   Tensor w, Tensor mean, Tensor rstd) {
-  Tensor dln = s.dln;
-  if (seq_parallel(ctx)) {
-    sp_gather_backward(s.dln_local, s.dln, ctx.tp);
-    dln = s.dln_local;
-  } else {
-    tp_copy_backward(s.dln, ctx.tp);
-  }
-  ctx.backend.layernorm_backward(dresid, gw, gb, dln, x, w, mean, rstd, Accumulate::add);
-}
-
 }  // namespace
 
 void block_forward(const BlockContext& ctx, const BlockParams& w, const BlockActs& a, const BlockScratch& s,

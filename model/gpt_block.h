@@ -1,14 +1,20 @@
-// One transformer block (pre-LayerNorm GPT-2), forward and backward, on the rank's tensor-
-// parallel slice: column-parallel QKV and FC, row-parallel attention output and FC
-// projection, with the f/g communication pairs of tp_comm.h.
-//   x2  = x + proj(attn(ln_1(x)))       (B,T,C)
-//   out = x2 + fc_proj(gelu(fc(ln_2(x2))))
-// Shapes with N = B*T rows, Cl = C / tp, Hl = H / tp local heads, and Nr = N / tp rows of the
-// residual stream under sequence parallelism (N otherwise).
+// One transformer block, forward and backward, on the rank's tensor-parallel slice:
+// column-parallel QKV and FC, row-parallel attention output and FC projection, with the f/g
+// communication pairs of tp_comm.h. Two families share the structs:
+//   gpt2 (block_forward):  x2 = x + proj(attn(ln_1(x)))            (B,T,C)
+//                          out = x2 + fc_proj(gelu(fc(ln_2(x2))))
+//   llama (llama_block_forward, llama_block.cpp):
+//                          x2 = x + o(attn(rope([qk_norm](qkv(rms_1(x))))))
+//                          out = x2 + down(swiglu(gate_up(rms_2(x2))))
+// Shapes with N = B*T rows, Cl = C / tp, Hl = H / tp local heads, Hkvl = Hkv / tp local k/v
+// heads, D the head size, Ql = (Hl + 2 Hkvl) D the width of the local qkv, Fl the local MLP
+// width (4C / tp for gpt2, ffn_dim / tp for llama), and Nr = N / tp rows of the residual
+// stream under sequence parallelism (N otherwise).
 #pragma once
 
 #include "kernels/backend.h"
 #include "kernels/base/enum_names.h"
+#include "model/gpt_config.h"
 #include "parallel/comm.h"
 
 namespace trainer {
@@ -22,26 +28,30 @@ inline const char* recompute_name(Recompute r) { return enum_name(kRecomputeName
 // group, with all-gather / reduce-scatter in place of the all-reduces.
 enum class SeqParallel : uint8_t { off, on };
 
-// Weights of one block (act dtype) or their gradients (f32), as views.
+// Weights of one block (act dtype) or their gradients (f32), as views. Llama has no biases
+// (undefined) and fuses its projections: qkvw spans q_proj, k_proj, v_proj and fcw spans
+// gate_proj, up_proj (adjacent in the buffers, see param_table.h).
 struct BlockParams {
   Tensor ln1w, ln1b;    // (C)
-  Tensor qkvw, qkvb;    // (3Cl, C), (3Cl)
+  Tensor qkvw, qkvb;    // (Ql, C), (Ql)
   Tensor projw, projb;  // (C, Cl), (C)
   Tensor ln2w, ln2b;    // (C)
-  Tensor fcw, fcb;      // (4Cl, C), (4Cl)
-  Tensor fcprojw, fcprojb;  // (C, 4Cl), (C)
+  Tensor fcw, fcb;      // gpt2: (4Cl, C), (4Cl); llama: (2Fl, C) rows [gate | up]
+  Tensor fcprojw, fcprojb;  // (C, Fl), (C)
+  Tensor qnormw, knormw;    // (D): llama with qk_norm only
 };
 
-// Activations saved by forward for backward.
+// Activations saved by forward for backward. RMSNorm keeps no mean (undefined).
 struct BlockActs {
   Tensor ln1, ln1_mean, ln1_rstd;  // (N,C) (gathered under SP), (Nr), (Nr)
-  Tensor qkv;                      // (N, 3Cl)
+  Tensor qkv_raw, qk_rstd;         // qk_norm only: (N, Ql) before the norm, (N * (Hl + Hkvl))
+  Tensor qkv;                      // (N, Ql), llama: after qk_norm and rope
   Tensor atty;                     // (N, Cl)
   Tensor lse;                      // (B, Hl, T)
   Tensor resid2;                   // (Nr, C)
   Tensor ln2, ln2_mean, ln2_rstd;  // (N,C) (gathered under SP), (Nr), (Nr)
-  Tensor fch;                      // (N, 4Cl) before GELU
-  Tensor fch_gelu;                 // (N, 4Cl); a shared scratch under recompute gelu
+  Tensor fch;                      // gpt2: (N, 4Cl) before GELU; llama: (N, 2Fl) [gate | up]
+  Tensor fch_gelu;                 // (N, Fl) the activation; a shared scratch under recompute gelu
 };
 
 // Where a block's GELU output lives: a buffer of its own among the saved activations, or one
@@ -52,13 +62,16 @@ enum class GeluBuffer : uint8_t { own, shared };
 struct BlockScratch {
   Tensor dln;    // (N, C)
   Tensor datty;  // (N, Cl)
-  Tensor dfch;   // (N, 4Cl)
-  Tensor dqkv;   // (N, 3Cl)
+  Tensor dfch;   // (N, 4Cl); llama (N, 2Fl)
+  Tensor dact;   // llama only: (N, Fl) the gradient of the SwiGLU output
+  Tensor dqkv;   // (N, Ql)
   // Sequence parallelism only (undefined otherwise):
   Tensor row_out;    // (N, C) a row-parallel layer's partial output before its reduce-scatter
   Tensor d_full;     // (N, C) the gathered gradient of the residual stream
   Tensor dln_local;  // (Nr, C) this rank's rows of the LayerNorm output gradient
 };
+
+enum class NormKind : uint8_t { layernorm, rmsnorm };
 
 struct BlockContext {
   Backend& backend;
@@ -66,6 +79,12 @@ struct BlockContext {
   int tp_rank;
   int B, T, C, n_head_local;
   SeqParallel sp = SeqParallel::off;
+  // llama only:
+  NormKind norm = NormKind::layernorm;
+  float norm_eps = 1e-5f;
+  int n_kv_head_local = 0;
+  QkNorm qk_norm = QkNorm::off;
+  Tensor inv_freq;  // (D/2) f32, rope's frequencies
 };
 
 // inp, out (Nr, C).
@@ -79,5 +98,11 @@ void block_forward(const BlockContext& ctx, const BlockParams& w, const BlockAct
 // recomputed from a.fch first.
 void block_backward(const BlockContext& ctx, const BlockParams& w, const BlockParams& g, const BlockActs& a,
                     const BlockScratch& s, Tensor inp, Tensor dresid, Recompute recompute);
+
+// The same for a Llama block (llama_block.cpp); Recompute::gelu recomputes the SwiGLU output.
+void llama_block_forward(const BlockContext& ctx, const BlockParams& w, const BlockActs& a, const BlockScratch& s,
+                         Tensor inp, Tensor out);
+void llama_block_backward(const BlockContext& ctx, const BlockParams& w, const BlockParams& g, const BlockActs& a,
+                          const BlockScratch& s, Tensor inp, Tensor dresid, Recompute recompute);
 
 }  // namespace trainer

@@ -1,11 +1,13 @@
-// GptStage implementation: activation slots, embeddings, blocks and the vocabulary-parallel
-// head (see gpt_stage.h).
+// GptStage implementation: activation slots, embeddings, blocks (gpt2 or llama) and the
+// vocabulary-parallel head (see gpt_stage.h).
 #include "model/gpt_stage.h"
 
 #include <algorithm>
 #include <string>
 
 #include "kernels/base/check.h"
+#include "model/block_parts.h"
+#include "model/rope_freq.h"
 #include "model/tensor_arena.h"
 #include "model/tp_comm.h"
 
@@ -16,23 +18,36 @@ namespace {
 constexpr Transpose kN = Transpose::none;
 constexpr Transpose kT = Transpose::transpose;
 
+// The local widths of one block's tensors (see gpt_block.h).
+struct BlockDims {
+  int64_t B, T, N, rows, C, Cl, Hl, Hkvl, Ql, Fl;
+  ModelArch arch;
+  NormKind norm;
+  QkNorm qk_norm;
+};
+
 // rows: the residual stream's rows on this rank (N, or N / tp under sequence parallelism).
-BlockActs take_block_acts(TensorArena& a, DType act, int64_t B, int64_t T, int64_t rows, int64_t C, int64_t Cl,
-                          int64_t Hl, GeluBuffer gelu) {
-  const int64_t N = B * T;
+BlockActs take_block_acts(TensorArena& a, DType act, const BlockDims& d, GeluBuffer gelu) {
+  const int64_t N = d.N;
+  const bool layernorm = d.norm == NormKind::layernorm;
+  const int64_t fc = d.arch == ModelArch::llama ? 2 * d.Fl : d.Fl;  // llama: [gate | up]
   BlockActs x;
-  x.ln1 = a.take(act, {N, C});
-  x.ln1_mean = a.take(DType::f32, {rows});
-  x.ln1_rstd = a.take(DType::f32, {rows});
-  x.qkv = a.take(act, {N, 3 * Cl});
-  x.atty = a.take(act, {N, Cl});
-  x.lse = a.take(DType::f32, {B, Hl, T});
-  x.resid2 = a.take(act, {rows, C});
-  x.ln2 = a.take(act, {N, C});
-  x.ln2_mean = a.take(DType::f32, {rows});
-  x.ln2_rstd = a.take(DType::f32, {rows});
-  x.fch = a.take(act, {N, 4 * Cl});
-  if (gelu == GeluBuffer::own) x.fch_gelu = a.take(act, {N, 4 * Cl});
+  x.ln1 = a.take(act, {N, d.C});
+  if (layernorm) x.ln1_mean = a.take(DType::f32, {d.rows});
+  x.ln1_rstd = a.take(DType::f32, {d.rows});
+  if (d.qk_norm == QkNorm::on) {
+    x.qkv_raw = a.take(act, {N, d.Ql});
+    x.qk_rstd = a.take(DType::f32, {N * (d.Hl + d.Hkvl)});
+  }
+  x.qkv = a.take(act, {N, d.Ql});
+  x.atty = a.take(act, {N, d.Cl});
+  x.lse = a.take(DType::f32, {d.B, d.Hl, d.T});
+  x.resid2 = a.take(act, {d.rows, d.C});
+  x.ln2 = a.take(act, {N, d.C});
+  if (layernorm) x.ln2_mean = a.take(DType::f32, {d.rows});
+  x.ln2_rstd = a.take(DType::f32, {d.rows});
+  x.fch = a.take(act, {N, fc});
+  if (gelu == GeluBuffer::own) x.fch_gelu = a.take(act, {N, d.Fl});
   return x;
 }
 
@@ -46,6 +61,7 @@ struct GptStage::Impl {
   StageOptions opt;
   DType act;
   int64_t B, T, C, N, Nr, Cl, Hl, Vl, vocab_start, valid_cols;
+  BlockDims dims{};
   bool sp = false;  // sequence parallelism in effect
   int tp_rank = 0, tp_size = 1, L;
   bool first, last;
@@ -62,6 +78,7 @@ struct GptStage::Impl {
   ActivationMemory memory;  // what plan() carved
 
   Tensor dresid;  // (Nr, C)
+  Tensor inv_freq;  // (D/2) f32, llama's rotary frequencies (in the scratch memory)
   BlockScratch bs;
   Tensor gelu_scratch;
   BlockActs recompute_acts;
@@ -89,11 +106,19 @@ struct GptStage::Impl {
     L = l.n_layers();
     first = l.has_embedding();
     last = l.has_head();
+    const int64_t D = cfg.head_dim();
+    const int64_t Hkvl = cfg.kv_heads() / tp_size;
+    dims = BlockDims{B, T, N, Nr, C, Cl, Hl, Hkvl, (Hl + 2 * Hkvl) * D, cfg.mlp_dim() / tp_size, cfg.arch,
+                     cfg.arch == ModelArch::llama ? NormKind::rmsnorm : NormKind::layernorm, cfg.qk_norm};
     plan(nullptr, nullptr);
     slot_memory = backend.alloc(size_t(slot_bytes) * size_t(opt.n_slots));
     scratch_memory = backend.alloc(size_t(scratch_bytes));
     plan(static_cast<char*>(slot_memory.data()), static_cast<char*>(scratch_memory.data()));
     if (last) backend.memset_zero(loss_acc.data, loss_acc.bytes());
+    if (inv_freq.defined()) {
+      const std::vector<float> freq = rope_inv_freq(cfg);
+      backend.copy_from_host(inv_freq.data, freq.data(), inv_freq.bytes());
+    }
   }
 
   // Carves every buffer; with null bases only measures.
@@ -101,22 +126,25 @@ struct GptStage::Impl {
     const Device dev = backend.device();
     TensorArena sa(scratch_base, dev);
     dresid = sa.take(act, {Nr, C});
+    const bool llama = dims.arch == ModelArch::llama;
+    if (llama) inv_freq = sa.take(DType::f32, {layout.config().head_dim() / 2});
     bs.dln = sa.take(act, {N, C});
     bs.datty = sa.take(act, {N, Cl});
-    bs.dfch = sa.take(act, {N, 4 * Cl});
-    bs.dqkv = sa.take(act, {N, 3 * Cl});
+    bs.dfch = sa.take(act, {N, llama ? 2 * dims.Fl : dims.Fl});
+    if (llama) bs.dact = sa.take(act, {N, dims.Fl});
+    bs.dqkv = sa.take(act, {N, dims.Ql});
     if (sp) {
       bs.row_out = sa.take(act, {N, C});
       bs.d_full = sa.take(act, {N, C});
       bs.dln_local = sa.take(act, {Nr, C});
     }
     memory.backward_scratch = int64_t(sa.bytes());
-    if (opt.recompute == Recompute::gelu) gelu_scratch = sa.take(act, {N, 4 * Cl});
-    if (opt.recompute == Recompute::block) recompute_acts = take_block_acts(sa, act, B, T, Nr, C, Cl, Hl, GeluBuffer::own);
+    if (opt.recompute == Recompute::gelu) gelu_scratch = sa.take(act, {N, dims.Fl});
+    if (opt.recompute == Recompute::block) recompute_acts = take_block_acts(sa, act, dims, GeluBuffer::own);
     memory.recompute_scratch = int64_t(sa.bytes()) - memory.backward_scratch;
     if (last) {
       lnf = sa.take(act, {N, C});
-      lnf_mean = sa.take(DType::f32, {Nr});
+      if (dims.norm == NormKind::layernorm) lnf_mean = sa.take(DType::f32, {Nr});
       lnf_rstd = sa.take(DType::f32, {Nr});
       logits = sa.take(act, {N, Vl});
       maxes = sa.take(DType::f32, {N});
@@ -145,8 +173,8 @@ struct GptStage::Impl {
       for (int l = 0; l <= L; ++l) s.resid.push_back(a.take(act, {Nr, C}));
       if (opt.recompute != Recompute::block) {
         for (int l = 0; l < L; ++l) {
-          BlockActs x = take_block_acts(a, act, B, T, Nr, C, Cl, Hl,
-                                        opt.recompute == Recompute::none ? GeluBuffer::own : GeluBuffer::shared);
+          BlockActs x =
+              take_block_acts(a, act, dims, opt.recompute == Recompute::none ? GeluBuffer::own : GeluBuffer::shared);
           if (opt.recompute == Recompute::gelu) x.fch_gelu = gelu_scratch;
           s.acts.push_back(x);
         }
@@ -159,21 +187,64 @@ struct GptStage::Impl {
   }
 
   BlockContext ctx() const {
-    return BlockContext{backend, tp, tp_rank, int(B), int(T), int(C), int(Hl), sp ? SeqParallel::on : SeqParallel::off};
+    const GptConfig& cfg = layout.config();
+    return BlockContext{backend,   tp,           tp_rank,         int(B),      int(T),  int(C), int(Hl),
+                        sp ? SeqParallel::on : SeqParallel::off, dims.norm, cfg.norm_eps, int(dims.Hkvl),
+                        cfg.qk_norm, inv_freq};
   }
 
   BlockParams block_params(Tensor base, int unit, int local_layer) {
-    const std::string h = "h." + std::to_string(layout.first_layer() + local_layer) + ".";
+    const GptConfig& cfg = layout.config();
+    const std::string h = layer_prefix(cfg, layout.first_layer() + local_layer);
     auto v = [&](const char* name) { return store.view(base, unit, h + name); };
-    return BlockParams{v("ln_1.weight"), v("ln_1.bias"), v("attn.c_attn.weight"), v("attn.c_attn.bias"),
-                       v("attn.c_proj.weight"), v("attn.c_proj.bias"), v("ln_2.weight"), v("ln_2.bias"),
-                       v("mlp.c_fc.weight"), v("mlp.c_fc.bias"), v("mlp.c_proj.weight"), v("mlp.c_proj.bias")};
+    if (cfg.arch == ModelArch::gpt2)
+      return BlockParams{v("ln_1.weight"), v("ln_1.bias"), v("attn.c_attn.weight"), v("attn.c_attn.bias"),
+                         v("attn.c_proj.weight"), v("attn.c_proj.bias"), v("ln_2.weight"), v("ln_2.bias"),
+                         v("mlp.c_fc.weight"), v("mlp.c_fc.bias"), v("mlp.c_proj.weight"), v("mlp.c_proj.bias"),
+                         Tensor{}, Tensor{}};
+    BlockParams p;
+    p.ln1w = v("input_layernorm.weight");
+    p.qkvw = fused_rows(v("self_attn.q_proj.weight"), v("self_attn.v_proj.weight"), dims.Ql);
+    p.projw = v("self_attn.o_proj.weight");
+    p.ln2w = v("post_attention_layernorm.weight");
+    p.fcw = fused_rows(v("mlp.gate_proj.weight"), v("mlp.up_proj.weight"), 2 * dims.Fl);
+    p.fcprojw = v("mlp.down_proj.weight");
+    if (cfg.qk_norm == QkNorm::on) {
+      p.qnormw = v("self_attn.q_norm.weight");
+      p.knormw = v("self_attn.k_norm.weight");
+    }
+    return p;
+  }
+
+  // The matrices from `first` to `last` (adjacent in the buffer: the table orders them so) as
+  // one (rows, C) weight.
+  static Tensor fused_rows(Tensor first, Tensor last, int64_t rows) {
+    const int64_t cols = first.size(-1);
+    TRAINER_CHECK(static_cast<const char*>(last.data) + last.bytes() ==
+                      static_cast<const char*>(first.data) + size_t(rows * cols) * dtype_size(first.dtype),
+                  "fused projection: its matrices are not adjacent in the buffer");
+    return make_tensor(first.data, first.dtype, first.device, {rows, cols});
+  }
+
+  void block_forward_any(const BlockParams& w, const BlockActs& a, Tensor inp, Tensor out) {
+    if (dims.arch == ModelArch::llama) llama_block_forward(ctx(), w, a, bs, inp, out);
+    else block_forward(ctx(), w, a, bs, inp, out);
+  }
+  void block_backward_any(const BlockParams& w, const BlockParams& g, const BlockActs& a, Tensor inp) {
+    if (dims.arch == ModelArch::llama) llama_block_backward(ctx(), w, g, a, bs, inp, dresid, opt.recompute);
+    else block_backward(ctx(), w, g, a, bs, inp, dresid, opt.recompute);
+  }
+
+  // gpt2's position table (llama has none: unit -1, no tensor).
+  Tensor position_table(Tensor (ParamStore::*base)(int)) {
+    const int up = layout.unit_wpe();
+    return up < 0 ? Tensor{} : store.view((store.*base)(up), up, "wpe.weight");
   }
 
   void embed_forward(Slot& s) {
     const int uw = layout.unit_wte(), up = layout.unit_wpe();
-    Tensor wte = store.view(store.acquire(uw), uw, "wte.weight");
-    Tensor wpe = store.view(store.acquire(up), up, "wpe.weight");
+    Tensor wte = store.view(store.acquire(uw), uw, embedding_name(layout.config()));
+    Tensor wpe = position_table(&ParamStore::acquire);
     // Vocabulary-parallel rows are partial sums over the group; the position table is added on
     // tensor rank 0 only, so the sum holds it once.
     Tensor pos = tp_rank == 0 ? wpe : Tensor{};
@@ -184,14 +255,14 @@ struct GptStage::Impl {
       backend.encoder_forward(s.resid[0].view({B, T, C}), s.tokens, wte, pos, vocab_start);
       tp_reduce_forward(s.resid[0], tp);
     }
-    store.release(up);
+    if (up >= 0) store.release(up);
     store.release(uw);
   }
 
   void embed_backward(Slot& s) {
     const int uw = layout.unit_wte(), up = layout.unit_wpe();
-    Tensor gwte = store.view(store.grads(uw), uw, "wte.weight");
-    Tensor gwpe = store.view(store.grads(up), up, "wpe.weight");
+    Tensor gwte = store.view(store.grads(uw), uw, embedding_name(layout.config()));
+    Tensor gwpe = position_table(&ParamStore::grads);
     if (sp) {
       // The position table's gradient is taken on rank 0 only: the store sums replicated
       // gradients over the group under sequence parallelism.
@@ -201,23 +272,20 @@ struct GptStage::Impl {
     } else {
       backend.encoder_backward(gwte, gwpe, dresid.view({B, T, C}), s.tokens, vocab_start);
     }
-    store.grads_done(up);
+    if (up >= 0) store.grads_done(up);
     store.grads_done(uw);
   }
 
   void head(Slot& s, StageMode mode) {
+    const GptConfig& cfg = layout.config();
     const int uf = layout.unit_lnf(), uw = layout.unit_head_wte();
+    const char* bias_name = final_norm_bias_name(cfg);
     Tensor fbase = store.acquire(uf);
-    Tensor lnfw = store.view(fbase, uf, "ln_f.weight"), lnfb = store.view(fbase, uf, "ln_f.bias");
-    Tensor wte = store.view(store.acquire(uw), uw, "wte.weight");
+    Tensor lnfw = store.view(fbase, uf, final_norm_weight_name(cfg));
+    Tensor lnfb = bias_name ? store.view(fbase, uf, bias_name) : Tensor{};
+    Tensor wte = store.view(store.acquire(uw), uw, head_name(cfg));
     Tensor x = s.resid[L];
-    if (sp) {
-      backend.layernorm_forward(sp_rows(lnf, tp), lnf_mean, lnf_rstd, x, lnfw, lnfb);
-      sp_gather_forward(lnf, tp);
-    } else {
-      backend.layernorm_forward(lnf, lnf_mean, lnf_rstd, x, lnfw, lnfb);
-      tp_copy_forward(lnf, tp);
-    }
+    block_parts::norm_into(ctx(), lnf, lnf_mean, lnf_rstd, x, lnfw, lnfb);
     backend.matmul(logits, lnf, wte, kN, kT, Tensor{}, Accumulate::overwrite, Tensor{});
     // Vocabulary-parallel cross-entropy: reduce the row max, then sum-exp and target logit.
     Tensor targets = s.targets.view({N});
@@ -231,7 +299,7 @@ struct GptStage::Impl {
     backend.add(loss_acc, loss_acc, losses);
     if (mode == StageMode::train) {
       backend.xent_backward(logits, logits, maxes, sumexp, targets, vocab_start, valid_cols, opt.dloss);
-      Tensor gwte = store.view(store.grads(uw), uw, "wte.weight");
+      Tensor gwte = store.view(store.grads(uw), uw, head_name(cfg));
       backend.matmul(gwte, logits, lnf, kT, kN, Tensor{}, Accumulate::add, Tensor{});
       backend.matmul(dlnf, logits, wte, kN, kN, Tensor{}, Accumulate::overwrite, Tensor{});
       Tensor dnorm = dlnf;
@@ -242,8 +310,9 @@ struct GptStage::Impl {
         tp_copy_backward(dlnf, tp);
       }
       Tensor gbase = store.grads(uf);
-      backend.layernorm_backward(s.dhead, store.view(gbase, uf, "ln_f.weight"), store.view(gbase, uf, "ln_f.bias"),
-                                 dnorm, x, lnfw, lnf_mean, lnf_rstd, Accumulate::overwrite);
+      block_parts::norm_rows_backward(ctx(), s.dhead, store.view(gbase, uf, final_norm_weight_name(cfg)),
+                                      bias_name ? store.view(gbase, uf, bias_name) : Tensor{}, dnorm, x, lnfw,
+                                      lnf_mean, lnf_rstd, Accumulate::overwrite);
     }
     store.release(uw);
     store.release(uf);
@@ -272,7 +341,7 @@ void GptStage::forward(int micro, StageMode mode) {
     const int u = m.layout.unit_block(l);
     BlockParams w = m.block_params(m.store.acquire(u), u, l);
     const BlockActs& a = m.opt.recompute == Recompute::block ? m.recompute_acts : s.acts[l];
-    block_forward(m.ctx(), w, a, m.bs, s.resid[l], s.resid[l + 1]);
+    m.block_forward_any(w, a, s.resid[l], s.resid[l + 1]);
     m.store.release(u);
   }
   if (m.last) m.head(s, mode);
@@ -284,7 +353,8 @@ void GptStage::backward(int micro) {
   if (m.last) {
     m.backend.copy(m.dresid.data, s.dhead.data, m.dresid.bytes());
     m.store.grads_done(m.layout.unit_lnf());
-    if (!m.first) m.store.grads_done(m.layout.unit_head_wte());
+    // A tied head on a single stage is the token table, done after the embedding's backward.
+    if (m.layout.unit_head_wte() != m.layout.unit_wte()) m.store.grads_done(m.layout.unit_head_wte());
   } else {
     m.backend.copy(m.dresid.data, m.recv_grad[micro % 2].data, m.dresid.bytes());
   }
@@ -294,8 +364,8 @@ void GptStage::backward(int micro) {
     BlockParams g = m.block_params(m.store.grads(u), u, l);
     const BlockActs& a = m.opt.recompute == Recompute::block ? m.recompute_acts : s.acts[l];
     // Recomputed forward writes the (already saved) block output into scratch.
-    if (m.opt.recompute == Recompute::block) block_forward(m.ctx(), w, a, m.bs, s.resid[l], m.bs.dln.rows(0, m.Nr));
-    block_backward(m.ctx(), w, g, a, m.bs, s.resid[l], m.dresid, m.opt.recompute);
+    if (m.opt.recompute == Recompute::block) m.block_forward_any(w, a, s.resid[l], m.bs.dln.rows(0, m.Nr));
+    m.block_backward_any(w, g, a, s.resid[l]);
     m.store.release(u);
     m.store.grads_done(u);
   }

@@ -1,6 +1,6 @@
-// GptStage: the part of a GPT-2 model one rank runs — its pipeline stage (embeddings on
-// stage 0, blocks, final LayerNorm and the tied vocabulary-parallel head on the last stage)
-// on its tensor-parallel slice — forward and backward per micro-batch.
+// GptStage: the part of a GPT-style model (gpt2 or llama) one rank runs — its pipeline stage
+// (embeddings on stage 0, blocks, final norm and the vocabulary-parallel head, tied or not, on
+// the last stage) on its tensor-parallel slice — forward and backward per micro-batch.
 //
 // Invariants:
 // - Micro-batch i uses activation slot i % n_slots; the caller never has more than n_slots

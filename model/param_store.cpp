@@ -176,7 +176,9 @@ void ParamStore::finish_grads() {
     for (const LocalUnit& u : layout_.units()) {
       for (int pi : u.params) {
         const LocalParam& p = layout_.params()[pi];
-        if (layout_.spec(p).split != TpSplit::none) continue;
+        const ParamSpec& spec = layout_.spec(p);
+        if (spec.split != TpSplit::none) continue;
+        if (s.tp_partial_which == TpPartialGrads::per_head && spec.tp_grad != TpGrad::per_head) continue;
         Range pr{p.offset - u.offset, p.offset - u.offset + p.numel};
         Range piece = s.zero.shard_gradients() ? intersect(pr, u.shard) : pr;
         if (!piece.empty()) s.tp_partial->all_reduce(s.grads_at(u, piece), ReduceOp::sum);
@@ -185,7 +187,10 @@ void ParamStore::finish_grads() {
   }
 }
 
-void ParamStore::set_tensor_partial_grads(Comm* tp) { impl_->tp_partial = tp; }
+void ParamStore::set_tensor_partial_grads(Comm* tp, TpPartialGrads which) {
+  impl_->tp_partial = tp;
+  impl_->tp_partial_which = which;
+}
 
 double ParamStore::grad_sq_norm() {
   Impl& s = *impl_;

@@ -22,6 +22,8 @@
 
 namespace trainer {
 
+enum class TpPartialGrads : uint8_t { per_head, all_replicated };
+
 struct MemoryFigures {
   int64_t params = 0;      // compute parameters (and ZeRO-3 gather buffers at their peak)
   int64_t master = 0;      // fp32 master copy where it is separate from the compute copy
@@ -73,9 +75,11 @@ class ParamStore {
   // stage (and, after set_tensor_partial_grads, the replicated parameters' gradients over the
   // tensor group). After this the gradients this rank updates are final.
   void finish_grads();
-  // Under sequence parallelism each tensor rank computes the gradients of the replicated
-  // parameters (TpSplit::none) from its own rows only; finish_grads then sums them over `tp`.
-  void set_tensor_partial_grads(Comm* tp);
+  // Which replicated parameters (TpSplit::none) get partial gradients on each tensor rank,
+  // summed over `tp` by finish_grads: under sequence parallelism all of them (each rank sees
+  // its own rows only); otherwise only the per-head ones (TpGrad::per_head: qk_norm's
+  // weights, each rank seeing its own heads).
+  void set_tensor_partial_grads(Comm* tp, TpPartialGrads which);
   // Sum of squares of the gradients this rank owns for the global norm (each element counted
   // on exactly one rank of the world); the caller sums it over the world.
   double grad_sq_norm();

@@ -17,7 +17,8 @@ struct ParamStore::Impl {
   Backend& backend;
   Comm& dp;
   Comm* embed;
-  Comm* tp_partial = nullptr;  // sum replicated gradients over this group (sequence parallelism)
+  Comm* tp_partial = nullptr;  // sum replicated gradients over this group (see set_tensor_partial_grads)
+  TpPartialGrads tp_partial_which = TpPartialGrads::per_head;
   const ZeroPolicy zero;
   const DType act;
   const MasterWeights master_kind;  // derived once from (zero, act)

@@ -1,4 +1,5 @@
-// GPT-2 parameter table, tensor-parallel slicing and initial values.
+// The GPT-2 parameter table, unit names, tensor-parallel slicing and initial values (the
+// Llama table is in llama_param_table.cpp).
 #include "model/param_table.h"
 
 #include <cmath>
@@ -15,20 +16,52 @@ int64_t ParamSpec::numel() const {
 }
 
 int64_t GptConfig::num_params() const {
-  int64_t C = d_model, L = n_layer;
+  const int64_t C = d_model, L = n_layer, V = padded_vocab;
+  if (arch == ModelArch::llama) {
+    const int64_t D = head_dim(), Hkv = kv_heads(), F = ffn_dim;
+    const int64_t attn = C * C + 2 * Hkv * D * C + C * C + (qk_norm == QkNorm::on ? 2 * D : 0);
+    const int64_t per_block = 2 * C + attn + 3 * F * C;
+    return V * C * (tied() ? 1 : 2) + L * per_block + C;
+  }
   int64_t per_block = 2 * C + 3 * C * C + 3 * C + C * C + C + 2 * C + 4 * C * C + 4 * C + 4 * C * C + C;
-  return int64_t(padded_vocab) * C + int64_t(max_seq_len) * C + L * per_block + 2 * C;
+  return V * C + int64_t(max_seq_len) * C + L * per_block + 2 * C;
 }
 
-int64_t GptConfig::num_params_no_wpe() const { return num_params() - int64_t(max_seq_len) * d_model; }
+int64_t GptConfig::num_params_no_wpe() const {
+  return num_params() - (has_position_table() ? int64_t(max_seq_len) * d_model : 0);
+}
 
-int unit_count(const GptConfig& config) { return config.n_layer + 3; }
+int64_t llama_ffn_dim64(int d_model, int multiple_of) {
+  const int64_t hidden = 2 * (4 * int64_t(d_model)) / 3;
+  const int64_t m = multiple_of > 0 ? multiple_of : 1;
+  return (hidden + m - 1) / m * m;
+}
 
-std::string unit_name(const GptConfig& config, int unit) {
-  if (unit == 0) return "wte";
-  if (unit == 1) return "wpe";
-  if (unit == config.n_layer + 2) return "ln_f";
-  return "h." + std::to_string(unit - 2);
+int unit_count(const GptConfig& c) { return unit_final_norm(c) + (c.tied() ? 1 : 2); }
+
+std::string unit_name(const GptConfig& c, int unit) {
+  const bool gpt2 = c.arch == ModelArch::gpt2;
+  if (unit == unit_embedding()) return gpt2 ? "wte" : "embed_tokens";
+  if (unit == unit_position(c)) return "wpe";
+  if (unit == unit_final_norm(c)) return gpt2 ? "ln_f" : "norm";
+  if (unit == unit_lm_head(c)) return "lm_head";
+  return (gpt2 ? "h." : "layers.") + std::to_string(unit - block_unit(c, 0));
+}
+
+const char* embedding_name(const GptConfig& c) {
+  return c.arch == ModelArch::gpt2 ? "wte.weight" : "model.embed_tokens.weight";
+}
+const char* head_name(const GptConfig& c) { return c.tied() ? embedding_name(c) : "lm_head.weight"; }
+const char* final_norm_weight_name(const GptConfig& c) {
+  return c.arch == ModelArch::gpt2 ? "ln_f.weight" : "model.norm.weight";
+}
+const char* final_norm_bias_name(const GptConfig& c) { return c.arch == ModelArch::gpt2 ? "ln_f.bias" : nullptr; }
+std::string layer_prefix(const GptConfig& c, int layer) {
+  return (c.arch == ModelArch::gpt2 ? "h." : "model.layers.") + std::to_string(layer) + ".";
+}
+
+std::vector<ParamSpec> param_table(const GptConfig& config) {
+  return config.arch == ModelArch::gpt2 ? gpt2_param_table(config) : llama_param_table(config);
 }
 
 std::vector<ParamSpec> gpt2_param_table(const GptConfig& cfg) {
@@ -39,8 +72,8 @@ std::vector<ParamSpec> gpt2_param_table(const GptConfig& cfg) {
   add("wte.weight", {cfg.padded_vocab, C}, TpSplit::rows, 0, WeightDecay::on, InitKind::normal_vocab);
   add("wpe.weight", {cfg.max_seq_len, C}, TpSplit::none, 1, WeightDecay::on, InitKind::normal);
   for (int l = 0; l < cfg.n_layer; ++l) {
-    const std::string h = "h." + std::to_string(l) + ".";
-    const int u = block_unit(l);
+    const std::string h = layer_prefix(cfg, l);
+    const int u = block_unit(cfg, l);
     add(h + "ln_1.weight", {C}, TpSplit::none, u, WeightDecay::off, InitKind::ones);
     add(h + "ln_1.bias", {C}, TpSplit::none, u, WeightDecay::off, InitKind::zeros);
     add(h + "attn.c_attn.weight", {3 * C, C}, TpSplit::qkv_rows, u, WeightDecay::on, InitKind::normal);

@@ -1,10 +1,17 @@
-// The parameter table: the single source of truth for every parameter's global name (HF
-// GPT-2 naming), global shape (nn.Linear layout (out, in), as llm.c), how tensor parallelism
-// splits it, which unit it belongs to, whether weight decay applies and how it is
-// initialised. Allocation, init, sharding, checkpoints and export are all derived from it.
+// The parameter table: the single source of truth for every parameter's global name (Hugging
+// Face's naming of each family: GPT-2's and Llama's), global shape (nn.Linear layout (out, in),
+// as llm.c), how tensor parallelism splits it, which unit it belongs to, whether weight decay
+// applies and how it is initialised. Allocation, init, sharding, checkpoints and export are
+// all derived from it.
 //
-// Units (contiguous in every rank's flat buffers; ZeRO-3 gathers one at a time):
-//   unit 0 = wte, unit 1 = wpe, unit 2 + l = block l, unit n_layer + 2 = ln_f.
+// Units (contiguous in every rank's flat buffers, in forward order; ZeRO-3 gathers one at a
+// time):
+//   gpt2:  0 = wte, 1 = wpe, 2 + l = block l, n_layer + 2 = ln_f
+//   llama: 0 = model.embed_tokens, 1 + l = layer l, n_layer + 1 = model.norm,
+//          n_layer + 2 = lm_head (untied only)
+// Within a llama layer q_proj, k_proj, v_proj follow each other, and so do gate_proj and
+// up_proj: every rank's slices of them are adjacent in its buffers, so the model runs each
+// group as one matrix (the fused QKV and gate/up products).
 #pragma once
 
 #include <cstdint>
@@ -29,6 +36,11 @@ inline constexpr EnumName<TpSplit> kTpSplitNames[] = {
     {TpSplit::none, "none"}, {TpSplit::rows, "rows"}, {TpSplit::cols, "cols"}, {TpSplit::qkv_rows, "qkv_rows"}};
 inline const char* tp_split_name(TpSplit split) { return enum_name(kTpSplitNames, split); }
 
+// The gradient of a replicated parameter on each tensor rank: whole (every rank sees every row
+// and head, so all agree), or per_head (each rank sees only its own heads: qk_norm's weights),
+// to be summed over the tensor group.
+enum class TpGrad : uint8_t { whole, per_head };
+
 enum class WeightDecay : uint8_t { off, on };
 enum class InitKind : uint8_t { normal, normal_residual, normal_vocab, ones, zeros };
 
@@ -39,15 +51,32 @@ struct ParamSpec {
   int unit = 0;
   WeightDecay decay = WeightDecay::off;
   InitKind init = InitKind::zeros;
+  TpGrad tp_grad = TpGrad::whole;
 
   int64_t numel() const;
 };
 
+std::vector<ParamSpec> param_table(const GptConfig& config);
 std::vector<ParamSpec> gpt2_param_table(const GptConfig& config);
+std::vector<ParamSpec> llama_param_table(const GptConfig& config);  // llama_param_table.cpp
+
+// The global units (see above); -1 where the family or the tying has none.
 int unit_count(const GptConfig& config);
-// Unit of a block (2 + layer) and its printable name ("wte", "wpe", "h.3", "ln_f").
-inline int block_unit(int layer) { return 2 + layer; }
+inline int unit_embedding() { return 0; }
+inline int unit_position(const GptConfig& c) { return c.has_position_table() ? 1 : -1; }
+inline int block_unit(const GptConfig& c, int layer) { return (c.has_position_table() ? 2 : 1) + layer; }
+inline int unit_final_norm(const GptConfig& c) { return block_unit(c, c.n_layer); }
+inline int unit_lm_head(const GptConfig& c) { return c.tied() ? -1 : unit_final_norm(c) + 1; }
+// Printable unit names: "wte", "wpe", "h.3", "ln_f"; "embed_tokens", "layers.3", "norm", "lm_head".
 std::string unit_name(const GptConfig& config, int unit);
+
+// Global names of the tables the stages address directly.
+const char* embedding_name(const GptConfig& c);  // the token table
+const char* head_name(const GptConfig& c);       // the output head's weight (the token table when tied)
+const char* final_norm_weight_name(const GptConfig& c);
+const char* final_norm_bias_name(const GptConfig& c);  // gpt2 only; nullptr for llama
+// The prefix of layer l's names: "h.3." or "model.layers.3.".
+std::string layer_prefix(const GptConfig& c, int layer);
 
 // The global flat index ranges (row-major over the global shape) that tensor-parallel rank
 // tp_rank of tp holds, in the order of its local elements.

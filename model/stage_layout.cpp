@@ -16,7 +16,7 @@ std::vector<int> split_layers(int n_layer, int pp, const std::vector<int>& expli
 }
 
 StageLayout::StageLayout(const GptConfig& config, const LayoutOptions& options)
-    : config_(config), options_(options), table_(gpt2_param_table(config)) {
+    : config_(config), options_(options), table_(param_table(config)) {
   std::vector<int> layers = split_layers(config.n_layer, options.pp, options.stage_layers);
   TRAINER_CHECK(int(layers.size()) == options.pp, "stage split size");
   for (int s = 0; s < options.pp_rank; ++s) first_layer_ += layers[s];
@@ -31,20 +31,25 @@ StageLayout::StageLayout(const GptConfig& config, const LayoutOptions& options)
 
   if (has_embedding()) {
     unit_wte_ = int(units_.size());
-    add_unit(0, CopyKind::primary);
-    unit_wpe_ = int(units_.size());
-    add_unit(1, CopyKind::primary);
+    add_unit(unit_embedding(), CopyKind::primary);
+    if (config.has_position_table()) {
+      unit_wpe_ = int(units_.size());
+      add_unit(unit_position(config), CopyKind::primary);
+    }
   }
   unit_first_block_ = int(units_.size());
-  for (int l = 0; l < n_layers_; ++l) add_unit(block_unit(first_layer_ + l), CopyKind::primary);
+  for (int l = 0; l < n_layers_; ++l) add_unit(block_unit(config, first_layer_ + l), CopyKind::primary);
   if (has_head()) {
     unit_lnf_ = int(units_.size());
-    add_unit(config.n_layer + 2, CopyKind::primary);
-    if (has_embedding()) {
+    add_unit(unit_final_norm(config), CopyKind::primary);
+    if (!config.tied()) {
+      unit_head_wte_ = int(units_.size());
+      add_unit(unit_lm_head(config), CopyKind::primary);
+    } else if (has_embedding()) {
       unit_head_wte_ = unit_wte_;
     } else {
       unit_head_wte_ = int(units_.size());
-      add_unit(0, CopyKind::tied_copy);
+      add_unit(unit_embedding(), CopyKind::tied_copy);
     }
   }
 }

@@ -7,8 +7,10 @@
 //   of the data degree, so every unit splits into `dp` equal shards; shard storage (optimizer
 //   state, and for ZeRO-2/3 gradients, for ZeRO-3 parameters) is the concatenation over units
 //   of this rank's shard.
-// - Stage 0 holds wte and wpe, the last stage ln_f; with pipeline > 1 the last stage also
-//   holds a tied copy of wte (its own unit, so both copies shard identically).
+// - Stage 0 holds the token table (and gpt2's position table), the last stage the final norm
+//   and the head: an untied head is its own unit; a tied one is the token table itself on a
+//   single stage, and with pipeline > 1 a tied copy of it (its own unit, so both copies
+//   shard identically).
 // - A parameter counts in the global gradient norm on exactly one rank of every group that
 //   holds identical copies: tensor-replicated parameters on tp_rank 0, the tied wte on stage 0.
 #pragma once
@@ -71,8 +73,9 @@ class StageLayout {
   int n_layers() const { return n_layers_; }
   bool has_embedding() const { return options_.pp_rank == 0; }
   bool has_head() const { return options_.pp_rank == options_.pp - 1; }
-  // Local unit indices; -1 when this stage does not hold it. head_wte is the unit whose wte
-  // the output head uses (the primary on a single stage, the tied copy otherwise).
+  // Local unit indices; -1 when this stage does not hold it (wpe: also for llama). head_wte
+  // is the unit whose table the output head uses: the untied head, or the token table (the
+  // primary on a single stage, the tied copy otherwise); its parameter is head_name(config).
   int unit_wte() const { return unit_wte_; }
   int unit_wpe() const { return unit_wpe_; }
   int unit_block(int local_layer) const { return unit_first_block_ + local_layer; }

@@ -67,7 +67,7 @@ void export_safetensors(CheckpointReader& reader, const std::string& path) {
 std::vector<SafetensorsEntry> safetensors_entries(const GptConfig& config) {
   std::vector<SafetensorsEntry> out;
   int64_t offset = 0;
-  for (const ParamSpec& spec : gpt2_param_table(config)) {
+  for (const ParamSpec& spec : param_table(config)) {
     SafetensorsEntry e;
     e.key = spec.name;
     e.shape = spec.shape;

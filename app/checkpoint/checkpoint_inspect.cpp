@@ -173,7 +173,7 @@ void inspect_checkpoint(const std::string& path, const std::vector<OptimizerStat
                                  checks.size(), fmt::join(bad, "; ")));
 
   CheckpointReader reader(dir);
-  const std::vector<ParamSpec> table = gpt2_param_table(m.model);
+  const std::vector<ParamSpec> table = param_table(m.model);
   size_t width = 4;
   for (const ParamSpec& s : table) width = std::max(width, s.name.size());
   std::vector<std::string> state_names;

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 CheckpointReader::CheckpointReader(const std::string& dir) : dir_(dir), manifest_(read_manifest(dir)) {
   // read_manifest validated the manifest: every name is a plain name inside dir, every piece
   // names a tensor of this model and lies within its file.
-  table_ = gpt2_param_table(manifest_.model);
+  table_ = param_table(manifest_.model);
   for (int i = 0; i < int(table_.size()); ++i) spec_index_[table_[i].name] = i;
   for (const CkptFile& f : manifest_.files) {
     const std::string path = (fs::path(dir) / f.name).string();

@@ -50,8 +50,8 @@ void check_model_matches(const CheckpointReader& reader, const GptConfig& config
   const std::string both = " (checkpoint: " + shape_text(saved) + "; recipe: " + shape_text(config) + ")";
   // Matched by name, in the recipe's order: the first tensor that differs is named.
   std::map<std::string, std::vector<int64_t>> theirs;
-  for (const ParamSpec& s : gpt2_param_table(saved)) theirs[s.name] = s.shape;
-  for (const ParamSpec& s : gpt2_param_table(config)) {
+  for (const ParamSpec& s : param_table(saved)) theirs[s.name] = s.shape;
+  for (const ParamSpec& s : param_table(config)) {
     auto it = theirs.find(s.name);
     if (it == theirs.end())
       throw ConfigError(fmt::format("checkpoint {} has no tensor {} [{}] that the recipe's model needs{}", reader.dir(),
@@ -61,7 +61,7 @@ void check_model_matches(const CheckpointReader& reader, const GptConfig& config
                                     reader.dir(), s.name, fmt::join(it->second, ", "), fmt::join(s.shape, ", "), both));
     theirs.erase(it);
   }
-  for (const ParamSpec& s : gpt2_param_table(saved))
+  for (const ParamSpec& s : param_table(saved))
     if (theirs.count(s.name))
       throw ConfigError(fmt::format("checkpoint {} has tensor {} [{}] that the recipe's model lacks{}", reader.dir(),
                                     s.name, fmt::join(s.shape, ", "), both));

@@ -254,7 +254,7 @@ void check_coverage(const CkptManifest& m, const std::vector<ParamSpec>& table, 
 }
 
 void check_pieces(const CkptManifest& m, const std::string& path) {
-  const std::vector<ParamSpec> table = gpt2_param_table(m.model);
+  const std::vector<ParamSpec> table = param_table(m.model);
   for (const ParamSpec& s : table)
     if (!tp_divides(s, m.tensor))
       bad_number(path, "layout.tensor", m.tensor,

@@ -21,6 +21,18 @@ Precision precision_from(const Recipe& r, Device device) {
 
 GptConfig gpt_config_from(const Recipe& r) {
   GptConfig c;
+  const ModelConfig& m = r.model;
+  c.arch = m.arch;
+  if (m.arch == ModelArch::llama) {
+    c.n_kv_head = m.n_kv_head > 0 ? m.n_kv_head : m.n_head;
+    c.ffn_dim = r.ffn_dim();
+    c.norm_eps = m.norm_eps;
+    c.rope_theta = m.rope_theta;
+    c.rope_scaling = RopeScaling{m.rope_scaling.factor, m.rope_scaling.low_freq_factor,
+                                 m.rope_scaling.high_freq_factor, m.rope_scaling.original_context};
+    c.tie = m.tie_embeddings ? TiedEmbeddings::tied : TiedEmbeddings::untied;
+    c.qk_norm = m.qk_norm ? QkNorm::on : QkNorm::off;
+  }
   c.n_layer = r.model.n_layer;
   c.n_head = r.model.n_head;
   c.d_model = r.model.d_model;

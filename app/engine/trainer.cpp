@@ -44,8 +44,9 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
 
   check_memory_fits(recipe_, config_, c, *backend_, world_);
   layout_ = std::make_unique<StageLayout>(config_, layout_options_from(recipe_, c));
-  store_ = std::make_unique<ParamStore>(*layout_, *backend_, grid_->dp(), grid_->embed(), zero_policy_from(recipe_),
-                                       par.bucket_mb);
+  // An untied head shares nothing between the first and the last stage.
+  store_ = std::make_unique<ParamStore>(*layout_, *backend_, grid_->dp(), config_.tied() ? grid_->embed() : nullptr,
+                                       zero_policy_from(recipe_), par.bucket_mb);
   if (recipe_.model.init_from.empty())
     store_->init_random(tr.seed);
   else
@@ -53,7 +54,9 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
 
   const int m = recipe_.grad_accum();
   n_slots_ = par.pipeline == 1 ? 1 : max_in_flight(par.schedule, c.pp, par.pipeline, m);
-  if (par.sequence_parallel) store_->set_tensor_partial_grads(&grid_->tp());
+  if (par.tensor > 1)
+    store_->set_tensor_partial_grads(&grid_->tp(), par.sequence_parallel ? TpPartialGrads::all_replicated
+                                                                          : TpPartialGrads::per_head);
   stage_ = std::make_unique<GptStage>(*layout_, *store_, *backend_, par.tensor > 1 ? &grid_->tp() : nullptr,
                                       stage_options_from(recipe_, n_slots_));
 

@@ -56,11 +56,12 @@ PlanRankMemory plan_rank_memory(const GptConfig& config, const PlanLayout& l, in
   DryComm tp(0, l.tensor, "tensor");
   DryComm pp_act(pp_rank, l.pipeline, "pipeline"), pp_grad(pp_rank, l.pipeline, "pipeline");
   std::unique_ptr<DryComm> embed;
-  if (l.pipeline > 1 && (layout.has_embedding() || layout.has_head()))
+  if (l.pipeline > 1 && layout.config().tied() && (layout.has_embedding() || layout.has_head()))
     embed = std::make_unique<DryComm>(layout.has_embedding() ? 0 : 1, 2, "tied embedding", &meter);
 
   ParamStore store(layout, meta, dp, embed.get(), l.zero_policy(), l.bucket_mb);
-  if (l.sequence_parallel) store.set_tensor_partial_grads(&tp);
+  if (l.tensor > 1)
+    store.set_tensor_partial_grads(&tp, l.sequence_parallel ? TpPartialGrads::all_replicated : TpPartialGrads::per_head);
   const int n_slots = plan_slots(l, pp_rank);
   Comm* tp_group = l.tensor > 1 ? &tp : nullptr;
   GptStage stage(layout, store, meta, tp_group, stage_options(l, n_slots, l.recompute));

@@ -22,16 +22,32 @@ enum class PrecisionChoice : uint8_t { auto_detect, fp32, bf16 };
 inline constexpr EnumName<PrecisionChoice> kPrecisionChoiceNames[] = {
     {PrecisionChoice::auto_detect, "auto"}, {PrecisionChoice::fp32, "fp32"}, {PrecisionChoice::bf16, "bf16"}};
 
+struct RopeScalingConfig {  // model.rope_scaling (llama); factor 0 = none
+  float factor = 0;
+  float low_freq_factor = 1;
+  float high_freq_factor = 4;
+  int original_context = 8192;
+};
+
 struct ModelConfig {
-  std::string arch = "gpt2";
+  ModelArch arch = ModelArch::gpt2;
   int n_layer = 12;
   int n_head = 12;
   int d_model = 768;
   int vocab_size = 50257;
-  int seq_len = 1024;         // size of the position table (max context)
+  int seq_len = 1024;         // maximum context (gpt2: rows of the position table)
   int vocab_multiple = 128;   // vocabulary padded up to a multiple of this
   std::string init_from;      // llm.c model file to start from ("" = random init)
   float init_std = 0.02f;
+  // llama only (check_model refuses them with gpt2):
+  int n_kv_head = 0;          // 0 = n_head
+  int ffn_dim = 0;            // 0 = Llama's rule from ffn_multiple_of (see llama_ffn_dim)
+  int ffn_multiple_of = 256;
+  float norm_eps = 1e-5f;
+  float rope_theta = 10000.0f;
+  RopeScalingConfig rope_scaling;
+  bool tie_embeddings = true;
+  bool qk_norm = false;
 };
 
 struct ParallelConfig {
@@ -120,6 +136,10 @@ struct Recipe {
     return (model.vocab_size + model.vocab_multiple - 1) / model.vocab_multiple * model.vocab_multiple;
   }
   int world() const { return parallel.data * parallel.tensor * parallel.pipeline; }
+  // llama's SwiGLU width: model.ffn_dim, or Llama's rule (llama_ffn_dim) when it is 0.
+  int ffn_dim() const {
+    return model.ffn_dim > 0 ? model.ffn_dim : llama_ffn_dim(model.d_model, model.ffn_multiple_of);
+  }
   // Micro-batches per data rank per optimizer step (gradient accumulation).
   int grad_accum() const { return train.global_batch / (train.micro_batch * parallel.data); }
 };

@@ -11,6 +11,7 @@
 #include <numeric>
 #include <vector>
 
+#include "app/recipe/recipe_schema.h"
 #include "kernels/base/errors.h"
 #include "parallel/zero_policy.h"
 
@@ -51,6 +52,62 @@ std::string divisors_of(int n) {
   return out;
 }
 
+// The keys only a llama model has; with gpt2 each is refused rather than ignored.
+constexpr const char* kLlamaKeys[] = {"model.n_kv_head",  "model.ffn_dim",        "model.ffn_multiple_of",
+                                      "model.norm_eps",   "model.rope_theta",     "model.rope_scaling",
+                                      "model.tie_embeddings", "model.qk_norm"};
+
+void check_no_llama_keys(const KeyOrigins& o) {
+  for (const char* key : kLlamaKeys)
+    if (o.has(key))
+      fail(o, key,
+           "applies to model.arch llama only, and model.arch is gpt2 (learned positions, LayerNorm, GELU, "
+           "tied embeddings); valid: remove the key, or model.arch: llama");
+}
+
+void check_llama(const ModelConfig& m, const KeyOrigins& o) {
+  if (m.n_kv_head > 0 && m.n_head % m.n_kv_head != 0)
+    fail(o, "model.n_kv_head",
+         fmt::format("{} does not divide model.n_head {} (each k/v head serves a whole group of query heads); "
+                     "valid: a divisor of {} ({}), or 0 for n_head",
+                     m.n_kv_head, m.n_head, m.n_head, divisors_of(m.n_head)));
+  if (m.d_model % m.n_head == 0 && (m.d_model / m.n_head) % 2 != 0)
+    fail(o, "model.d_model",
+         fmt::format("{} / model.n_head {} = head size {}, which is odd; rotary embeddings turn pairs of "
+                     "features, so valid: d_model / n_head even",
+                     m.d_model, m.n_head, m.d_model / m.n_head));
+  const RopeScalingConfig& rs = m.rope_scaling;
+  if (rs.factor == 0) {
+    for (const char* key : {"model.rope_scaling.low_freq_factor", "model.rope_scaling.high_freq_factor",
+                            "model.rope_scaling.original_context"})
+      if (o.has(key))
+        fail(o, key,
+             "is set but model.rope_scaling.factor is 0 (no scaling), so it would have no effect; valid: "
+             "model.rope_scaling.factor >= 1 with it, or remove it");
+  } else {
+    if (rs.factor < 1)
+      fail(o, "model.rope_scaling.factor",
+           fmt::format("{} would shorten the wavelengths it scales; valid: 0 (no scaling) or >= 1 (Llama 3.1: 8)",
+                       rs.factor));
+    if (rs.high_freq_factor <= rs.low_freq_factor)
+      fail(o, "model.rope_scaling.high_freq_factor",
+           fmt::format("{} is not above model.rope_scaling.low_freq_factor {}; valid: high > low (Llama 3.1: 4 "
+                       "and 1)",
+                       rs.high_freq_factor, rs.low_freq_factor));
+  }
+  if (m.ffn_dim == 0 && llama_ffn_dim64(m.d_model, m.ffn_multiple_of) > std::numeric_limits<int>::max())
+    fail(o, "model.ffn_dim",
+         fmt::format("0 resolves to {} (8 x model.d_model {} / 3 rounded up to a multiple of "
+                     "model.ffn_multiple_of {}), more than {}; valid: a smaller d_model or an explicit ffn_dim",
+                     llama_ffn_dim64(m.d_model, m.ffn_multiple_of), m.d_model, m.ffn_multiple_of,
+                     std::numeric_limits<int>::max()));
+  if (!m.init_from.empty())
+    fail(o, "model.init_from",
+         fmt::format("{}: llm.c model files hold GPT-2 weights only, and model.arch is llama; valid: \"\" "
+                     "(random init), or model.arch: gpt2",
+                     message_quote(m.init_from)));
+}
+
 void check_model(const Recipe& r, const KeyOrigins& o) {
   const ModelConfig& m = r.model;
   // Recipe::padded_vocab() is an int; everything after this may call it.
@@ -65,6 +122,8 @@ void check_model(const Recipe& r, const KeyOrigins& o) {
     fail(o, "model.d_model",
          fmt::format("{} is not divisible by model.n_head {}; valid: {}", m.d_model, m.n_head,
                      multiples_near(m.d_model, m.n_head)));
+  if (m.arch == ModelArch::llama) check_llama(m, o);
+  else check_no_llama_keys(o);
   int ids = r.data.tokenizer == TokenizerKind::gpt2 ? kGpt2TokenizerIds : kByteTokenizerIds;
   if (m.vocab_size < ids)
     fail(o, "model.vocab_size",
@@ -87,6 +146,19 @@ void check_parallel(const Recipe& r, const KeyOrigins& o) {
     fail(o, "parallel.tensor",
          fmt::format("{} does not divide model.n_head {}; valid: a divisor of {} ({})", p.tensor,
                      m.n_head, m.n_head, divisors_of(m.n_head)));
+  if (m.arch == ModelArch::llama) {
+    const int kv = m.n_kv_head > 0 ? m.n_kv_head : m.n_head;
+    if (kv % p.tensor != 0)
+      fail(o, "parallel.tensor",
+           fmt::format("{} does not divide model.n_kv_head {} (each tensor rank holds whole k/v heads); valid: a "
+                       "divisor of {} ({})",
+                       p.tensor, kv, kv, divisors_of(kv)));
+    const int ffn = r.ffn_dim();
+    if (ffn % p.tensor != 0)
+      fail(o, "parallel.tensor",
+           fmt::format("{} does not divide the SwiGLU width {} (model.ffn_dim); valid: a divisor of {}", p.tensor,
+                       ffn, ffn));
+  }
   if (r.padded_vocab() % p.tensor != 0)
     fail(o, "parallel.tensor",
          fmt::format("{} does not divide the padded vocabulary {} (model.vocab_size {} rounded up "

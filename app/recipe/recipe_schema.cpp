@@ -68,10 +68,9 @@ KeySpec choice_key(std::string path, ChoiceField field, const EnumName<E> (&tabl
 std::vector<KeySpec> build_schema() {
   std::vector<KeySpec> s;
   // model
-  KeySpec arch = text_key("model.arch", TRAINER_FIELD(model.arch),
-                          "model family: GPT-2 (pre-LayerNorm, learned positions, tied embeddings)");
-  arch.choices = {"gpt2"};
-  s.push_back(arch);
+  s.push_back(choice_key("model.arch", TRAINER_CHOICE(model.arch, kModelArchNames),
+                         "model family: gpt2 (pre-LayerNorm, learned positions, GELU, tied embeddings) or "
+                         "llama (RMSNorm, rotary positions, SwiGLU, grouped-query attention, no biases)"));
   s.push_back(make_key("model.n_layer", TRAINER_FIELD(model.n_layer), at_least(1), kNone,
                   "transformer blocks"));
   s.push_back(make_key("model.n_head", TRAINER_FIELD(model.n_head), at_least(1), kNone,
@@ -81,13 +80,36 @@ std::vector<KeySpec> build_schema() {
   s.push_back(make_key("model.vocab_size", TRAINER_FIELD(model.vocab_size), at_least(1), kNone,
                   "token ids the model knows (before padding)"));
   s.push_back(make_key("model.seq_len", TRAINER_FIELD(model.seq_len), at_least(1), kNone,
-                  "maximum context: rows of the position table"));
+                  "maximum context (gpt2: rows of the position table)"));
   s.push_back(make_key("model.vocab_multiple", TRAINER_FIELD(model.vocab_multiple), at_least(1), kNone,
                   "vocabulary padded up to a multiple of this (faster GEMMs)"));
   s.push_back(text_key("model.init_from", TRAINER_FIELD(model.init_from),
                        "llm.c model file (.bin) to start from; \"\" = random init"));
   s.push_back(make_key("model.init_std", TRAINER_FIELD(model.init_std), above(0), kNone,
                   "standard deviation of the random weight init"));
+  s.push_back(make_key("model.n_kv_head", TRAINER_FIELD(model.n_kv_head), at_least(0), kNone,
+                  "llama: k/v heads shared by groups of query heads (1 = multi-query); 0 = n_head"));
+  s.push_back(make_key("model.ffn_dim", TRAINER_FIELD(model.ffn_dim), at_least(0), kNone,
+                  "llama: SwiGLU width; 0 = 8 d_model / 3 rounded up to a multiple of model.ffn_multiple_of"));
+  s.push_back(make_key("model.ffn_multiple_of", TRAINER_FIELD(model.ffn_multiple_of), at_least(1), kNone,
+                  "llama: the multiple model.ffn_dim 0 rounds up to (Llama's multiple_of)"));
+  s.push_back(make_key("model.norm_eps", TRAINER_FIELD(model.norm_eps), above(0), kNone,
+                  "llama: RMSNorm epsilon (rms_norm_eps)"));
+  s.push_back(make_key("model.rope_theta", TRAINER_FIELD(model.rope_theta), above(0), kNone,
+                  "llama: rotary embedding base"));
+  s.push_back(make_key("model.rope_scaling.factor", TRAINER_FIELD(model.rope_scaling.factor), at_least(0), kNone,
+                  "llama: Llama 3.1 rotary frequency scaling factor; 0 = no scaling"));
+  s.push_back(make_key("model.rope_scaling.low_freq_factor", TRAINER_FIELD(model.rope_scaling.low_freq_factor),
+                  above(0), kNone, "llama: wavelengths above original_context / this are scaled"));
+  s.push_back(make_key("model.rope_scaling.high_freq_factor", TRAINER_FIELD(model.rope_scaling.high_freq_factor),
+                  above(0), kNone, "llama: wavelengths below original_context / this are kept"));
+  s.push_back(make_key("model.rope_scaling.original_context",
+                  TRAINER_FIELD(model.rope_scaling.original_context), at_least(1), kNone,
+                  "llama: the context the model was first trained with"));
+  s.push_back(make_key("model.tie_embeddings", TRAINER_FIELD(model.tie_embeddings), kNone, kNone,
+                  "llama: the output head is the token table (false: its own lm_head.weight)"));
+  s.push_back(make_key("model.qk_norm", TRAINER_FIELD(model.qk_norm), kNone, kNone,
+                  "llama: RMSNorm of every q and k head before rope (Qwen3, OLMo 2)"));
   // parallel
   s.push_back(make_key("parallel.data", TRAINER_FIELD(parallel.data), at_least(1), kNone,
                   "data-parallel degree (model replicas)"));

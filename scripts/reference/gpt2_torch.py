@@ -146,22 +146,21 @@ def lr_at(s, max_lr, step):
     sys.exit(f"unknown lr_schedule.kind {kind!r}; valid: constant, linear, cosine, wsd")
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    torch.set_flush_denormal(True)
-    torch.set_num_threads(1)
-    with open(sys.argv[1]) as f:
-        spec = json.load(f)
-    cfg, init = read_llmc(spec["model"])
+def read_batches(spec):
+    """The spec's token batches as int64 (steps, grad_accum, 2, micro_batch, seq_len)."""
     steps, accum = spec["steps"], spec["grad_accum"]
     B, T = spec["micro_batch"], spec["seq_len"]
     tokens = np.fromfile(spec["batches"], dtype="<i4")
     if tokens.size != steps * accum * 2 * B * T:
         sys.exit(f"{spec['batches']}: {tokens.size} tokens, expected {steps * accum * 2 * B * T}")
-    batches = torch.tensor(tokens.astype(np.int64)).view(steps, accum, 2, B, T)
+    return torch.tensor(tokens.astype(np.int64)).view(steps, accum, 2, B, T)
 
-    params = {name: torch.nn.Parameter(t) for name, t in init.items()}
+
+def train(spec, params, loss_fn):
+    """`steps` AdamW steps of loss_fn(params, inputs, targets) over the spec's batches, with
+    accumulation, clipping and the schedule; returns (losses, grad_norms, lrs)."""
+    steps, accum = spec["steps"], spec["grad_accum"]
+    batches = read_batches(spec)
     opt_cfg = spec["optimizer"]
     groups = [{"params": [t for t in params.values() if t.dim() == 2],
                "weight_decay": opt_cfg["weight_decay"]},
@@ -174,7 +173,7 @@ def main():
         opt.zero_grad(set_to_none=False)
         step_loss = 0.0
         for m in range(accum):
-            loss = gpt2_loss(cfg, params, batches[step, m, 0], batches[step, m, 1]) / accum
+            loss = loss_fn(params, batches[step, m, 0], batches[step, m, 1]) / accum
             loss.backward()
             step_loss += loss.item()
         if opt_cfg["grad_clip"] > 0:
@@ -188,9 +187,25 @@ def main():
         losses.append(step_loss)
         norms.append(float(norm))
         lrs.append(lr)
+    return losses, norms, lrs
 
+
+def write_losses(spec, losses, norms, lrs):
     with open(spec["out_losses"], "w") as f:
         json.dump({"losses": losses, "grad_norms": norms, "lrs": lrs}, f)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    torch.set_flush_denormal(True)
+    torch.set_num_threads(1)
+    with open(sys.argv[1]) as f:
+        spec = json.load(f)
+    cfg, init = read_llmc(spec["model"])
+    params = {name: torch.nn.Parameter(t) for name, t in init.items()}
+    losses, norms, lrs = train(spec, params, lambda p, x, y: gpt2_loss(cfg, p, x, y))
+    write_losses(spec, losses, norms, lrs)
     write_llmc(spec["out_model"], cfg, params)
 
 

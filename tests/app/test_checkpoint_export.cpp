@@ -117,7 +117,7 @@ int64_t check_header(const ParsedSafetensors& p, const GptConfig& config) {
 TEST_CASE("checkpoint export: safetensors entries and header follow HF GPT-2 names, shapes and offsets") {
   const GptConfig config = ckpt_test_config();
   const auto entries = safetensors_entries(config);
-  CHECK(entries.size() == gpt2_param_table(config).size());
+  CHECK(entries.size() == param_table(config).size());
   const std::string header = safetensors_header(entries);
   std::vector<char> file(8 + header.size());
   for (int i = 0; i < 8; ++i) file[size_t(i)] = char(uint64_t(header.size()) >> (8 * i));
@@ -187,8 +187,8 @@ TEST_CASE("checkpoint export: the llm.c model file reads back equal to the maste
   CHECK(model.config.vocab_size == config.vocab_size);
   CHECK(model.config.padded_vocab == config.padded_vocab);
   CHECK(model.config.max_seq_len == config.max_seq_len);
-  CHECK(model.tensors.size() == gpt2_param_table(config).size());
-  for (const ParamSpec& s : gpt2_param_table(config)) {
+  CHECK(model.tensors.size() == param_table(config).size());
+  for (const ParamSpec& s : param_table(config)) {
     CAPTURE(s.name);
     REQUIRE(model.tensors.count(s.name) == 1);
     CHECK(model.tensors.at(s.name) == reader.read_full(s.name, OptimizerState::master));

@@ -122,7 +122,7 @@ TEST_CASE("checkpoint rank pieces store every element of every state exactly onc
     CAPTURE(layout_name(l));
     const std::string dir = scratch_dir("ckpt_pieces");
     const CkptManifest m = write_synthetic_checkpoint(dir, config, l);
-    const std::vector<ParamSpec> table = gpt2_param_table(config);
+    const std::vector<ParamSpec> table = param_table(config);
     std::map<std::pair<std::string, int>, std::vector<int>> seen;
     for (const ParamSpec& s : table)
       for (int st = 0; st < 3; ++st) seen[{s.name, st}].assign(size_t(s.numel()), 0);
@@ -151,7 +151,7 @@ TEST_CASE("checkpoint reader reads every tensor whole and in parts, whatever lay
     write_synthetic_checkpoint(dir, config, l);
     CheckpointReader reader(dir);
     CHECK(reader.manifest().files.size() == size_t(l.data * l.tensor * l.pipeline));
-    for (const ParamSpec& s : gpt2_param_table(config)) {
+    for (const ParamSpec& s : param_table(config)) {
       CHECK(reader.shape_of(s.name) == s.shape);
       for (OptimizerState st : kOptimizerStates) {
         CAPTURE(s.name);

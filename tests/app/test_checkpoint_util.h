@@ -72,7 +72,7 @@ inline CkptManifest write_synthetic_checkpoint(const std::string& dir, const Gpt
   m.stage_layers = split_layers(config.n_layer, layout.pipeline, {});
   m.model = config;
   m.recipe_yaml = "model: {arch: gpt2}\ntrain:\n  steps: 9\n  optimizer: {lr: 0.001, betas: [0.9, 0.95]}\n";
-  const std::vector<ParamSpec> table = gpt2_param_table(config);
+  const std::vector<ParamSpec> table = param_table(config);
   const int world = layout.data * layout.tensor * layout.pipeline;
   for (int rank = 0; rank < world; ++rank) {
     LayoutOptions o;

@@ -21,6 +21,7 @@
 #include "model/param_table.h"
 #include "parallel/mpi_comm.h"
 #include "tests/support/ensure_mpi.h"
+#include "tests/app/torch_parity_util.h"
 #include "tests/support/test_util.h"
 
 namespace trainer::testing {
@@ -65,36 +66,6 @@ Recipe parity_recipe(const std::string& train_glob) {
   return r;
 }
 
-// A learnable sequence (counting with a stride) with some noise, every id below 257.
-std::vector<int32_t> parity_tokens(int n) {
-  std::vector<int32_t> tokens(static_cast<size_t>(n));
-  uint64_t x = 99;
-  for (int i = 0; i < n; ++i) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    tokens[size_t(i)] = (x >> 61) == 0 ? int32_t((x >> 33) % 257) : int32_t((i * 5) % 257);
-  }
-  return tokens;
-}
-
-using Weights = std::map<std::string, std::vector<float>>;
-
-// Global tensors of a single-process trainer.
-Weights gather_weights(Trainer& t) {
-  Weights w;
-  const auto& table = t.layout().table();
-  for (const LocalParam& p : t.layout().params()) {
-    if (p.copy != CopyKind::primary) continue;
-    const ParamSpec& spec = table[size_t(p.spec)];
-    std::vector<float> local = t.store().local_values(p);
-    std::vector<float>& g = w[spec.name];
-    g.assign(size_t(spec.numel()), 0.0f);
-    int64_t pos = 0;
-    for (const Range& r : p.runs)
-      for (int64_t i = r.begin; i < r.end; ++i) g[size_t(i)] = local[size_t(pos++)];
-  }
-  return w;
-}
-
 // Makes biases and LayerNorm parameters non-trivial (the random init has them at 0 and 1), so
 // that loading them into the wrong place, or a forward pass that ignores one, would show.
 void perturb_vectors(Weights& w) {
@@ -107,34 +78,6 @@ void perturb_vectors(Weights& w) {
       v += 0.1f * (float((x >> 40) & 0xffff) / 65536.0f - 0.5f);
     }
   }
-}
-
-// The numbers of a flat JSON list `"key": [a, b, ...]` (what gpt2_torch.py writes).
-std::vector<double> json_numbers(const std::string& text, const std::string& key) {
-  std::vector<double> out;
-  size_t at = text.find("\"" + key + "\"");
-  REQUIRE_MESSAGE(at != std::string::npos, key);
-  at = text.find('[', at);
-  const size_t end = text.find(']', at);
-  REQUIRE((at != std::string::npos && end != std::string::npos));
-  std::string body = text.substr(at + 1, end - at - 1);
-  for (char& c : body)
-    if (c == ',') c = ' ';
-  std::istringstream in(body);
-  double v;
-  while (in >> v) out.push_back(v);
-  return out;
-}
-
-// ||a - b|| / ||b|| over one tensor.
-double relative_l2(const std::vector<float>& a, const std::vector<float>& b) {
-  double d2 = 0, b2 = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double d = double(a[i]) - double(b[i]);
-    d2 += d * d;
-    b2 += double(b[i]) * double(b[i]);
-  }
-  return std::sqrt(d2) / std::max(std::sqrt(b2), 1e-30);
 }
 
 }  // namespace
@@ -269,7 +212,7 @@ TEST_CASE("torch parity: model.init_from that does not match the recipe is a Con
   const GptConfig config = gpt_config_from(recipe);
   const std::string path = dir + "/model.bin";
   write_llmc_model(path, config, [&](const std::string& name) {
-    for (const ParamSpec& s : gpt2_param_table(config))
+    for (const ParamSpec& s : param_table(config))
       if (s.name == name) return std::vector<float>(size_t(s.numel()), 0.5f);
     return std::vector<float>();
   });

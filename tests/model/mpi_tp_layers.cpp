@@ -74,8 +74,8 @@ struct BlockSetup {
     store.reserve(64);
     const int64_t C = c.d_model, Cl = C / tp, N = int64_t(B) * T, Hl = c.n_head / tp;
     const int64_t Nr = sp == SeqParallel::on ? N / tp : N;
-    for (const ParamSpec& s : gpt2_param_table(c)) {
-      if (s.unit != block_unit(0)) continue;
+    for (const ParamSpec& s : param_table(c)) {
+      if (s.unit != block_unit(c, 0)) continue;
       w[s.name] = take_runs(full.at(s.name), tp_runs(s, tp_rank, tp));
       g[s.name].assign(w[s.name].size(), 0.0f);
     }
@@ -84,15 +84,27 @@ struct BlockSetup {
       return BlockParams{t("ln_1.weight", {C}), t("ln_1.bias", {C}), t("attn.c_attn.weight", {3 * Cl, C}),
                          t("attn.c_attn.bias", {3 * Cl}), t("attn.c_proj.weight", {C, Cl}), t("attn.c_proj.bias", {C}),
                          t("ln_2.weight", {C}), t("ln_2.bias", {C}), t("mlp.c_fc.weight", {4 * Cl, C}),
-                         t("mlp.c_fc.bias", {4 * Cl}), t("mlp.c_proj.weight", {C, 4 * Cl}), t("mlp.c_proj.bias", {C})};
+                         t("mlp.c_fc.bias", {4 * Cl}), t("mlp.c_proj.weight", {C, 4 * Cl}), t("mlp.c_proj.bias", {C}),
+                         Tensor{}, Tensor{}};
     };
     params = bp(w);
     grads = bp(g);
-    acts = BlockActs{alloc({N, C}),      alloc({Nr}),     alloc({Nr}),     alloc({N, 3 * Cl}),
-                     alloc({N, Cl}),     alloc({B, Hl, T}), alloc({Nr, C}), alloc({N, C}),
-                     alloc({Nr}),        alloc({Nr}),     alloc({N, 4 * Cl}), alloc({N, 4 * Cl})};
-    scratch = BlockScratch{alloc({N, C}), alloc({N, Cl}), alloc({N, 4 * Cl}), alloc({N, 3 * Cl}),
-                           Tensor{},       Tensor{},       Tensor{}};
+    acts.ln1 = alloc({N, C});
+    acts.ln1_mean = alloc({Nr});
+    acts.ln1_rstd = alloc({Nr});
+    acts.qkv = alloc({N, 3 * Cl});
+    acts.atty = alloc({N, Cl});
+    acts.lse = alloc({B, Hl, T});
+    acts.resid2 = alloc({Nr, C});
+    acts.ln2 = alloc({N, C});
+    acts.ln2_mean = alloc({Nr});
+    acts.ln2_rstd = alloc({Nr});
+    acts.fch = alloc({N, 4 * Cl});
+    acts.fch_gelu = alloc({N, 4 * Cl});
+    scratch.dln = alloc({N, C});
+    scratch.datty = alloc({N, Cl});
+    scratch.dfch = alloc({N, 4 * Cl});
+    scratch.dqkv = alloc({N, 3 * Cl});
     if (sp == SeqParallel::on) {
       scratch.row_out = alloc({N, C});
       scratch.d_full = alloc({N, C});
@@ -116,12 +128,13 @@ TEST_CASE("tensor-parallel block equals the unsharded block, with and without se
   auto backend = make_cpu_backend();
   std::map<std::string, std::vector<float>> full;
   uint64_t seed = 1;
-  for (const ParamSpec& s : gpt2_param_table(c)) full[s.name] = random_vec(size_t(s.numel()), seed++, 0.2f);
+  for (const ParamSpec& s : param_table(c)) full[s.name] = random_vec(size_t(s.numel()), seed++, 0.2f);
   std::vector<float> x = random_vec(size_t(N) * C, 101, 1.0f), dout = random_vec(size_t(N) * C, 102, 1.0f);
 
   BlockSetup ref(c, full, 0, 1, B, T, SeqParallel::off);
   std::vector<float> out_ref(size_t(N) * C), dx_ref = dout;
-  BlockContext ctx_ref{*backend, nullptr, 0, B, T, C, c.n_head};
+  BlockContext ctx_ref{*backend, nullptr, 0, B, T, C, c.n_head, SeqParallel::off, NormKind::layernorm, 1e-5f, 0,
+                       QkNorm::off, Tensor{}};
   block_forward(ctx_ref, ref.params, ref.acts, ref.scratch, host(x, {N, C}), host(out_ref, {N, C}));
   block_backward(ctx_ref, ref.params, ref.grads, ref.acts, ref.scratch, host(x, {N, C}), host(dx_ref, {N, C}),
                  Recompute::none);
@@ -133,14 +146,15 @@ TEST_CASE("tensor-parallel block equals the unsharded block, with and without se
     BlockSetup mine(c, full, rank, tp, B, T, sp);
     std::vector<float> in = split ? rows_of(x, C, rank, tp) : x;
     std::vector<float> out_tp(size_t(Nr) * C), dx_tp = split ? rows_of(dout, C, rank, tp) : dout;
-    BlockContext ctx_tp{*backend, &world, rank, B, T, C, c.n_head / tp, sp};
+    BlockContext ctx_tp{*backend, &world, rank, B, T, C, c.n_head / tp, sp, NormKind::layernorm, 1e-5f, 0,
+                        QkNorm::off, Tensor{}};
     block_forward(ctx_tp, mine.params, mine.acts, mine.scratch, host(in, {Nr, C}), host(out_tp, {Nr, C}));
     CHECK(max_rel(out_tp, split ? rows_of(out_ref, C, rank, tp) : out_ref) < 1e-5);
     block_backward(ctx_tp, mine.params, mine.grads, mine.acts, mine.scratch, host(in, {Nr, C}), host(dx_tp, {Nr, C}),
                    Recompute::none);
     CHECK(max_rel(dx_tp, split ? rows_of(dx_ref, C, rank, tp) : dx_ref) < 1e-5);
-    for (const ParamSpec& s : gpt2_param_table(c)) {
-      if (s.unit != block_unit(0)) continue;
+    for (const ParamSpec& s : param_table(c)) {
+      if (s.unit != block_unit(c, 0)) continue;
       CAPTURE(s.name);
       std::vector<float>& got = mine.g[s.name];
       // Under sequence parallelism a replicated parameter's gradient covers this rank's rows.
@@ -182,7 +196,7 @@ TEST_CASE("vocabulary-parallel embedding and head equal the unsharded ones, with
     so.seq_len = T;
     so.dloss = 1.0f / float(B * T);
     so.sequence_parallel = sp;
-    if (sp == SeqParallel::on) r.store->set_tensor_partial_grads(&comm);
+    if (sp == SeqParallel::on) r.store->set_tensor_partial_grads(&comm, TpPartialGrads::all_replicated);
     r.stage = std::make_unique<GptStage>(*r.layout, *r.store, *backend, degree > 1 ? &comm : nullptr, so);
     r.store->zero_grads();
     r.store->begin_micro(true);

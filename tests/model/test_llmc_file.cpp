@@ -31,7 +31,7 @@ std::vector<float> pattern(const std::string& name, int64_t n) {
 
 std::map<std::string, std::vector<float>> pattern_model(const GptConfig& c) {
   std::map<std::string, std::vector<float>> m;
-  for (const ParamSpec& s : gpt2_param_table(c)) m[s.name] = pattern(s.name, s.numel());
+  for (const ParamSpec& s : param_table(c)) m[s.name] = pattern(s.name, s.numel());
   return m;
 }
 
