@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "app/recipe/recipe_schema.h"
@@ -52,13 +53,13 @@ std::string divisors_of(int n) {
   return out;
 }
 
-// The keys only a llama model has; with gpt2 each is refused rather than ignored.
-constexpr const char* kLlamaKeys[] = {"model.n_kv_head",  "model.ffn_dim",        "model.ffn_multiple_of",
-                                      "model.norm_eps",   "model.rope_theta",     "model.rope_scaling",
-                                      "model.tie_embeddings", "model.qk_norm"};
-
+// The keys only a llama model has (ArchScope::llama); with gpt2 each is refused rather than
+// ignored, the rope_scaling section too.
 void check_no_llama_keys(const KeyOrigins& o) {
-  for (const char* key : kLlamaKeys)
+  std::vector<std::string> keys{"model.rope_scaling"};
+  for (const KeySpec& k : recipe_schema())
+    if (k.arch == ArchScope::llama) keys.push_back(k.path);
+  for (const std::string& key : keys)
     if (o.has(key))
       fail(o, key,
            "applies to model.arch llama only, and model.arch is gpt2 (learned positions, LayerNorm, GELU, "
@@ -78,9 +79,14 @@ void check_llama(const ModelConfig& m, const KeyOrigins& o) {
                      m.d_model, m.n_head, m.d_model / m.n_head));
   const RopeScalingConfig& rs = m.rope_scaling;
   if (rs.factor == 0) {
-    for (const char* key : {"model.rope_scaling.low_freq_factor", "model.rope_scaling.high_freq_factor",
-                            "model.rope_scaling.original_context"})
-      if (o.has(key))
+    // Spelled-out defaults (a printed recipe) are harmless; another value would be ignored.
+    const RopeScalingConfig none;
+    const std::pair<const char*, bool> unused[] = {
+        {"model.rope_scaling.low_freq_factor", rs.low_freq_factor != none.low_freq_factor},
+        {"model.rope_scaling.high_freq_factor", rs.high_freq_factor != none.high_freq_factor},
+        {"model.rope_scaling.original_context", rs.original_context != none.original_context}};
+    for (const auto& [key, differs] : unused)
+      if (o.has(key) && differs)
         fail(o, key,
              "is set but model.rope_scaling.factor is 0 (no scaling), so it would have no effect; valid: "
              "model.rope_scaling.factor >= 1 with it, or remove it");

@@ -51,6 +51,11 @@ KeySpec make_key(std::string path, FieldRef field, Bound lo, Bound hi, std::stri
   return k;
 }
 
+KeySpec llama_only(KeySpec k) {
+  k.arch = ArchScope::llama;
+  return k;
+}
+
 KeySpec text_key(std::string path, StringField field, std::string description) {
   return make_key(std::move(path), field, kNone, kNone, std::move(description));
 }
@@ -87,29 +92,29 @@ std::vector<KeySpec> build_schema() {
                        "llm.c model file (.bin) to start from; \"\" = random init"));
   s.push_back(make_key("model.init_std", TRAINER_FIELD(model.init_std), above(0), kNone,
                   "standard deviation of the random weight init"));
-  s.push_back(make_key("model.n_kv_head", TRAINER_FIELD(model.n_kv_head), at_least(0), kNone,
-                  "llama: k/v heads shared by groups of query heads (1 = multi-query); 0 = n_head"));
-  s.push_back(make_key("model.ffn_dim", TRAINER_FIELD(model.ffn_dim), at_least(0), kNone,
-                  "llama: SwiGLU width; 0 = 8 d_model / 3 rounded up to a multiple of model.ffn_multiple_of"));
-  s.push_back(make_key("model.ffn_multiple_of", TRAINER_FIELD(model.ffn_multiple_of), at_least(1), kNone,
-                  "llama: the multiple model.ffn_dim 0 rounds up to (Llama's multiple_of)"));
-  s.push_back(make_key("model.norm_eps", TRAINER_FIELD(model.norm_eps), above(0), kNone,
-                  "llama: RMSNorm epsilon (rms_norm_eps)"));
-  s.push_back(make_key("model.rope_theta", TRAINER_FIELD(model.rope_theta), above(0), kNone,
-                  "llama: rotary embedding base"));
-  s.push_back(make_key("model.rope_scaling.factor", TRAINER_FIELD(model.rope_scaling.factor), at_least(0), kNone,
-                  "llama: Llama 3.1 rotary frequency scaling factor; 0 = no scaling"));
-  s.push_back(make_key("model.rope_scaling.low_freq_factor", TRAINER_FIELD(model.rope_scaling.low_freq_factor),
-                  above(0), kNone, "llama: wavelengths above original_context / this are scaled"));
-  s.push_back(make_key("model.rope_scaling.high_freq_factor", TRAINER_FIELD(model.rope_scaling.high_freq_factor),
-                  above(0), kNone, "llama: wavelengths below original_context / this are kept"));
-  s.push_back(make_key("model.rope_scaling.original_context",
+  s.push_back(llama_only(make_key("model.n_kv_head", TRAINER_FIELD(model.n_kv_head), at_least(0), kNone,
+                  "llama: k/v heads shared by groups of query heads (1 = multi-query); 0 = n_head")));
+  s.push_back(llama_only(make_key("model.ffn_dim", TRAINER_FIELD(model.ffn_dim), at_least(0), kNone,
+                  "llama: SwiGLU width; 0 = 8 d_model / 3 rounded up to a multiple of model.ffn_multiple_of")));
+  s.push_back(llama_only(make_key("model.ffn_multiple_of", TRAINER_FIELD(model.ffn_multiple_of), at_least(1), kNone,
+                  "llama: the multiple model.ffn_dim 0 rounds up to (Llama's multiple_of)")));
+  s.push_back(llama_only(make_key("model.norm_eps", TRAINER_FIELD(model.norm_eps), above(0), kNone,
+                  "llama: RMSNorm epsilon (rms_norm_eps)")));
+  s.push_back(llama_only(make_key("model.rope_theta", TRAINER_FIELD(model.rope_theta), above(0), kNone,
+                  "llama: rotary embedding base")));
+  s.push_back(llama_only(make_key("model.tie_embeddings", TRAINER_FIELD(model.tie_embeddings), kNone, kNone,
+                  "llama: the output head is the token table (false: its own lm_head.weight)")));
+  s.push_back(llama_only(make_key("model.qk_norm", TRAINER_FIELD(model.qk_norm), kNone, kNone,
+                  "llama: RMSNorm of every q and k head before rope (Qwen3, OLMo 2)")));
+  s.push_back(llama_only(make_key("model.rope_scaling.factor", TRAINER_FIELD(model.rope_scaling.factor), at_least(0), kNone,
+                  "llama: Llama 3.1 rotary frequency scaling factor; 0 = no scaling")));
+  s.push_back(llama_only(make_key("model.rope_scaling.low_freq_factor", TRAINER_FIELD(model.rope_scaling.low_freq_factor),
+                  above(0), kNone, "llama: wavelengths above original_context / this are scaled")));
+  s.push_back(llama_only(make_key("model.rope_scaling.high_freq_factor", TRAINER_FIELD(model.rope_scaling.high_freq_factor),
+                  above(0), kNone, "llama: wavelengths below original_context / this are kept")));
+  s.push_back(llama_only(make_key("model.rope_scaling.original_context",
                   TRAINER_FIELD(model.rope_scaling.original_context), at_least(1), kNone,
-                  "llama: the context the model was first trained with"));
-  s.push_back(make_key("model.tie_embeddings", TRAINER_FIELD(model.tie_embeddings), kNone, kNone,
-                  "llama: the output head is the token table (false: its own lm_head.weight)"));
-  s.push_back(make_key("model.qk_norm", TRAINER_FIELD(model.qk_norm), kNone, kNone,
-                  "llama: RMSNorm of every q and k head before rope (Qwen3, OLMo 2)"));
+                  "llama: the context the model was first trained with")));
   // parallel
   s.push_back(make_key("parallel.data", TRAINER_FIELD(parallel.data), at_least(1), kNone,
                   "data-parallel degree (model replicas)"));
@@ -293,6 +298,10 @@ const KeySpec* find_key(const std::string& path) {
   for (const KeySpec& k : recipe_schema())
     if (k.path == path) return &k;
   return nullptr;
+}
+
+bool key_applies(const KeySpec& key, const Recipe& recipe) {
+  return key.arch == ArchScope::any || recipe.model.arch == ModelArch::llama;
 }
 
 bool is_section(const std::string& path) {

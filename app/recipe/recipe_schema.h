@@ -37,6 +37,9 @@ struct Bound {
 
 enum class Presence : uint8_t { optional, required };
 enum class TextRule : uint8_t { any, non_empty };  // string keys only
+// The model families a key means something for: every one, or llama only (a gpt2 recipe that
+// sets it is refused, and printed recipes leave it out).
+enum class ArchScope : uint8_t { any, llama };
 
 struct KeySpec {
   std::string path;  // "train.optimizer.lr"
@@ -46,6 +49,7 @@ struct KeySpec {
   std::vector<uint8_t> choice_values;  // choice keys: choice_values[i] is named choices[i]
   Presence presence = Presence::optional;
   TextRule text_rule = TextRule::any;
+  ArchScope arch = ArchScope::any;
   std::string valid_note;  // replaces the generated "valid" text where that would mislead
   std::string description;
 };
@@ -57,6 +61,8 @@ std::vector<std::string> recipe_sections();
 // The row of a key path, or nullptr.
 const KeySpec* find_key(const std::string& path);
 bool is_section(const std::string& path);
+// Whether `key` applies to `recipe`'s model family (see ArchScope).
+bool key_applies(const KeySpec& key, const Recipe& recipe);
 // Direct children names (keys and sub-sections) of a section; "" = the top level.
 std::vector<std::string> section_children(const std::string& section);
 

@@ -1,7 +1,7 @@
 // recipe_to_yaml: the resolved recipe as block YAML in schema order, one key per line, every
-// key present. Strings are double-quoted (a glob such as "*.bin" would otherwise read as a YAML
-// alias) and numbers are printed in their shortest exact form, so the text loads back to the
-// same recipe.
+// key that applies to the recipe's model family present (see ArchScope). Strings are
+// double-quoted (a glob such as "*.bin" would otherwise read as a YAML alias) and numbers
+// are printed in their shortest exact form, so the text loads back to the same recipe.
 #include <string>
 
 #include "app/recipe/recipe.h"
@@ -13,6 +13,7 @@ std::string recipe_to_yaml(const Recipe& recipe) {
   std::string out;
   std::vector<std::string> open;  // the section path currently printed, one part per level
   for (const KeySpec& key : recipe_schema()) {
+    if (!key_applies(key, recipe)) continue;
     std::vector<std::string> parts;
     for (size_t start = 0;;) {
       size_t dot = key.path.find('.', start);

@@ -142,7 +142,8 @@ TEST_CASE("recipe_to_yaml prints every key and loads back to the same recipe") {
   std::string yaml = recipe_to_yaml(r);
   for (const KeySpec& k : recipe_schema()) {
     std::string leaf = k.path.substr(k.path.rfind('.') + 1);
-    CHECK_MESSAGE(yaml.find(leaf + ": ") != std::string::npos, k.path);
+    // gpt2 recipes leave out the llama keys, which they may not set.
+    CHECK_MESSAGE((yaml.find(leaf + ": ") != std::string::npos) == key_applies(k, r), k.path);
   }
   CHECK(roundtrip_yaml(r) == yaml);
   Recipe again = load_recipe(write_recipe("recipe_roundtrip2", "a.yaml", yaml), {});

@@ -98,7 +98,7 @@ TEST_CASE("the README example is a valid recipe") {
 TEST_CASE("schema rows are unique, grouped by section, and described") {
   std::set<std::string> paths;
   std::vector<std::string> sections = recipe_sections();
-  CHECK(sections == std::vector<std::string>{"model", "parallel", "train", "train.optimizer",
+  CHECK(sections == std::vector<std::string>{"model", "model.rope_scaling", "parallel", "train", "train.optimizer",
                                              "train.lr_schedule", "data", "eval", "checkpoint",
                                              "log"});
   std::string previous_section;
@@ -136,6 +136,9 @@ TEST_CASE("defaults are the default Recipe's values and satisfy their own ranges
   // Loading a recipe that spells out every default changes nothing.
   std::string all_defaults = recipe_to_yaml(load_recipe_text("data: {train: x}\n"));
   CHECK(recipe_to_yaml(load_recipe_text(all_defaults)) == all_defaults);
+  std::string llama_defaults = recipe_to_yaml(load_recipe_text("model: {arch: llama}\ndata: {train: x}\n"));
+  CHECK(llama_defaults.find("n_kv_head: 0") != std::string::npos);
+  CHECK(recipe_to_yaml(load_recipe_text(llama_defaults)) == llama_defaults);
 }
 
 TEST_CASE("closest_name suggests plausible typos only") {
