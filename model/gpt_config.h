@@ -58,6 +58,9 @@ struct GptConfig {
   // the position table.
   int64_t num_params() const;
   int64_t num_params_no_wpe() const;
+  // Parameters of one block, and of the final norm.
+  int64_t block_params() const;
+  int64_t final_norm_params() const { return arch == ModelArch::gpt2 ? 2 * int64_t(d_model) : d_model; }
 };
 
 // Llama's rule for the SwiGLU width when a recipe gives none: 2/3 of 4C (the parameter count

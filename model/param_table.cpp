@@ -15,16 +15,17 @@ int64_t ParamSpec::numel() const {
   return n;
 }
 
+int64_t GptConfig::block_params() const {
+  const int64_t C = d_model;
+  if (arch == ModelArch::gpt2) return 12 * C * C + 13 * C;
+  const int64_t D = head_dim(), kv = int64_t(kv_heads()) * D, F = ffn_dim;
+  return 2 * C + 2 * C * C + 2 * kv * C + 3 * F * C + (qk_norm == QkNorm::on ? 2 * D : 0);
+}
+
 int64_t GptConfig::num_params() const {
-  const int64_t C = d_model, L = n_layer, V = padded_vocab;
-  if (arch == ModelArch::llama) {
-    const int64_t D = head_dim(), Hkv = kv_heads(), F = ffn_dim;
-    const int64_t attn = C * C + 2 * Hkv * D * C + C * C + (qk_norm == QkNorm::on ? 2 * D : 0);
-    const int64_t per_block = 2 * C + attn + 3 * F * C;
-    return V * C * (tied() ? 1 : 2) + L * per_block + C;
-  }
-  int64_t per_block = 2 * C + 3 * C * C + 3 * C + C * C + C + 2 * C + 4 * C * C + 4 * C + 4 * C * C + C;
-  return V * C + int64_t(max_seq_len) * C + L * per_block + 2 * C;
+  const int64_t C = d_model, V = padded_vocab;
+  const int64_t tables = V * C * (tied() ? 1 : 2) + (has_position_table() ? int64_t(max_seq_len) * C : 0);
+  return tables + int64_t(n_layer) * block_params() + final_norm_params();
 }
 
 int64_t GptConfig::num_params_no_wpe() const {

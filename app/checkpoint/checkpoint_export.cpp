@@ -71,7 +71,8 @@ std::vector<SafetensorsEntry> safetensors_entries(const GptConfig& config) {
     SafetensorsEntry e;
     e.key = spec.name;
     e.shape = spec.shape;
-    if (spec.name == "wte.weight") {
+    // The vocabulary tables (token table, untied head) lose their padding rows.
+    if (spec.name == embedding_name(config) || spec.name == "lm_head.weight") {
       e.transform = SafetensorsTransform::drop_pad_rows;
       e.shape[0] = config.vocab_size;
     } else if (is_conv1d_weight(spec.name)) {
@@ -103,6 +104,10 @@ std::string safetensors_header(const std::vector<SafetensorsEntry>& entries) {
 void export_checkpoint(CheckpointReader& reader, ExportFormat format, const std::string& path) {
   switch (format) {
     case ExportFormat::llmc:
+      if (reader.manifest().model.arch != ModelArch::gpt2)
+        throw ConfigError("ckpt export --format llmc: " + reader.dir() + " holds a " +
+                          model_arch_name(reader.manifest().model.arch) +
+                          " model, and llm.c model files hold GPT-2 weights only; valid for it: --format safetensors");
       write_llmc_model(path, reader.manifest().model,
                        [&](const std::string& name) { return reader.read_full(name, OptimizerState::master); });
       return;

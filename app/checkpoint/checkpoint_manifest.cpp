@@ -151,6 +151,20 @@ std::string manifest_to_yaml(const CkptManifest& m) {
   e << YAML::Key << "d_model" << YAML::Value << c.d_model << YAML::Key << "vocab_size" << YAML::Value << c.vocab_size;
   e << YAML::Key << "padded_vocab" << YAML::Value << c.padded_vocab << YAML::Key << "max_seq_len" << YAML::Value
     << c.max_seq_len;
+  e << YAML::Key << "arch" << YAML::Value << model_arch_name(c.arch);
+  if (c.arch == ModelArch::llama) {
+    e << YAML::Key << "n_kv_head" << YAML::Value << c.kv_heads() << YAML::Key << "ffn_dim" << YAML::Value
+      << c.ffn_dim;
+    e << YAML::Key << "norm_eps" << YAML::Value << c.norm_eps << YAML::Key << "rope_theta" << YAML::Value
+      << c.rope_theta;
+    const RopeScaling& rs = c.rope_scaling;
+    e << YAML::Key << "rope_scaling" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "factor"
+      << YAML::Value << rs.factor << YAML::Key << "low_freq_factor" << YAML::Value << rs.low_freq_factor
+      << YAML::Key << "high_freq_factor" << YAML::Value << rs.high_freq_factor << YAML::Key << "original_context"
+      << YAML::Value << rs.original_context << YAML::EndMap;
+    e << YAML::Key << "tie_embeddings" << YAML::Value << c.tied() << YAML::Key << "qk_norm" << YAML::Value
+      << (c.qk_norm == QkNorm::on);
+  }
   e << YAML::EndMap;
   e << YAML::Key << "files" << YAML::Value << YAML::BeginSeq;
   for (const CkptFile& f : m.files)
@@ -207,6 +221,26 @@ CkptManifest parse_manifest(const std::string& text, const std::string& path) {
     m.model.vocab_size = field<int>(c, "vocab_size", path, "model");
     m.model.padded_vocab = field<int>(c, "padded_vocab", path, "model");
     m.model.max_seq_len = field<int>(c, "max_seq_len", path, "model");
+    // Manifests written before llama existed have no arch: they are gpt2.
+    const std::string arch = c["arch"] ? field<std::string>(c, "arch", path, "model") : "gpt2";
+    const std::optional<ModelArch> known = enum_from_name(kModelArchNames, arch);
+    if (!known)
+      throw InputError(path + ": malformed checkpoint manifest: model.arch \"" + excerpt(arch) +
+                       "\"; valid: gpt2, llama");
+    m.model.arch = *known;
+    if (m.model.arch == ModelArch::llama) {
+      m.model.n_kv_head = field<int>(c, "n_kv_head", path, "model");
+      m.model.ffn_dim = field<int>(c, "ffn_dim", path, "model");
+      m.model.norm_eps = field<float>(c, "norm_eps", path, "model");
+      m.model.rope_theta = field<float>(c, "rope_theta", path, "model");
+      const YAML::Node rs = section(c, "rope_scaling", path);
+      m.model.rope_scaling.factor = field<float>(rs, "factor", path, "model.rope_scaling");
+      m.model.rope_scaling.low_freq_factor = field<float>(rs, "low_freq_factor", path, "model.rope_scaling");
+      m.model.rope_scaling.high_freq_factor = field<float>(rs, "high_freq_factor", path, "model.rope_scaling");
+      m.model.rope_scaling.original_context = field<int>(rs, "original_context", path, "model.rope_scaling");
+      m.model.tie = field<bool>(c, "tie_embeddings", path, "model") ? TiedEmbeddings::tied : TiedEmbeddings::untied;
+      m.model.qk_norm = field<bool>(c, "qk_norm", path, "model") ? QkNorm::on : QkNorm::off;
+    }
     m.recipe_yaml = field<std::string>(n, "recipe", path, "");
     for (const YAML::Node& f : sequence(n, "files", path)) {
       const std::string entry = "files[" + std::to_string(m.files.size()) + "]";

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <map>
+#include <utility>
 #include <memory>
 
 #include "app/checkpoint/checkpoint_inspect.h"
@@ -44,8 +45,8 @@ bool agree(Comm& world, bool ok) {
 void check_model_matches(const CheckpointReader& reader, const GptConfig& config) {
   const GptConfig& saved = reader.manifest().model;
   auto shape_text = [](const GptConfig& c) {
-    return fmt::format("n_layer {}, n_head {}, d_model {}, vocab_size {}, seq_len {}", c.n_layer, c.n_head, c.d_model,
-                       c.vocab_size, c.max_seq_len);
+    return fmt::format("{} n_layer {}, n_head {}, d_model {}, vocab_size {}, seq_len {}", model_arch_name(c.arch),
+                       c.n_layer, c.n_head, c.d_model, c.vocab_size, c.max_seq_len);
   };
   const std::string both = " (checkpoint: " + shape_text(saved) + "; recipe: " + shape_text(config) + ")";
   // Matched by name, in the recipe's order: the first tensor that differs is named.
@@ -65,9 +66,21 @@ void check_model_matches(const CheckpointReader& reader, const GptConfig& config
     if (theirs.count(s.name))
       throw ConfigError(fmt::format("checkpoint {} has tensor {} [{}] that the recipe's model lacks{}", reader.dir(),
                                     s.name, fmt::join(s.shape, ", "), both));
-  if (saved.vocab_size != config.vocab_size || saved.n_head != config.n_head)
-    throw ConfigError(fmt::format("checkpoint {}: the model differs from the recipe's in {}{}", reader.dir(),
-                                  saved.vocab_size != config.vocab_size ? "model.vocab_size" : "model.n_head", both));
+  // What the tables do not show: a resume continues the same model.
+  const RopeScaling &a = saved.rope_scaling, &b = config.rope_scaling;
+  const std::pair<const char*, bool> differs[] = {
+      {"model.arch", saved.arch != config.arch},
+      {"model.vocab_size", saved.vocab_size != config.vocab_size},
+      {"model.n_head", saved.n_head != config.n_head},
+      {"model.n_kv_head", saved.kv_heads() != config.kv_heads()},
+      {"model.norm_eps", saved.norm_eps != config.norm_eps},
+      {"model.rope_theta", saved.rope_theta != config.rope_theta},
+      {"model.rope_scaling", a.factor != b.factor || a.low_freq_factor != b.low_freq_factor ||
+                                 a.high_freq_factor != b.high_freq_factor || a.original_context != b.original_context}};
+  for (const auto& [key, different] : differs)
+    if (different)
+      throw ConfigError(fmt::format("checkpoint {}: the model differs from the recipe's in {}{}", reader.dir(), key,
+                                    both));
 }
 
 void load_checkpoint(Trainer& t, CheckpointReader& reader) {

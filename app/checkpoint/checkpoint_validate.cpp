@@ -67,6 +67,23 @@ void check_model(const GptConfig& c, const std::string& path) {
                  fmt::format("must be in [1, {}] (the checkpoint reader's limit)", limit));
   if (c.d_model % c.n_head != 0)
     bad_number(path, "model.d_model", c.d_model, fmt::format("must be a multiple of model.n_head {}", c.n_head));
+  if (c.arch == ModelArch::llama) {
+    if (c.n_kv_head < 1 || c.n_head % c.n_kv_head != 0)
+      bad_number(path, "model.n_kv_head", c.n_kv_head, fmt::format("must divide model.n_head {}", c.n_head));
+    if ((c.d_model / c.n_head) % 2 != 0)
+      bad_number(path, "model.d_model", c.d_model, "must give an even head size (rotary embeddings)");
+    if (c.ffn_dim < 1 || c.ffn_dim > kMaxCkptDModel * 16)
+      bad_number(path, "model.ffn_dim", c.ffn_dim,
+                 fmt::format("must be in [1, {}] (the checkpoint reader's limit)", kMaxCkptDModel * 16));
+    if (!(c.norm_eps > 0) || !(c.rope_theta > 0))
+      bad_number(path, c.norm_eps > 0 ? "model.rope_theta" : "model.norm_eps",
+                 c.norm_eps > 0 ? double(c.rope_theta) : double(c.norm_eps), "must be > 0");
+    const RopeScaling& rs = c.rope_scaling;
+    if (rs.enabled() && (!(rs.factor >= 1) || !(rs.high_freq_factor > rs.low_freq_factor) ||
+                         !(rs.low_freq_factor > 0) || rs.original_context < 1))
+      bad_number(path, "model.rope_scaling.factor", rs.factor,
+                 "with factor >= 1 needs 0 < low_freq_factor < high_freq_factor and original_context >= 1");
+  }
   if (c.vocab_size > c.padded_vocab)
     bad_number(path, "model.vocab_size", c.vocab_size,
                fmt::format("must be at most model.padded_vocab {}", c.padded_vocab));

@@ -10,7 +10,13 @@
 namespace trainer {
 
 double flops_per_token(const GptConfig& c, int seq_len) {
-  return 6.0 * double(c.num_params_no_wpe()) + 6.0 * double(c.n_layer) * double(seq_len) * double(c.d_model);
+  // Every parameter is a multiply-add per token in forward and two in backward, except the
+  // tables that are only looked up: gpt2's position table and an untied token table (a
+  // tied one is the head's matrix). Attention adds its score and weighted-sum products
+  // over the n_head query heads (grouped k/v heads do not change them).
+  const double looked_up = c.tied() ? 0.0 : double(c.padded_vocab) * double(c.d_model);
+  return 6.0 * (double(c.num_params_no_wpe()) - looked_up) +
+         6.0 * double(c.n_layer) * double(seq_len) * double(c.d_model);
 }
 
 std::string DevicePeak::describe() const {

@@ -31,6 +31,10 @@ struct ActivationDims {
   Recompute recompute = Recompute::none;
   bool sequence_parallel = false;  // residual rows split over the tensor group (tp > 1)
   int64_t act_bytes = 4;  // bytes of the activation dtype
+  ModelArch arch = ModelArch::gpt2;
+  int64_t n_kv_head = 1;
+  int64_t mlp_dim = 4;  // 4C for gpt2, ffn_dim for llama
+  QkNorm qk_norm = QkNorm::off;
 
   // Rows of the residual stream on a rank: B*T, or B*T / tp under sequence parallelism.
   int64_t residual_rows() const {

@@ -24,12 +24,18 @@ int64_t PlanUnits::max_padded() const {
 PlanUnits plan_units_closed_form(const GptConfig& c, int tp, int dp, int pp, int pp_rank,
                                  const std::vector<int>& stage_layers) {
   const int64_t C = c.d_model;
-  const int64_t wte = int64_t(c.padded_vocab) / tp * C, wpe = int64_t(c.max_seq_len) * C;
-  // ln_1, ln_2 (4C) and the row-parallel biases (2C) are replicated; the rest is split.
-  const int64_t block = 12 * C * C / tp + 7 * C / tp + 6 * C;
-  const int64_t lnf = 2 * C;
+  const int64_t wte = int64_t(c.padded_vocab) / tp * C, wpe = c.has_position_table() ? int64_t(c.max_seq_len) * C : 0;
+  const bool llama = c.arch == ModelArch::llama;
+  const int64_t D = c.head_dim(), kv = int64_t(c.kv_heads()) * D, F = c.mlp_dim();
+  // gpt2: ln_1, ln_2 (4C) and the row-parallel biases (2C) are replicated, the rest split.
+  // llama: the norms (2C, and qk_norm's 2D) are replicated, the five matrices split.
+  const int64_t block = llama ? (2 * C * C + 2 * kv * C + 3 * F * C) / tp + 2 * C +
+                                    (c.qk_norm == QkNorm::on ? 2 * D : 0)
+                              : 12 * C * C / tp + 7 * C / tp + 6 * C;
+  const int64_t lnf = c.final_norm_params();
   PlanUnits u;
   u.dp = dp;
+  u.tied = c.tied();
   u.first = pp_rank == 0;
   u.last = pp_rank == pp - 1;
   if (stage_layers.empty()) {
@@ -43,18 +49,19 @@ PlanUnits plan_units_closed_form(const GptConfig& c, int tp, int dp, int pp, int
   };
   if (u.first) {
     u.unit_wte = add(wte);
-    u.unit_wpe = add(wpe);
+    if (c.has_position_table()) u.unit_wpe = add(wpe);
   }
   u.unit_first_block = u.n_layers > 0 ? int(u.padded.size()) : -1;
   for (int l = 0; l < u.n_layers; ++l) add(block);
   if (u.last) {
     u.unit_lnf = add(lnf);
-    u.unit_head_wte = u.first ? u.unit_wte : add(wte);
+    u.unit_head_wte = u.first && u.tied ? u.unit_wte : add(wte);
   }
-  // The vocabulary table, the position table, a block's fc weight (4C/tp, C), ln_f's C.
+  // The vocabulary table, the position table, a block's largest matrix (gpt2: fc (4C/tp, C);
+  // llama: q_proj (C/tp, C) or gate_proj (F/tp, C)), the final norm's C.
   if (u.first || u.last) u.max_param = std::max(u.max_param, wte);
   if (u.first) u.max_param = std::max(u.max_param, wpe);
-  if (u.n_layers > 0) u.max_param = std::max(u.max_param, 4 * C / tp * C);
+  if (u.n_layers > 0) u.max_param = std::max(u.max_param, (llama ? std::max(C, F) : 4 * C) / tp * C);
   if (u.last) u.max_param = std::max(u.max_param, C);
   return u;
 }
@@ -120,8 +127,8 @@ class StagingPool {
   void forward() {
     if (u_.first) {
       acquire(u_.unit_wte);
-      acquire(u_.unit_wpe);
-      release(u_.unit_wpe);
+      if (u_.unit_wpe >= 0) acquire(u_.unit_wpe);
+      if (u_.unit_wpe >= 0) release(u_.unit_wpe);
       release(u_.unit_wte);
     }
     for (int l = 0; l < u_.n_layers; ++l) {
@@ -140,7 +147,7 @@ class StagingPool {
   void backward() {
     if (u_.last) {
       grads_done(u_.unit_lnf);
-      if (!u_.first) grads_done(u_.unit_head_wte);
+      if (u_.unit_head_wte != u_.unit_wte) grads_done(u_.unit_head_wte);
     }
     for (int l = u_.n_layers - 1; l >= 0; --l) {
       const int unit = u_.unit_first_block + l;
@@ -151,8 +158,8 @@ class StagingPool {
     }
     if (u_.first) {
       grads(u_.unit_wte);
-      grads(u_.unit_wpe);
-      grads_done(u_.unit_wpe);
+      if (u_.unit_wpe >= 0) grads(u_.unit_wpe);
+      if (u_.unit_wpe >= 0) grads_done(u_.unit_wpe);
       grads_done(u_.unit_wte);
     }
   }
@@ -234,11 +241,11 @@ std::vector<int64_t> plan_buckets(const PlanUnits& u, double bucket_mb) {
   std::vector<int> order;
   if (u.last) {
     order.push_back(u.unit_lnf);
-    if (!u.first) order.push_back(u.unit_head_wte);
+    if (u.unit_head_wte != u.unit_wte) order.push_back(u.unit_head_wte);
   }
   for (int l = u.n_layers - 1; l >= 0; --l) order.push_back(u.unit_first_block + l);
   if (u.first) {
-    order.push_back(u.unit_wpe);
+    if (u.unit_wpe >= 0) order.push_back(u.unit_wpe);
     order.push_back(u.unit_wte);
   }
   std::vector<int64_t> buckets;
@@ -276,7 +283,7 @@ int64_t plan_reduction_transient(const PlanUnits& u, ZeroPolicy zero, int64_t ac
     grads = replay_step(u, zero, act_bytes, schedule, pp_rank, pp, micro_batches).reducing_peak();
   // Then the tied embedding's all-reduce between the first and last stage (in place, 2 ranks).
   int64_t tied = 0;
-  if (pp > 1 && (u.first || u.last)) {
+  if (pp > 1 && u.tied && (u.first || u.last)) {
     const int64_t wte = u.padded[size_t(u.first ? u.unit_wte : u.unit_head_wte)];
     tied = (zero.shard_gradients() ? wte / u.dp : wte) * 4;
   }
@@ -304,6 +311,10 @@ PlanRankMemory plan_rank_memory_closed_form(const GptConfig& c, const PlanLayout
   d.d_model = c.d_model;
   d.n_head = c.n_head;
   d.padded_vocab = c.padded_vocab;
+  d.arch = c.arch;
+  d.n_kv_head = c.kv_heads();
+  d.mlp_dim = c.mlp_dim();
+  d.qk_norm = c.qk_norm;
   d.tp = l.tensor;
   d.sequence_parallel = l.sequence_parallel;
   d.n_layers = u.n_layers;

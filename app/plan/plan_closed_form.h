@@ -25,6 +25,7 @@ struct PlanUnits {
   int dp = 1;
   int n_layers = 0;
   bool first = true, last = true;
+  bool tied = true;  // the head is the token table (summed between the first and last stage)
   // Local unit indices as in StageLayout (-1 when absent).
   int unit_wte = -1, unit_wpe = -1, unit_first_block = -1, unit_lnf = -1, unit_head_wte = -1;
 

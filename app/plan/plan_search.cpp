@@ -23,7 +23,7 @@ std::vector<PlanLayout> enumerate_layouts(const SearchInput& in) {
   const GptConfig& c = in.config;
   std::vector<PlanLayout> out;
   for (int tp : divisors(in.world)) {
-    if (c.n_head % tp != 0 || c.padded_vocab % tp != 0) continue;
+    if (c.n_head % tp != 0 || c.padded_vocab % tp != 0 || c.kv_heads() % tp != 0 || c.mlp_dim() % tp != 0) continue;
     for (int pp : divisors(in.world / tp)) {
       if (pp > c.n_layer) continue;
       const int dp = in.world / (tp * pp);

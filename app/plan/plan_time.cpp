@@ -43,15 +43,14 @@ struct StageTime {
 
 double stage_flops_per_token(const GptConfig& c, int seq_len, int n_layers, bool last) {
   const double C = c.d_model;
-  const double block = 12.0 * C * C + 13.0 * C;
-  double f = 6.0 * n_layers * block + 6.0 * n_layers * double(seq_len) * C;
-  if (last) f += 6.0 * (double(c.padded_vocab) * C + 2.0 * C);
+  double f = 6.0 * n_layers * double(c.block_params()) + 6.0 * n_layers * double(seq_len) * C;
+  if (last) f += 6.0 * (double(c.padded_vocab) * C + double(c.final_norm_params()));
   return f;
 }
 
 double stage_recompute_flops_per_token(const GptConfig& c, int seq_len, int n_layers) {
   const double C = c.d_model;
-  return 2.0 * n_layers * (12.0 * C * C + 13.0 * C) + 2.0 * n_layers * double(seq_len) * C;
+  return 2.0 * n_layers * double(c.block_params()) + 2.0 * n_layers * double(seq_len) * C;
 }
 
 bool pairs_within_node(int offset, int n_first, int ranks_per_node) {

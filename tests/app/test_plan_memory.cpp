@@ -67,14 +67,29 @@ void check_same_memory(const PlanRankMemory& a, const PlanRankMemory& b) {
 
 }  // namespace
 
+// The same shape as a llama: 6 query heads on 6 or 3 k/v heads (tp 1, 2, 3, 6 or 1, 3),
+// SwiGLU width 72, tied or untied, with or without qk_norm.
+GptConfig llama_of(GptConfig c, int n_kv_head, TiedEmbeddings tie, QkNorm qk) {
+  c.arch = ModelArch::llama;
+  c.n_kv_head = n_kv_head;
+  c.ffn_dim = 72;
+  c.tie = tie;
+  c.qk_norm = qk;
+  return c;
+}
+
 TEST_CASE("plan: closed-form unit sizes equal StageLayout's for every rank coordinate") {
-  const GptConfig c = small_config(5, 6, 48, 257, 12, 24);  // padded vocab 264: tp 1, 2, 3, 6
+  const GptConfig gpt2 = small_config(5, 6, 48, 257, 12, 24);  // padded vocab 264: tp 1, 2, 3, 6
+  for (const GptConfig& c : {gpt2, llama_of(gpt2, 6, TiedEmbeddings::untied, QkNorm::off),
+                             llama_of(gpt2, 3, TiedEmbeddings::tied, QkNorm::on)})
   for (int tp : {1, 2, 3, 6})
     for (int dp : {1, 2, 3, 5})
       for (int pp : {1, 2, 3, 5})
         for (int pp_rank = 0; pp_rank < pp; ++pp_rank)
           for (int tp_rank = 0; tp_rank < tp; ++tp_rank)
             for (int dp_rank = 0; dp_rank < dp; ++dp_rank) {
+              if (c.kv_heads() % tp != 0) continue;
+              CAPTURE(model_arch_name(c.arch));
               CAPTURE(tp);
               CAPTURE(dp);
               CAPTURE(pp);
@@ -85,7 +100,7 @@ TEST_CASE("plan: closed-form unit sizes equal StageLayout's for every rank coord
   // An explicit stage split.
   for (int s = 0; s < 3; ++s) {
     LayoutOptions o{0, 2, s, 3, 1, 2, {1, 3, 1}};
-    check_same_units(plan_units_closed_form(c, 2, 2, 3, s, {1, 3, 1}), StageLayout(c, o));
+    check_same_units(plan_units_closed_form(gpt2, 2, 2, 3, s, {1, 3, 1}), StageLayout(gpt2, o));
   }
 }
 
@@ -179,7 +194,14 @@ TEST_CASE("plan: activation buffers by hand (B 2, T 4, C 8, 2 heads, vocab 16, o
 }
 
 TEST_CASE("plan: the layout search's closed forms equal the dry run for every layout of small worlds") {
-  const GptConfig c = small_config(6, 4, 32, 257, 64, 16);
+  const GptConfig gpt2 = small_config(6, 4, 32, 257, 64, 16);
+  GptConfig llama = gpt2;
+  llama.arch = ModelArch::llama;
+  llama.n_kv_head = 2;
+  llama.ffn_dim = 48;
+  llama.tie = TiedEmbeddings::untied;
+  llama.qk_norm = QkNorm::on;
+  for (const GptConfig& c : {gpt2, llama})
   for (int world : {1, 2, 4, 6, 8}) {
     for (PlanDevice dev : {PlanDevice::cpu, PlanDevice::h100}) {
       SearchInput in;

@@ -57,6 +57,14 @@ Recipe tiny_recipe(const std::string& train_glob, const TinyLayout& l, int accum
   r.model.d_model = 32;
   r.model.vocab_size = 97;
   r.model.seq_len = 16;
+  if (l.arch == ModelArch::llama) {
+    r.model.arch = ModelArch::llama;
+    r.model.n_head = 8;
+    r.model.n_kv_head = 4;
+    r.model.ffn_dim = 48;
+    r.model.tie_embeddings = false;
+    r.model.qk_norm = true;
+  }
   r.parallel.data = l.data;
   r.parallel.tensor = l.tensor;
   r.parallel.pipeline = l.pipeline;

@@ -22,10 +22,12 @@ struct TinyLayout {
   int data = 1, tensor = 1, pipeline = 1, zero = 0;
   Schedule schedule = Schedule::one_f_one_b;
   bool sequence_parallel = false;
+  ModelArch arch = ModelArch::gpt2;
 };
 
-// A 4-layer, 4-head, d_model 32 model with a vocabulary of 97 (padded to 128), seq_len 16,
-// micro_batch 2, with `accum` micro-batches per data rank per step.
+// A 4-layer, d_model 32 model with a vocabulary of 97 (padded to 128), seq_len 16,
+// micro_batch 2, with `accum` micro-batches per data rank per step. gpt2: 4 heads; llama: 8
+// query heads on 4 k/v heads (head size 4), SwiGLU width 48, untied head, qk_norm.
 Recipe tiny_recipe(const std::string& train_glob, const TinyLayout& layout, int accum);
 
 struct RunOutput {
