@@ -66,3 +66,31 @@ TEST_CASE("train.peak_tflops overrides the table and the CPU counts its threads"
 
 }  // namespace
 }  // namespace trainer
+
+namespace trainer {
+namespace {
+
+// SmolLM2-135M's shape by hand: per block the norms 2C, q and o 2C^2, k and v 2 (3 x 64) C,
+// gate, up and down 3 F C; a tied head V C (looked up and multiplied: counted once) and the
+// final norm C. An untied head adds its own V C, the token table still only looked up.
+TEST_CASE("llama FLOPs per token count the real shapes: grouped k/v heads, three MLP matrices, tied or not") {
+  GptConfig c;
+  c.arch = ModelArch::llama;
+  c.n_layer = 30;
+  c.n_head = 9;
+  c.n_kv_head = 3;
+  c.d_model = 576;
+  c.ffn_dim = 1536;
+  c.vocab_size = c.padded_vocab = 49152;
+  const double C = 576, F = 1536, V = 49152, T = 2048;
+  const double block = 2 * C + 2 * C * C + 2 * (3 * 64) * C + 3 * F * C;
+  const double tied = 6 * (30 * block + V * C + C) + 6 * 30 * T * C;
+  CHECK(flops_per_token(c, 2048) == doctest::Approx(tied).epsilon(1e-12));
+  CHECK(c.num_params() == int64_t(30 * block + V * C + C));  // 134,515,008: SmolLM2-135M's published size
+  c.tie = TiedEmbeddings::untied;
+  CHECK(flops_per_token(c, 2048) == doctest::Approx(tied).epsilon(1e-12));
+  CHECK(c.num_params() == int64_t(30 * block + 2 * V * C + C));
+}
+
+}  // namespace
+}  // namespace trainer
