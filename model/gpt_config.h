@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "kernels/base/enum_names.h"
 
@@ -62,6 +63,10 @@ struct GptConfig {
   int64_t block_params() const;
   int64_t final_norm_params() const { return arch == ModelArch::gpt2 ? 2 * int64_t(d_model) : d_model; }
 };
+
+// "gpt2 12 layers, 12 heads, d_model 768, vocab 50257 (padded 50304), context 1024"; llama adds
+// its k/v heads, MLP width and tying.
+std::string describe_shape(const GptConfig& c);
 
 // Llama's rule for the SwiGLU width when a recipe gives none: 2/3 of 4C (the parameter count
 // of a 4C GELU MLP spread over three matrices), rounded up to a multiple of `multiple_of`.

@@ -68,8 +68,7 @@ void print_run_report(Trainer& t, const MpiRuntime& mpi, Reporting reporting) {
   const std::string launch_text = launch_line(launch);
   if (!launch_text.empty()) fmt::print("{}\n", launch_text);
   const ParallelConfig& p = r.parallel;
-  fmt::print("model: gpt2 {} layers, {} heads, d_model {}, vocab {} (padded {}), context {}; {:.2f}M parameters\n",
-             c.n_layer, c.n_head, c.d_model, c.vocab_size, c.padded_vocab, c.max_seq_len, double(c.num_params()) / 1e6);
+  fmt::print("model: {}; {:.2f}M parameters\n", describe_shape(c), double(c.num_params()) / 1e6);
   fmt::print("layout: world {} = data {} x tensor {} x pipeline {}; zero {}{}; device {} = {} ({} threads per rank); "
              "micro-batch {} x {} tokens; global batch {} sequences ({} tokens); {} micro-batches per data rank per "
              "step\n",

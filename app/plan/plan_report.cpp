@@ -89,8 +89,7 @@ std::string format_plan_text(const PlanReport& r) {
   std::string out;
   out += fmt::format("plan: {} on {}\n", c.recipe_path, device_line(c, l.world()));
   const double n = double(g.num_params());
-  out += fmt::format("model: gpt2 {} layers, {} heads, d_model {}, vocab {} (padded {}), context {}; {}\n", g.n_layer,
-                     g.n_head, g.d_model, g.vocab_size, g.padded_vocab, g.max_seq_len,
+  out += fmt::format("model: {}; {}\n", describe_shape(g),
                      n >= 1e9 ? fmt::format("{:.2f}B parameters", n / 1e9) : fmt::format("{:.2f}M parameters", n / 1e6));
   out += fmt::format("layout: data {} x tensor {} x pipeline {}; zero {}; micro-batch {} x {} tokens; global batch {} "
                      "({} tokens); {} micro-batches per data rank; recompute {}",
