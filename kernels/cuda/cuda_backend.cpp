@@ -104,10 +104,10 @@ class CudaBackend final : public Backend {
   void compute(const BiasBackwardOp& op) override { cuda::bias_backward(ctx_, op); }
   void compute(const AttentionForwardOp& op) override { cuda::attention_forward(ctx_, op); }
   void compute(const AttentionBackwardOp& op) override { cuda::attention_backward(ctx_, op); }
-  void compute(const RmsnormForwardOp& op) override { not_yet(op.kName); }
-  void compute(const RmsnormBackwardOp& op) override { not_yet(op.kName); }
-  void compute(const HeadRmsnormForwardOp& op) override { not_yet(op.kName); }
-  void compute(const HeadRmsnormBackwardOp& op) override { not_yet(op.kName); }
+  void compute(const RmsnormForwardOp& op) override { cuda::rmsnorm_forward(ctx_, op); }
+  void compute(const RmsnormBackwardOp& op) override { cuda::rmsnorm_backward(ctx_, op); }
+  void compute(const HeadRmsnormForwardOp& op) override { cuda::head_rmsnorm_forward(ctx_, op); }
+  void compute(const HeadRmsnormBackwardOp& op) override { cuda::head_rmsnorm_backward(ctx_, op); }
   void compute(const RopeForwardOp& op) override { not_yet(op.kName); }
   void compute(const RopeBackwardOp& op) override { not_yet(op.kName); }
   void compute(const SwigluForwardOp& op) override { not_yet(op.kName); }
