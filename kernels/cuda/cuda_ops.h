@@ -44,11 +44,15 @@ void bias_add_rows(const Context& ctx, Tensor out, Tensor bias);
 void attention_forward(const Context& ctx, const AttentionForwardOp& op);
 void attention_backward(const Context& ctx, const AttentionBackwardOp& op);
 
-// The Llama ops (cuda_rmsnorm.cu).
+// The Llama ops (cuda_rmsnorm.cu, cuda_rope.cu, cuda_swiglu.cu).
 void rmsnorm_forward(const Context& ctx, const RmsnormForwardOp& op);
 void rmsnorm_backward(const Context& ctx, const RmsnormBackwardOp& op);
 void head_rmsnorm_forward(const Context& ctx, const HeadRmsnormForwardOp& op);
 void head_rmsnorm_backward(const Context& ctx, const HeadRmsnormBackwardOp& op);
+void rope_forward(const Context& ctx, const RopeForwardOp& op);
+void rope_backward(const Context& ctx, const RopeBackwardOp& op);
+void swiglu_forward(const Context& ctx, const SwigluForwardOp& op);
+void swiglu_backward(const Context& ctx, const SwigluBackwardOp& op);
 
 void gelu_forward(const Context& ctx, const GeluForwardOp& op);
 void gelu_backward(const Context& ctx, const GeluBackwardOp& op);
