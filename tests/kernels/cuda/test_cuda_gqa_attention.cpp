@@ -77,8 +77,10 @@ TEST_CASE("grouped attention equals multi-head attention on repeated k/v heads, 
         want_q.insert(want_q.end(), want.begin() + row, want.begin() + row + C);
       }
       check_equal(got_q, want_q, "grouped dq");
-      // bf16: the grouped kernel rounds the group's f32 sum once, the repeated one each head.
-      check_close(got, want, p == Precision::bf16 ? 2e-2 : 1e-5, "grouped dqkv");
+      // bf16: the grouped kernel rounds the group's f32 sum once, the repeated one each of up to
+      // 4 heads before the sum, whose errors then add (and survive cancellation); a wrong head or
+      // group would be off by the size of the data.
+      check_close(got, want, p == Precision::bf16 ? 5e-2 : 1e-5, "grouped dqkv");
     }
 }
 
