@@ -4,7 +4,8 @@
 // (batch, head), 8 warps x 4 rows; the other side streams through shared memory in tiles of 32
 // rows, one lane per row of the tile. Forward keeps (max, sum, output) per row in registers
 // (online softmax). Backward: one kernel owns query rows and accumulates dQ, another owns key
-// rows and accumulates dK and dV, each recomputing P = exp(s - lse).
+// rows of a k/v head and accumulates dK and dV over the query heads of its group, each
+// recomputing P = exp(s - lse).
 // Shared-memory rows read lane-by-row are padded to D + 1 floats (no bank conflicts).
 #include <cmath>
 #include <string>
@@ -24,27 +25,24 @@ constexpr int kThreads = 256;
 constexpr int kRowsPerWarp = 4;
 constexpr unsigned kFull = 0xffffffffu;
 
-struct Strides {
-  int64_t s3;  // row stride of qkv (3 H D)
-  int64_t hd;  // row stride of out / dout (H D)
-};
-
 template <class T, int DPL>
 __global__ void __launch_bounds__(kThreads) attention_forward_scalar(T* out, float* lse, const T* qkv,
-                                                                     int T_len, int H, int D, float scale) {
+                                                                     int T_len, QkvLayout L, float scale) {
   extern __shared__ float smem[];
   constexpr int DP = 32 * DPL;
+  const int H = L.H, D = L.D;
   const int Dk = D + 1;
   float* Qs = smem;               // [kRows][D]
   float* Ks = Qs + kRows * D;     // [kRows][D + 1]
   float* Vs = Ks + kRows * Dk;    // [kRows][DP], zero past D
   const int b = blockIdx.y / H, h = blockIdx.y % H;
   const int q0 = (gridDim.x - 1 - blockIdx.x) * kRows;  // longest rows first
-  const Strides st{3LL * H * D, int64_t(H) * D};
-  const T* base = qkv + int64_t(b) * T_len * st.s3 + int64_t(h) * D;
+  const int64_t stride = L.row();
+  const HeadRows<T> rows_bh = head_rows(L, qkv, T_len, b, h);
+  const T *qbase = rows_bh.q, *kbase = rows_bh.k, *vbase = rows_bh.v;
   for (int i = threadIdx.x; i < kRows * D; i += blockDim.x) {
     const int t = q0 + i / D;
-    Qs[i] = t < T_len ? to_f32(base[t * st.s3 + i % D]) : 0.0f;
+    Qs[i] = t < T_len ? to_f32(qbase[t * stride + i % D]) : 0.0f;
   }
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   float m[kRowsPerWarp], l[kRowsPerWarp], o[kRowsPerWarp][DPL];
@@ -61,8 +59,8 @@ __global__ void __launch_bounds__(kThreads) attention_forward_scalar(T* out, flo
     for (int i = threadIdx.x; i < kRows * DP; i += blockDim.x) {
       const int j = i / DP, d = i % DP, t = k0 + j;
       const bool ok = t < T_len && d < D;
-      if (d < D) Ks[j * Dk + d] = ok ? to_f32(base[t * st.s3 + st.hd + d]) : 0.0f;
-      Vs[i] = ok ? to_f32(base[t * st.s3 + 2 * st.hd + d]) : 0.0f;
+      if (d < D) Ks[j * Dk + d] = ok ? to_f32(kbase[t * stride + d]) : 0.0f;
+      Vs[i] = ok ? to_f32(vbase[t * stride + d]) : 0.0f;
     }
     __syncthreads();
 #pragma unroll
@@ -98,7 +96,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_scalar(T* out, flo
 #pragma unroll
     for (int i = 0; i < DPL; ++i) {
       const int d = lane + 32 * i;
-      if (d < D) out[(int64_t(b) * T_len + t) * st.hd + int64_t(h) * D + d] = from_f32<T>(o[rr][i] * inv);
+      if (d < D) out[(int64_t(b) * T_len + t) * L.out_row() + L.q_col(h) + d] = from_f32<T>(o[rr][i] * inv);
     }
     if (lane == 0) lse[(int64_t(b) * H + h) * T_len + t] = m[rr] + logf(l[rr]);
   }
@@ -124,9 +122,10 @@ __global__ void attention_dvec_kernel(float* dvec, const T* dout, const T* out, 
 
 template <class T, int DPL>
 __global__ void __launch_bounds__(kThreads) attention_dq_scalar(T* dqkv, const T* dout, const T* qkv, const float* lse,
-                                                                const float* dvec, int T_len, int H, int D,
+                                                                const float* dvec, int T_len, QkvLayout L,
                                                                 float scale) {
   extern __shared__ float smem[];
+  const int H = L.H, D = L.D;
   const int Dk = D + 1;
   float* Qs = smem;              // [kRows][D]
   float* dOs = Qs + kRows * D;   // [kRows][D]
@@ -134,13 +133,14 @@ __global__ void __launch_bounds__(kThreads) attention_dq_scalar(T* dqkv, const T
   float* Vs = Ks + kRows * Dk;   // [kRows][D + 1]
   const int b = blockIdx.y / H, h = blockIdx.y % H;
   const int q0 = (gridDim.x - 1 - blockIdx.x) * kRows;
-  const Strides st{3LL * H * D, int64_t(H) * D};
-  const T* base = qkv + int64_t(b) * T_len * st.s3 + int64_t(h) * D;
-  const T* dbase = dout + int64_t(b) * T_len * st.hd + int64_t(h) * D;
+  const int64_t stride = L.row(), out_stride = L.out_row();
+  const HeadRows<T> rows_bh = head_rows(L, qkv, T_len, b, h);
+  const T *qbase = rows_bh.q, *kbase = rows_bh.k, *vbase = rows_bh.v;
+  const T* dbase = dout + int64_t(b) * T_len * out_stride + L.q_col(h);
   for (int i = threadIdx.x; i < kRows * D; i += blockDim.x) {
     const int t = q0 + i / D, d = i % D;
-    Qs[i] = t < T_len ? to_f32(base[t * st.s3 + d]) : 0.0f;
-    dOs[i] = t < T_len ? to_f32(dbase[t * st.hd + d]) : 0.0f;
+    Qs[i] = t < T_len ? to_f32(qbase[t * stride + d]) : 0.0f;
+    dOs[i] = t < T_len ? to_f32(dbase[t * out_stride + d]) : 0.0f;
   }
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const float* lse_bh = lse + (int64_t(b) * H + h) * T_len;
@@ -159,8 +159,8 @@ __global__ void __launch_bounds__(kThreads) attention_dq_scalar(T* dqkv, const T
     __syncthreads();
     for (int i = threadIdx.x; i < kRows * D; i += blockDim.x) {
       const int j = i / D, d = i % D, t = k0 + j;
-      Ks[j * Dk + d] = t < T_len ? to_f32(base[t * st.s3 + st.hd + d]) : 0.0f;
-      Vs[j * Dk + d] = t < T_len ? to_f32(base[t * st.s3 + 2 * st.hd + d]) : 0.0f;
+      Ks[j * Dk + d] = t < T_len ? to_f32(kbase[t * stride + d]) : 0.0f;
+      Vs[j * Dk + d] = t < T_len ? to_f32(vbase[t * stride + d]) : 0.0f;
     }
     __syncthreads();
 #pragma unroll
@@ -195,16 +195,19 @@ __global__ void __launch_bounds__(kThreads) attention_dq_scalar(T* dqkv, const T
 #pragma unroll
     for (int i = 0; i < DPL; ++i) {
       const int d = lane + 32 * i;
-      if (d < D) dqkv[(int64_t(b) * T_len + t) * st.s3 + int64_t(h) * D + d] = from_f32<T>(dq[rr][i] * scale);
+      if (d < D) dqkv[(int64_t(b) * T_len + t) * stride + L.q_col(h) + d] = from_f32<T>(dq[rr][i] * scale);
     }
   }
 }
 
+// One block per (batch, k/v head j, key tile); dK and dV sum over the group's query heads in
+// head order, then over the query tiles of each.
 template <class T, int DPL>
 __global__ void __launch_bounds__(kThreads) attention_dkv_scalar(T* dqkv, const T* dout, const T* qkv, const float* lse,
-                                                                 const float* dvec, int T_len, int H, int D,
+                                                                 const float* dvec, int T_len, QkvLayout L,
                                                                  float scale) {
   extern __shared__ float smem[];
+  const int H = L.H, D = L.D;
   const int Dq = D + 1;
   float* Kr = smem;               // [kRows][D]   this block's key rows
   float* Vr = Kr + kRows * D;     // [kRows][D]
@@ -212,17 +215,16 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_scalar(T* dqkv, const 
   float* dOs = Qs + kRows * Dq;   // [kRows][D + 1]
   float* lse_s = dOs + kRows * Dq;
   float* dvec_s = lse_s + kRows;
-  const int b = blockIdx.y / H, h = blockIdx.y % H;
+  const int b = blockIdx.y / L.Hkv, kvh = blockIdx.y % L.Hkv;
   const int k0 = blockIdx.x * kRows;  // smallest keys (most queries) first
-  const Strides st{3LL * H * D, int64_t(H) * D};
-  const T* base = qkv + int64_t(b) * T_len * st.s3 + int64_t(h) * D;
-  const T* dbase = dout + int64_t(b) * T_len * st.hd + int64_t(h) * D;
-  const float* lse_bh = lse + (int64_t(b) * H + h) * T_len;
-  const float* dvec_bh = dvec + (int64_t(b) * H + h) * T_len;
+  const int64_t stride = L.row(), out_stride = L.out_row();
+  const T* rows_b = qkv + int64_t(b) * T_len * stride;
+  const T* kbase = rows_b + L.k_col(kvh);
+  const T* vbase = rows_b + L.v_col(kvh);
   for (int i = threadIdx.x; i < kRows * D; i += blockDim.x) {
     const int t = k0 + i / D, d = i % D;
-    Kr[i] = t < T_len ? to_f32(base[t * st.s3 + st.hd + d]) : 0.0f;
-    Vr[i] = t < T_len ? to_f32(base[t * st.s3 + 2 * st.hd + d]) : 0.0f;
+    Kr[i] = t < T_len ? to_f32(kbase[t * stride + d]) : 0.0f;
+    Vr[i] = t < T_len ? to_f32(vbase[t * stride + d]) : 0.0f;
   }
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   float dk[kRowsPerWarp][DPL], dv[kRowsPerWarp][DPL];
@@ -230,43 +232,49 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_scalar(T* dqkv, const 
   for (int rr = 0; rr < kRowsPerWarp; ++rr)
 #pragma unroll
     for (int i = 0; i < DPL; ++i) dk[rr][i] = dv[rr][i] = 0.0f;
-  for (int q0 = k0; q0 < T_len; q0 += kRows) {
-    __syncthreads();
-    for (int i = threadIdx.x; i < kRows * D; i += blockDim.x) {
-      const int j = i / D, d = i % D, t = q0 + j;
-      Qs[j * Dq + d] = t < T_len ? to_f32(base[t * st.s3 + d]) : 0.0f;
-      dOs[j * Dq + d] = t < T_len ? to_f32(dbase[t * st.hd + d]) : 0.0f;
-    }
-    if (threadIdx.x < kRows) {
-      const int t = q0 + threadIdx.x;
-      lse_s[threadIdx.x] = t < T_len ? lse_bh[t] : 0.0f;
-      dvec_s[threadIdx.x] = t < T_len ? dvec_bh[t] : 0.0f;
-    }
-    __syncthreads();
-#pragma unroll
-    for (int rr = 0; rr < kRowsPerWarp; ++rr) {
-      const int r = warp * kRowsPerWarp + rr, key = k0 + r;
-      if (key >= T_len || q0 + kRows - 1 < key) continue;
-      const int q = q0 + lane;
-      float p = 0.0f, ds = 0.0f;
-      if (q >= key && q < T_len) {
-        float s = 0.0f, dp = 0.0f;
-        for (int d = 0; d < D; ++d) {
-          s += Qs[lane * Dq + d] * Kr[r * D + d];
-          dp += dOs[lane * Dq + d] * Vr[r * D + d];
-        }
-        p = expf(s * scale - lse_s[lane]);
-        ds = p * (dp - dvec_s[lane]);
+  for (int h = kvh * L.group(); h < (kvh + 1) * L.group(); ++h) {
+    const T* qbase = rows_b + L.q_col(h);
+    const T* dbase = dout + int64_t(b) * T_len * out_stride + L.q_col(h);
+    const float* lse_bh = lse + (int64_t(b) * H + h) * T_len;
+    const float* dvec_bh = dvec + (int64_t(b) * H + h) * T_len;
+    for (int q0 = k0; q0 < T_len; q0 += kRows) {
+      __syncthreads();
+      for (int i = threadIdx.x; i < kRows * D; i += blockDim.x) {
+        const int j = i / D, d = i % D, t = q0 + j;
+        Qs[j * Dq + d] = t < T_len ? to_f32(qbase[t * stride + d]) : 0.0f;
+        dOs[j * Dq + d] = t < T_len ? to_f32(dbase[t * out_stride + d]) : 0.0f;
       }
-      for (int j = 0; j < kRows; ++j) {
-        const float pj = __shfl_sync(kFull, p, j);
-        const float dsj = __shfl_sync(kFull, ds, j);
+      if (threadIdx.x < kRows) {
+        const int t = q0 + threadIdx.x;
+        lse_s[threadIdx.x] = t < T_len ? lse_bh[t] : 0.0f;
+        dvec_s[threadIdx.x] = t < T_len ? dvec_bh[t] : 0.0f;
+      }
+      __syncthreads();
 #pragma unroll
-        for (int i = 0; i < DPL; ++i) {
-          const int d = lane + 32 * i;
-          if (d < D) {
-            dv[rr][i] += pj * dOs[j * Dq + d];
-            dk[rr][i] += dsj * Qs[j * Dq + d];
+      for (int rr = 0; rr < kRowsPerWarp; ++rr) {
+        const int r = warp * kRowsPerWarp + rr, key = k0 + r;
+        if (key >= T_len || q0 + kRows - 1 < key) continue;
+        const int q = q0 + lane;
+        float p = 0.0f, ds = 0.0f;
+        if (q >= key && q < T_len) {
+          float s = 0.0f, dp = 0.0f;
+          for (int d = 0; d < D; ++d) {
+            s += Qs[lane * Dq + d] * Kr[r * D + d];
+            dp += dOs[lane * Dq + d] * Vr[r * D + d];
+          }
+          p = expf(s * scale - lse_s[lane]);
+          ds = p * (dp - dvec_s[lane]);
+        }
+        for (int j = 0; j < kRows; ++j) {
+          const float pj = __shfl_sync(kFull, p, j);
+          const float dsj = __shfl_sync(kFull, ds, j);
+#pragma unroll
+          for (int i = 0; i < DPL; ++i) {
+            const int d = lane + 32 * i;
+            if (d < D) {
+              dv[rr][i] += pj * dOs[j * Dq + d];
+              dk[rr][i] += dsj * Qs[j * Dq + d];
+            }
           }
         }
       }
@@ -276,13 +284,13 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_scalar(T* dqkv, const 
   for (int rr = 0; rr < kRowsPerWarp; ++rr) {
     const int key = k0 + warp * kRowsPerWarp + rr;
     if (key >= T_len) continue;
-    T* row = dqkv + (int64_t(b) * T_len + key) * st.s3 + int64_t(h) * D;
+    T* row = dqkv + (int64_t(b) * T_len + key) * stride;
 #pragma unroll
     for (int i = 0; i < DPL; ++i) {
       const int d = lane + 32 * i;
       if (d < D) {
-        row[st.hd + d] = from_f32<T>(dk[rr][i] * scale);
-        row[2 * st.hd + d] = from_f32<T>(dv[rr][i]);
+        row[L.k_col(kvh) + d] = from_f32<T>(dk[rr][i] * scale);
+        row[L.v_col(kvh) + d] = from_f32<T>(dv[rr][i]);
       }
     }
   }
@@ -307,15 +315,14 @@ void allow_smem(K kernel, size_t bytes) {
 // The kernels' own limits on top of the contract.
 AttentionShape attention_shape(const Tensor& qkv, int n_head, int n_kv_head, const char* what) {
   const AttentionShape s = attention_dims(qkv, n_head, n_kv_head);
-  if (s.Hkv != s.H)
-    throw ConfigError(std::string(what) + ": grouped k/v heads (n_kv_head " + std::to_string(s.Hkv) +
-                      " < n_head " + std::to_string(s.H) + ") are not in the CUDA kernels yet");
   if (s.D > 256)
     throw ConfigError("attention: head size " + std::to_string(s.D) +
                       " (d_model / n_head) is not supported by the CUDA kernels; valid: 1 to 256");
   TRAINER_CHECK(s.T < (int64_t(1) << 31) && s.B * s.H <= 65535, std::string(what) + ": too large");
   return s;
 }
+
+QkvLayout layout_of(const AttentionShape& s) { return {int(s.H), int(s.Hkv), int(s.D)}; }
 
 }  // namespace
 
@@ -337,7 +344,7 @@ void attention_forward(const Context& ctx, const AttentionForwardOp& op) {
       auto kernel = attention_forward_scalar<T, DPL>;
       allow_smem(kernel, smem);
       kernel<<<grid, kThreads, smem, ctx.stream>>>(out.ptr<T>(), lse.ptr<float>(), qkv.ptr<const T>(),
-                                                  int(s.T), int(s.H), int(s.D), scale);
+                                                  int(s.T), layout_of(s), scale);
       TRAINER_LAUNCH_CHECK();
     });
   });
@@ -362,6 +369,7 @@ void attention_backward(const Context& ctx, const AttentionBackwardOp& op) {
   }
   const float scale = 1.0f / std::sqrt(float(s.D));
   const dim3 grid(static_cast<unsigned>(ceil_div(s.T, kRows)), static_cast<unsigned>(s.B * s.H));
+  const dim3 kv_grid(static_cast<unsigned>(ceil_div(s.T, kRows)), static_cast<unsigned>(s.B * s.Hkv));
   dispatch_float(qkv.dtype, [&](auto tag) {
     using T = decltype(tag);
     dispatch_dpl(s.D, [&](auto dpl) {
@@ -370,15 +378,15 @@ void attention_backward(const Context& ctx, const AttentionBackwardOp& op) {
       auto dq_kernel = attention_dq_scalar<T, DPL>;
       allow_smem(dq_kernel, smem_dq);
       dq_kernel<<<grid, kThreads, smem_dq, ctx.stream>>>(dqkv.ptr<T>(), dout.ptr<const T>(), qkv.ptr<const T>(),
-                                                        lse.ptr<const float>(), dvec, int(s.T), int(s.H),
-                                                        int(s.D), scale);
+                                                        lse.ptr<const float>(), dvec, int(s.T), layout_of(s),
+                                                        scale);
       TRAINER_LAUNCH_CHECK();
       const size_t smem_dkv = sizeof(float) * kRows * (2 * s.D + 2 * (s.D + 1) + 2);
       auto dkv_kernel = attention_dkv_scalar<T, DPL>;
       allow_smem(dkv_kernel, smem_dkv);
-      dkv_kernel<<<grid, kThreads, smem_dkv, ctx.stream>>>(dqkv.ptr<T>(), dout.ptr<const T>(), qkv.ptr<const T>(),
-                                                          lse.ptr<const float>(), dvec, int(s.T), int(s.H),
-                                                          int(s.D), scale);
+      dkv_kernel<<<kv_grid, kThreads, smem_dkv, ctx.stream>>>(dqkv.ptr<T>(), dout.ptr<const T>(),
+                                                             qkv.ptr<const T>(), lse.ptr<const float>(), dvec,
+                                                             int(s.T), layout_of(s), scale);
       TRAINER_LAUNCH_CHECK();
     });
   });

@@ -1,9 +1,12 @@
-// Internal to kernels/cuda: the two attention implementations behind attention_forward and
+// Internal to kernels/cuda (included by .cu files only): the two attention implementations behind attention_forward and
 // attention_backward (cuda_ops.h). The tensor-core path (cuda_attention_mma.cu) takes bf16
 // with head_dim 64 or 128 and 16-byte aligned tensors; the scalar path (cuda_attention.cu)
 // takes everything else (f32, other head sizes up to 256). Both are flash-attention style:
 // causal, online softmax, only lse (B,H,T) saved; backward recomputes P from q, k and lse
 // with D = rowsum(dO * O), and computes dQ and dK/dV in two kernels so no atomics are needed.
+// Grouped k/v heads: query head h reads k/v head h / (H / Hkv) where it lies in qkv (no
+// copies); the dK/dV kernels run one block per (batch, k/v head, key tile) and walk the
+// group's query heads in order, so a k/v head's gradient sums over its group deterministically.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +16,31 @@
 namespace trainer::cuda {
 
 using AttentionShape = AttentionDims;
+
+// The columns of a qkv row, [H q heads | Hkv k heads | Hkv v heads] of D, and the row strides.
+struct QkvLayout {
+  int H, Hkv, D;
+  __host__ __device__ int64_t row() const { return int64_t(H + 2 * Hkv) * D; }  // qkv, dqkv
+  __host__ __device__ int64_t out_row() const { return int64_t(H) * D; }        // out, dout
+  __host__ __device__ int group() const { return H / Hkv; }  // query heads per k/v head
+  __host__ __device__ int kv_head(int h) const { return h / group(); }
+  __host__ __device__ int64_t q_col(int h) const { return int64_t(h) * D; }
+  __host__ __device__ int64_t k_col(int j) const { return int64_t(H + j) * D; }
+  __host__ __device__ int64_t v_col(int j) const { return int64_t(H + Hkv + j) * D; }
+};
+
+// Batch b's rows (stride layout.row()) of query head h's q and of its k/v head's k and v.
+template <class T>
+struct HeadRows {
+  const T* q;
+  const T* k;
+  const T* v;
+};
+template <class T>
+__device__ __forceinline__ HeadRows<T> head_rows(const QkvLayout& L, const T* qkv, int T_len, int b, int h) {
+  const T* rows_b = qkv + int64_t(b) * T_len * L.row();
+  return {rows_b + L.q_col(h), rows_b + L.k_col(L.kv_head(h)), rows_b + L.v_col(L.kv_head(h))};
+}
 
 bool attention_mma_supported(const AttentionShape& s, DType dtype);
 void attention_forward_mma(const Context& ctx, const AttentionShape& s, Tensor out, Tensor lse,

@@ -10,7 +10,8 @@
 // so the accumulators of two adjacent n-tiles are, packed to bf16, the A fragment of the next
 // product (P V, dS K, ...): probabilities never leave registers.
 // Forward: online softmax in the log2 domain (scores pre-multiplied by log2(e) / sqrt(D)).
-// Backward: dQ kernel over query tiles, dK/dV kernel over key tiles (no atomics).
+// Backward: dQ kernel over query tiles, dK/dV kernel over key tiles of a k/v head, walking
+// the query heads of its group in order (no atomics).
 #include <cmath>
 #include <string>
 
@@ -124,7 +125,8 @@ __device__ __forceinline__ void gemm_pz(float (&o)[D / 8][4], const float (&p)[k
 
 template <int D>
 __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* out, float* lse, const bf16* qkv,
-                                                                         int T_len, int H, float scale_log2) {
+                                                                         int T_len, int H, int Hkv,
+                                                                         float scale_log2) {
   constexpr int LD = D + 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
@@ -132,8 +134,10 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
   bf16* Vs = Ks + kTile * LD;
   const int qt = gridDim.x - 1 - blockIdx.x;  // longest rows first
   const int b = blockIdx.y / H, h = blockIdx.y % H;
-  const int64_t s3 = 3LL * H * D, hd = int64_t(H) * D;
-  const bf16* qbase = qkv + int64_t(b) * T_len * s3 + int64_t(h) * D;
+  const QkvLayout L{H, Hkv, D};
+  const int64_t s3 = L.row(), hd = L.out_row();
+  const HeadRows<bf16> rows_bh = head_rows(L, qkv, T_len, b, h);
+  const bf16 *qbase = rows_bh.q, *kbase = rows_bh.k, *vbase = rows_bh.v;
   const int q0 = qt * kTile;
   load_tile<D>(Qs, LD, qbase, s3, kTile, q0, T_len);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
@@ -145,8 +149,8 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
   for (int kt = 0; kt <= qt; ++kt) {
     const int k0 = kt * kTile;
     __syncthreads();
-    load_tile<D>(Ks, LD, qbase + hd, s3, kTile, k0, T_len);
-    load_tile<D>(Vs, LD, qbase + 2 * hd, s3, kTile, k0, T_len);
+    load_tile<D>(Ks, LD, kbase, s3, kTile, k0, T_len);
+    load_tile<D>(Vs, LD, vbase, s3, kTile, k0, T_len);
     __syncthreads();
     float s[kTile / 8][4] = {};
     gemm_xyt<D, kTile>(s, Qs, Ks, LD, wr, g, t);
@@ -194,7 +198,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
     sum += __shfl_xor_sync(0xffffffffu, sum, 2);
     if (rows[r] >= T_len) continue;
     const float inv = 1.0f / sum;
-    bf16* dst = out + (int64_t(b) * T_len + rows[r]) * hd + int64_t(h) * D + 2 * t;
+    bf16* dst = out + (int64_t(b) * T_len + rows[r]) * hd + L.q_col(h) + 2 * t;
 #pragma unroll
     for (int dn = 0; dn < D / 8; ++dn)
       *reinterpret_cast<uint32_t*>(dst + dn * 8) = pack_f32(o[dn][2 * r] * inv, o[dn][2 * r + 1] * inv);
@@ -205,7 +209,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
 template <int D>
 __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, const bf16* dout, const bf16* qkv,
                                                                     const float* lse, const float* dvec, int T_len,
-                                                                    int H, float scale, float scale_log2) {
+                                                                    int H, int Hkv, float scale, float scale_log2) {
   constexpr int LD = D + 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
@@ -214,11 +218,13 @@ __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, 
   bf16* Vs = Ks + kTile * LD;
   const int qt = gridDim.x - 1 - blockIdx.x;
   const int b = blockIdx.y / H, h = blockIdx.y % H;
-  const int64_t s3 = 3LL * H * D, hd = int64_t(H) * D;
-  const bf16* qbase = qkv + int64_t(b) * T_len * s3 + int64_t(h) * D;
+  const QkvLayout L{H, Hkv, D};
+  const int64_t s3 = L.row(), hd = L.out_row();
+  const HeadRows<bf16> rows_bh = head_rows(L, qkv, T_len, b, h);
+  const bf16 *qbase = rows_bh.q, *kbase = rows_bh.k, *vbase = rows_bh.v;
   const int q0 = qt * kTile;
   load_tile<D>(Qs, LD, qbase, s3, kTile, q0, T_len);
-  load_tile<D>(dOs, LD, dout + int64_t(b) * T_len * hd + int64_t(h) * D, hd, kTile, q0, T_len);
+  load_tile<D>(dOs, LD, dout + int64_t(b) * T_len * hd + L.q_col(h), hd, kTile, q0, T_len);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int wr = warp * 16;
   const int rows[2] = {q0 + wr + g, q0 + wr + g + 8};
@@ -233,8 +239,8 @@ __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, 
   for (int kt = 0; kt <= qt; ++kt) {
     const int k0 = kt * kTile;
     __syncthreads();
-    load_tile<D>(Ks, LD, qbase + hd, s3, kTile, k0, T_len);
-    load_tile<D>(Vs, LD, qbase + 2 * hd, s3, kTile, k0, T_len);
+    load_tile<D>(Ks, LD, kbase, s3, kTile, k0, T_len);
+    load_tile<D>(Vs, LD, vbase, s3, kTile, k0, T_len);
     __syncthreads();
     float s[kTile / 8][4] = {};
     float dp[kTile / 8][4] = {};
@@ -255,18 +261,20 @@ __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, 
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     if (rows[r] >= T_len) continue;
-    bf16* dst = dqkv + (int64_t(b) * T_len + rows[r]) * s3 + int64_t(h) * D + 2 * t;
+    bf16* dst = dqkv + (int64_t(b) * T_len + rows[r]) * s3 + L.q_col(h) + 2 * t;
 #pragma unroll
     for (int dn = 0; dn < D / 8; ++dn)
       *reinterpret_cast<uint32_t*>(dst + dn * 8) = pack_f32(dq[dn][2 * r] * scale, dq[dn][2 * r + 1] * scale);
   }
 }
 
-// kBq: queries per streamed tile (32 for D = 128 keeps dK, dV, S and dP within registers).
+// One block per (batch, k/v head, key tile); dK and dV sum over the group's query heads in
+// head order, then over the query tiles of each. kBq: queries per streamed tile (32 for
+// D = 128 keeps dK, dV, S and dP within registers).
 template <int D, int kBq>
 __global__ void __launch_bounds__(kThreads) attention_dkv_mma_kernel(bf16* dqkv, const bf16* dout, const bf16* qkv,
                                                                      const float* lse, const float* dvec, int T_len,
-                                                                     int H, float scale, float scale_log2) {
+                                                                     int H, int Hkv, float scale, float scale_log2) {
   constexpr int LD = D + 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* Ks = reinterpret_cast<bf16*>(smem_raw);
@@ -275,57 +283,62 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_mma_kernel(bf16* dqkv,
   bf16* dOs = Qs + kBq * LD;
   float* lse_s = reinterpret_cast<float*>(dOs + kBq * LD);
   float* dvec_s = lse_s + kBq;
-  const int b = blockIdx.y / H, h = blockIdx.y % H;
+  const int b = blockIdx.y / Hkv, kvh = blockIdx.y % Hkv;
   const int k0 = blockIdx.x * kTile;  // smallest keys (most queries) first
-  const int64_t s3 = 3LL * H * D, hd = int64_t(H) * D;
-  const bf16* qbase = qkv + int64_t(b) * T_len * s3 + int64_t(h) * D;
-  const bf16* dobase = dout + int64_t(b) * T_len * hd + int64_t(h) * D;
-  const float* lse_bh = lse + (int64_t(b) * H + h) * T_len;
-  const float* dvec_bh = dvec + (int64_t(b) * H + h) * T_len;
-  load_tile<D>(Ks, LD, qbase + hd, s3, kTile, k0, T_len);
-  load_tile<D>(Vs, LD, qbase + 2 * hd, s3, kTile, k0, T_len);
+  const QkvLayout L{H, Hkv, D};
+  const int64_t s3 = L.row(), hd = L.out_row();
+  const bf16* rows_b = qkv + int64_t(b) * T_len * s3;
+  load_tile<D>(Ks, LD, rows_b + L.k_col(kvh), s3, kTile, k0, T_len);
+  load_tile<D>(Vs, LD, rows_b + L.v_col(kvh), s3, kTile, k0, T_len);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int wr = warp * 16;
   const int keys[2] = {k0 + wr + g, k0 + wr + g + 8};
   float dk[D / 8][4] = {};
   float dv[D / 8][4] = {};
-  for (int q0 = k0; q0 < T_len; q0 += kBq) {
-    __syncthreads();
-    load_tile<D>(Qs, LD, qbase, s3, kBq, q0, T_len);
-    load_tile<D>(dOs, LD, dobase, hd, kBq, q0, T_len);
-    for (int i = threadIdx.x; i < kBq; i += blockDim.x) {
-      const bool ok = q0 + i < T_len;
-      lse_s[i] = ok ? lse_bh[q0 + i] * kLog2e : 0.0f;
-      dvec_s[i] = ok ? dvec_bh[q0 + i] : 0.0f;
-    }
-    __syncthreads();
-    float pt[kBq / 8][4] = {};   // S^T, then P^T (keys x queries)
-    float dst[kBq / 8][4] = {};  // dP^T, then dS^T
-    gemm_xyt<D, kBq>(pt, Ks, Qs, LD, wr, g, t);
-    gemm_xyt<D, kBq>(dst, Vs, dOs, LD, wr, g, t);
-#pragma unroll
-    for (int nt = 0; nt < kBq / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int ql = nt * 8 + 2 * t + (e & 1);
-        const int q = q0 + ql;
-        const int key = keys[e / 2];
-        const bool ok = q >= key && q < T_len && key < T_len;
-        const float p = ok ? exp2f(pt[nt][e] * scale_log2 - lse_s[ql]) : 0.0f;
-        pt[nt][e] = p;
-        dst[nt][e] = p * (dst[nt][e] - dvec_s[ql]);
+  for (int h = kvh * L.group(); h < (kvh + 1) * L.group(); ++h) {
+    const bf16* qbase = rows_b + L.q_col(h);
+    const bf16* dobase = dout + int64_t(b) * T_len * hd + L.q_col(h);
+    const float* lse_bh = lse + (int64_t(b) * H + h) * T_len;
+    const float* dvec_bh = dvec + (int64_t(b) * H + h) * T_len;
+    for (int q0 = k0; q0 < T_len; q0 += kBq) {
+      __syncthreads();
+      load_tile<D>(Qs, LD, qbase, s3, kBq, q0, T_len);
+      load_tile<D>(dOs, LD, dobase, hd, kBq, q0, T_len);
+      for (int i = threadIdx.x; i < kBq; i += blockDim.x) {
+        const bool ok = q0 + i < T_len;
+        lse_s[i] = ok ? lse_bh[q0 + i] * kLog2e : 0.0f;
+        dvec_s[i] = ok ? dvec_bh[q0 + i] : 0.0f;
       }
-    gemm_pz<D, kBq>(dv, pt, dOs, LD, g, t);
-    gemm_pz<D, kBq>(dk, dst, Qs, LD, g, t);
+      __syncthreads();
+      float pt[kBq / 8][4] = {};   // S^T, then P^T (keys x queries)
+      float dst[kBq / 8][4] = {};  // dP^T, then dS^T
+      gemm_xyt<D, kBq>(pt, Ks, Qs, LD, wr, g, t);
+      gemm_xyt<D, kBq>(dst, Vs, dOs, LD, wr, g, t);
+#pragma unroll
+      for (int nt = 0; nt < kBq / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int ql = nt * 8 + 2 * t + (e & 1);
+          const int q = q0 + ql;
+          const int key = keys[e / 2];
+          const bool ok = q >= key && q < T_len && key < T_len;
+          const float p = ok ? exp2f(pt[nt][e] * scale_log2 - lse_s[ql]) : 0.0f;
+          pt[nt][e] = p;
+          dst[nt][e] = p * (dst[nt][e] - dvec_s[ql]);
+        }
+      gemm_pz<D, kBq>(dv, pt, dOs, LD, g, t);
+      gemm_pz<D, kBq>(dk, dst, Qs, LD, g, t);
+    }
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     if (keys[r] >= T_len) continue;
-    bf16* row = dqkv + (int64_t(b) * T_len + keys[r]) * s3 + int64_t(h) * D + 2 * t;
+    bf16* row = dqkv + (int64_t(b) * T_len + keys[r]) * s3 + 2 * t;
 #pragma unroll
     for (int dn = 0; dn < D / 8; ++dn) {
-      *reinterpret_cast<uint32_t*>(row + hd + dn * 8) = pack_f32(dk[dn][2 * r] * scale, dk[dn][2 * r + 1] * scale);
-      *reinterpret_cast<uint32_t*>(row + 2 * hd + dn * 8) = pack_f32(dv[dn][2 * r], dv[dn][2 * r + 1]);
+      *reinterpret_cast<uint32_t*>(row + L.k_col(kvh) + dn * 8) =
+          pack_f32(dk[dn][2 * r] * scale, dk[dn][2 * r + 1] * scale);
+      *reinterpret_cast<uint32_t*>(row + L.v_col(kvh) + dn * 8) = pack_f32(dv[dn][2 * r], dv[dn][2 * r + 1]);
     }
   }
 }
@@ -342,7 +355,7 @@ void forward_d(const Context& ctx, const AttentionShape& s, Tensor out, Tensor l
   auto kernel = attention_forward_mma_kernel<D>;
   allow_smem(kernel, smem);
   kernel<<<grid, kThreads, smem, ctx.stream>>>(out.ptr<bf16>(), lse.ptr<float>(), qkv.ptr<const bf16>(), int(s.T),
-                                               int(s.H), kLog2e / std::sqrt(float(D)));
+                                               int(s.H), int(s.Hkv), kLog2e / std::sqrt(float(D)));
   TRAINER_LAUNCH_CHECK();
 }
 
@@ -356,15 +369,16 @@ void backward_d(const Context& ctx, const AttentionShape& s, Tensor dqkv, Tensor
   auto dq_kernel = attention_dq_mma_kernel<D>;
   allow_smem(dq_kernel, smem_dq);
   dq_kernel<<<grid, kThreads, smem_dq, ctx.stream>>>(dqkv.ptr<bf16>(), dout.ptr<const bf16>(), qkv.ptr<const bf16>(),
-                                                     lse.ptr<const float>(), dvec, int(s.T), int(s.H), scale,
-                                                     scale * kLog2e);
+                                                     lse.ptr<const float>(), dvec, int(s.T), int(s.H), int(s.Hkv),
+                                                     scale, scale * kLog2e);
   TRAINER_LAUNCH_CHECK();
   const size_t smem_dkv = sizeof(bf16) * (2 * kTile + 2 * kBq) * (D + 8) + sizeof(float) * 2 * kBq;
   auto dkv_kernel = attention_dkv_mma_kernel<D, kBq>;
   allow_smem(dkv_kernel, smem_dkv);
-  dkv_kernel<<<grid, kThreads, smem_dkv, ctx.stream>>>(dqkv.ptr<bf16>(), dout.ptr<const bf16>(),
-                                                       qkv.ptr<const bf16>(), lse.ptr<const float>(), dvec,
-                                                       int(s.T), int(s.H), scale, scale * kLog2e);
+  const dim3 kv_grid(static_cast<unsigned>(ceil_div(s.T, kTile)), static_cast<unsigned>(s.B * s.Hkv));
+  dkv_kernel<<<kv_grid, kThreads, smem_dkv, ctx.stream>>>(dqkv.ptr<bf16>(), dout.ptr<const bf16>(),
+                                                          qkv.ptr<const bf16>(), lse.ptr<const float>(), dvec,
+                                                          int(s.T), int(s.H), int(s.Hkv), scale, scale * kLog2e);
   TRAINER_LAUNCH_CHECK();
 }
 

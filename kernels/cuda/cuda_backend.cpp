@@ -104,14 +104,14 @@ class CudaBackend final : public Backend {
   void compute(const BiasBackwardOp& op) override { cuda::bias_backward(ctx_, op); }
   void compute(const AttentionForwardOp& op) override { cuda::attention_forward(ctx_, op); }
   void compute(const AttentionBackwardOp& op) override { cuda::attention_backward(ctx_, op); }
-  void compute(const RmsnormForwardOp& op) override { not_yet(op.kName); }
-  void compute(const RmsnormBackwardOp& op) override { not_yet(op.kName); }
-  void compute(const HeadRmsnormForwardOp& op) override { not_yet(op.kName); }
-  void compute(const HeadRmsnormBackwardOp& op) override { not_yet(op.kName); }
-  void compute(const RopeForwardOp& op) override { not_yet(op.kName); }
-  void compute(const RopeBackwardOp& op) override { not_yet(op.kName); }
-  void compute(const SwigluForwardOp& op) override { not_yet(op.kName); }
-  void compute(const SwigluBackwardOp& op) override { not_yet(op.kName); }
+  void compute(const RmsnormForwardOp& op) override { cuda::rmsnorm_forward(ctx_, op); }
+  void compute(const RmsnormBackwardOp& op) override { cuda::rmsnorm_backward(ctx_, op); }
+  void compute(const HeadRmsnormForwardOp& op) override { cuda::head_rmsnorm_forward(ctx_, op); }
+  void compute(const HeadRmsnormBackwardOp& op) override { cuda::head_rmsnorm_backward(ctx_, op); }
+  void compute(const RopeForwardOp& op) override { cuda::rope_forward(ctx_, op); }
+  void compute(const RopeBackwardOp& op) override { cuda::rope_backward(ctx_, op); }
+  void compute(const SwigluForwardOp& op) override { cuda::swiglu_forward(ctx_, op); }
+  void compute(const SwigluBackwardOp& op) override { cuda::swiglu_backward(ctx_, op); }
   void compute(const GeluForwardOp& op) override { cuda::gelu_forward(ctx_, op); }
   void compute(const GeluBackwardOp& op) override { cuda::gelu_backward(ctx_, op); }
   void compute(const AddOp& op) override { cuda::add(ctx_, op); }
@@ -126,11 +126,6 @@ class CudaBackend final : public Backend {
   void compute(const AdamWOp& op) override { cuda::adamw(ctx_, op, rounding_); }
 
  private:
-  // The Llama ops' CUDA kernels are being written (issue 16); until then a clear refusal.
-  [[noreturn]] static void not_yet(const char* op) {
-    throw ConfigError(std::string(op) + ": not in the CUDA kernels yet (model.arch llama runs on device: cpu)");
-  }
-
   int device_;
   std::string device_name_;
   DType act_;

@@ -2,9 +2,9 @@
 // Forward: one warp per row, two passes over the row (mean, then variance about the mean),
 // statistics in f32. Backward: a block owns kBwdRows rows; it first writes its partial column
 // sums of dweight/dbias (dout * norm, dout) to scratch, then computes dinp row by row (one warp
-// per row). A second kernel adds the partials to dweight/dbias in block order, so the
-// parameter gradients are deterministic. The column pass reads dout before any dinp of the
-// block is written, so dinp may alias dout.
+// per row). add_column_partials (cuda_reduce.cu) then adds the partials to dweight/dbias in
+// block order, so the parameter gradients are deterministic. The column pass reads dout
+// before any dinp of the block is written, so dinp may alias dout.
 #include <string>
 
 #include "kernels/cuda/cuda_common.cuh"
@@ -135,34 +135,6 @@ __global__ void layernorm_backward_kernel(T* dinp, float* partial_dw, float* par
   }
 }
 
-// dweight[c] += sum over blocks of partial_dw[block, c] (likewise dbias), in block order:
-// 32 columns x 32 thread rows; thread row y sums blocks y, y+32, ...; then row 0 adds the 32.
-__global__ void layernorm_param_grad_kernel(float* dweight, float* dbias, const float* partial_dw,
-                                            const float* partial_db, int64_t blocks, int64_t C) {
-  __shared__ float sw[32][33];
-  __shared__ float sb[32][33];
-  const int64_t c = blockIdx.x * int64_t(32) + threadIdx.x;
-  float w = 0, b = 0;
-  if (c < C)
-    for (int64_t g = threadIdx.y; g < blocks; g += 32) {
-      w += partial_dw[g * C + c];
-      b += partial_db[g * C + c];
-    }
-  sw[threadIdx.y][threadIdx.x] = w;
-  sb[threadIdx.y][threadIdx.x] = b;
-  __syncthreads();
-  if (threadIdx.y == 0 && c < C) {
-    float tw = 0, tb = 0;
-#pragma unroll
-    for (int i = 0; i < 32; ++i) {
-      tw += sw[i][threadIdx.x];
-      tb += sb[i][threadIdx.x];
-    }
-    dweight[c] += tw;
-    dbias[c] += tb;
-  }
-}
-
 }  // namespace
 
 void layernorm_forward(const Context& ctx, const LayernormForwardOp& op) {
@@ -203,9 +175,8 @@ void layernorm_backward(const Context& ctx, const LayernormBackwardOp& op) {
         op.dinp_mode == Accumulate::add, vec);
     TRAINER_LAUNCH_CHECK();
   });
-  layernorm_param_grad_kernel<<<static_cast<unsigned>(ceil_div(C, 32)), dim3(32, 32), 0, ctx.stream>>>(
-      dweight.ptr<float>(), dbias.ptr<float>(), partial_dw, partial_db, blocks, C);
-  TRAINER_LAUNCH_CHECK();
+  add_column_partials(ctx, dweight.ptr<float>(), partial_dw, blocks, C);
+  add_column_partials(ctx, dbias.ptr<float>(), partial_db, blocks, C);
 }
 
 }  // namespace trainer::cuda

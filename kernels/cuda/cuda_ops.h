@@ -35,11 +35,24 @@ void layernorm_forward(const Context& ctx, const LayernormForwardOp& op);
 void layernorm_backward(const Context& ctx, const LayernormBackwardOp& op);
 
 void bias_backward(const Context& ctx, const BiasBackwardOp& op);
+// dst (C) += the column sums of partial (count, C), in a fixed order (the second pass of the
+// norms' deterministic weight gradients).
+void add_column_partials(const Context& ctx, float* dst, const float* partial, int64_t count, int64_t C);
 // out (M,N) += bias (N) broadcast over rows; the fallback when no cuBLASLt epilogue fits.
 void bias_add_rows(const Context& ctx, Tensor out, Tensor bias);
 
 void attention_forward(const Context& ctx, const AttentionForwardOp& op);
 void attention_backward(const Context& ctx, const AttentionBackwardOp& op);
+
+// The Llama ops (cuda_rmsnorm.cu, cuda_rope.cu, cuda_swiglu.cu).
+void rmsnorm_forward(const Context& ctx, const RmsnormForwardOp& op);
+void rmsnorm_backward(const Context& ctx, const RmsnormBackwardOp& op);
+void head_rmsnorm_forward(const Context& ctx, const HeadRmsnormForwardOp& op);
+void head_rmsnorm_backward(const Context& ctx, const HeadRmsnormBackwardOp& op);
+void rope_forward(const Context& ctx, const RopeForwardOp& op);
+void rope_backward(const Context& ctx, const RopeBackwardOp& op);
+void swiglu_forward(const Context& ctx, const SwigluForwardOp& op);
+void swiglu_backward(const Context& ctx, const SwigluBackwardOp& op);
 
 void gelu_forward(const Context& ctx, const GeluForwardOp& op);
 void gelu_backward(const Context& ctx, const GeluBackwardOp& op);

@@ -1,7 +1,8 @@
-// Deterministic reductions: sum of squares (for the global gradient norm) and the bias
-// gradient (column sums). Both run in two passes: a first kernel writes per-block partial sums
-// over a grid fixed by the problem size alone (never by the GPU's SM count), a second combines
-// the partials in index order. So results are bit-identical run to run and across GPUs.
+// Deterministic reductions: sum of squares (for the global gradient norm), the bias gradient
+// (column sums) and the second pass of the norms' weight gradients (add_column_partials). All
+// run in two passes: a first kernel writes per-block partial sums over a grid fixed by the
+// problem size alone (never by the GPU's SM count), a second combines the partials in index
+// order. So results are bit-identical run to run and across GPUs.
 #include <string>
 
 #include "kernels/base/check.h"
@@ -76,7 +77,32 @@ __global__ void column_final_kernel(float* dbias, const float* partial, int64_t 
   dbias[col] += total;
 }
 
+// dst[c] += sum over g of partial[g, c], in a fixed order: 32 columns x 32 thread rows; thread
+// row y sums partials y, y+32, ...; then row 0 adds the 32 sums in row order.
+__global__ void add_column_partials_kernel(float* dst, const float* partial, int64_t count, int64_t C) {
+  __shared__ float sums[32][33];
+  const int64_t c = blockIdx.x * int64_t(32) + threadIdx.x;
+  float acc = 0;
+  if (c < C)
+    for (int64_t g = threadIdx.y; g < count; g += 32) acc += partial[g * C + c];
+  sums[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < C) {
+    float total = 0;
+#pragma unroll
+    for (int i = 0; i < 32; ++i) total += sums[i][threadIdx.x];
+    dst[c] += total;
+  }
+}
+
 }  // namespace
+
+void add_column_partials(const Context& ctx, float* dst, const float* partial, int64_t count, int64_t C) {
+  if (C == 0) return;
+  add_column_partials_kernel<<<static_cast<unsigned>(ceil_div(C, 32)), dim3(32, 32), 0, ctx.stream>>>(
+      dst, partial, count, C);
+  TRAINER_LAUNCH_CHECK();
+}
 
 double sum_squares(const Context& ctx, const SumSquaresOp& op) {
   const Tensor& x = op.x;

@@ -109,6 +109,77 @@ void add_op(std::vector<ContractCase>& cases, std::function<Op(ContractPool&)> v
                      }});
 }
 
+// The Llama ops and grouped k/v heads. Shapes: B = 2, T = 3, N = 6; qkv (2, 3, 8) holds H = 2
+// query heads and Hkv = 1 k/v head of D = 2 (multi-query), or H = 4 and Hkv = 2 of D = 1;
+// SwiGLU F = 3. In-place forms the contract allows are valid calls of their own.
+inline void add_llama_contract_cases(std::vector<ContractCase>& c) {
+  using A = AttentionForwardOp;
+  using AB = AttentionBackwardOp;
+  using R = RmsnormForwardOp;
+  using RB = RmsnormBackwardOp;
+  using HR = HeadRmsnormForwardOp;
+  using HRB = HeadRmsnormBackwardOp;
+  using P = RopeForwardOp;
+  using PB = RopeBackwardOp;
+  using S = SwigluForwardOp;
+  using SB = SwigluBackwardOp;
+  add_op<A>(c, [](ContractPool& p) { return A{p.act({2, 3, 4}), p.f32({2, 2, 3}), p.act({2, 3, 8}), 2, 1}; },
+            {wrong_shape("qkv", &A::qkv), wrong_shape("lse", &A::lse), other<A>("n_kv_head", [](A& op) { op.n_kv_head = 3; }),
+             other<A>("n_kv_head", [](A& op) { op.n_kv_head = -1; })});
+  add_op<A>(c, [](ContractPool& p) { return A{p.act({2, 3, 4}), p.f32({2, 4, 3}), p.act({2, 3, 8}), 4, 2}; },
+            {wrong_shape("out", &A::out), other<A>("qkv", [](A& op) { op.n_kv_head = 0; })});
+  add_op<AB>(c,
+             [](ContractPool& p) {
+               return AB{p.act({2, 3, 8}), p.act({2, 3, 4}), p.act({2, 3, 8}), p.act({2, 3, 4}), p.f32({2, 4, 3}), 4, 2};
+             },
+             {wrong_shape("dqkv", &AB::dqkv), wrong_shape("out", &AB::out),
+              other<AB>("n_kv_head", [](AB& op) { op.n_kv_head = 3; })});
+  add_op<R>(c, [](ContractPool& p) { return R{p.act({6, 4}), p.f32({6}), p.act({6, 4}), p.act({4}), 1e-5f}; },
+            {wrong_shape("weight", &R::weight), wrong_shape("out", &R::out), wrong_dtype("rstd", &R::rstd),
+             wrong_device("inp", &R::inp), alias("out", &R::out, &R::inp), missing("weight", &R::weight),
+             other<R>("eps", [](R& op) { op.eps = 0; })});
+  auto rb = [](ContractPool& p) {
+    return RB{p.act({6, 4}), p.f32({4}), p.act({6, 4}), p.act({6, 4}), p.act({4}), p.f32({6}), Accumulate::add};
+  };
+  add_op<RB>(c, rb,
+             {wrong_shape("dweight", &RB::dweight), wrong_shape("rstd", &RB::rstd), wrong_dtype("dweight", &RB::dweight),
+              wrong_device("dout", &RB::dout), alias("dinp", &RB::dinp, &RB::inp), alias("dinp", &RB::dinp, &RB::dout),
+              missing("rstd", &RB::rstd)});
+  add_op<RB>(c, [rb](ContractPool& p) { RB op = rb(p); op.dinp = op.dout; return op; }, {});
+  add_op<HR>(c,
+             [](ContractPool& p) { return HR{p.act({2, 3, 8}), p.f32({18}), p.act({2, 3, 8}), p.act({2}), p.act({2}), 2, 1, 1e-6f}; },
+             {wrong_shape("rstd", &HR::rstd), wrong_shape("k_weight", &HR::k_weight), wrong_shape("inp", &HR::inp),
+              wrong_dtype("q_weight", &HR::q_weight), wrong_device("out", &HR::out), alias("out", &HR::out, &HR::inp),
+              other<HR>("n_kv_head", [](HR& op) { op.n_kv_head = 3; }), other<HR>("eps", [](HR& op) { op.eps = -1; })});
+  auto hrb = [](ContractPool& p) {
+    return HRB{p.act({6, 8}), p.f32({2}), p.f32({2}), p.act({2, 3, 8}), p.act({2, 3, 8}), p.act({2}), p.act({2}),
+               p.f32({18}), 2, 1};
+  };
+  add_op<HRB>(c, hrb,
+              {wrong_shape("dinp", &HRB::dinp), wrong_shape("dk_weight", &HRB::dk_weight), wrong_dtype("rstd", &HRB::rstd),
+               wrong_device("dout", &HRB::dout), alias("dinp", &HRB::dinp, &HRB::inp),
+               alias("dinp", &HRB::dinp, &HRB::dout), missing("q_weight", &HRB::q_weight)});
+  add_op<HRB>(c, [hrb](ContractPool& p) { HRB op = hrb(p); op.dinp = op.dout; return op; }, {});
+  auto rope = [](ContractPool& p) { return P{p.act({2, 3, 8}), p.act({2, 3, 8}), p.f32({1}), 2, 1, 5}; };
+  add_op<P>(c, rope,
+            {wrong_shape("inv_freq", &P::inv_freq), wrong_shape("out", &P::out), wrong_dtype("inv_freq", &P::inv_freq),
+             wrong_device("out", &P::out), alias("out", &P::out, &P::inp), missing("inv_freq", &P::inv_freq),
+             other<P>("pos_offset", [](P& op) { op.pos_offset = -1; }),
+             other<P>("inp", [](P& op) { op.inp.shape[2] = op.out.shape[2] = 12; })});  // head size 3: odd
+  add_op<P>(c, [rope](ContractPool& p) { P op = rope(p); op.out = op.inp; return op; }, {});
+  auto rope_b = [](ContractPool& p) { return PB{p.act({6, 8}), p.act({2, 3, 8}), p.f32({1}), 2, 1, 0}; };
+  add_op<PB>(c, rope_b,
+             {wrong_shape("dinp", &PB::dinp), wrong_dtype("dout", &PB::dout), wrong_device("inv_freq", &PB::inv_freq),
+              alias("dinp", &PB::dinp, &PB::dout), other<PB>("n_kv_head", [](PB& op) { op.n_kv_head = 3; })});
+  add_op<PB>(c, [rope_b](ContractPool& p) { PB op = rope_b(p); op.dinp = op.dout; return op; }, {});
+  add_op<S>(c, [](ContractPool& p) { return S{p.act({6, 3}), p.act({6, 6})}; },
+            {wrong_shape("out", &S::out), wrong_dtype("inp", &S::inp), wrong_device("out", &S::out),
+             alias("out", &S::out, &S::inp), missing("inp", &S::inp), other<S>("inp", [](S& op) { op.inp.shape[1] = 5; })});
+  add_op<SB>(c, [](ContractPool& p) { return SB{p.act({6, 6}), p.act({6, 6}), p.act({6, 3})}; },
+             {wrong_shape("dout", &SB::dout), wrong_shape("dinp", &SB::dinp), wrong_dtype("dinp", &SB::dinp),
+              wrong_device("inp", &SB::inp), alias("dinp", &SB::dinp, &SB::inp), alias("dinp", &SB::dinp, &SB::dout)});
+}
+
 // Shapes of the valid calls: B = 2, T = 3, C = 4 (2 heads of 2), vocabulary 5, N = B*T = 6.
 inline std::vector<ContractCase> contract_cases() {
   using E = EncoderForwardOp;
@@ -207,6 +278,7 @@ inline std::vector<ContractCase> contract_cases() {
                   {wrong_shape("v", &AdamWOp::v), wrong_dtype("param_copy", &AdamWOp::param_copy),
                    wrong_device("grad", &AdamWOp::grad), alias("param_copy", &AdamWOp::param_copy, &AdamWOp::grad),
                    other<AdamWOp>("step", [](AdamWOp& op) { op.h.step = 0; })});
+  add_llama_contract_cases(c);
   return c;
 }
 

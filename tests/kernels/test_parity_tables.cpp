@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/kernels/cuda/parity_cases.h"
+#include "tests/kernels/cuda/parity_llama_cases.h"
 
 namespace trainer::testing {
 namespace {
@@ -29,6 +30,10 @@ TEST_CASE("parity tables: element-wise, CPU against CPU") { check_tables(element
 TEST_CASE("parity tables: bias_backward, CPU against CPU") { check_tables(bias_backward_parity_cases()); }
 TEST_CASE("parity tables: cross-entropy, CPU against CPU") { check_tables(xent_parity_cases()); }
 TEST_CASE("parity tables: adamw, CPU against CPU") { check_tables(adamw_parity_cases()); }
+TEST_CASE("parity tables: rmsnorm, CPU against CPU") { check_tables(rmsnorm_parity_cases()); }
+TEST_CASE("parity tables: head rmsnorm, CPU against CPU") { check_tables(head_rmsnorm_parity_cases()); }
+TEST_CASE("parity tables: rope, CPU against CPU") { check_tables(rope_parity_cases()); }
+TEST_CASE("parity tables: swiglu, CPU against CPU") { check_tables(swiglu_parity_cases()); }
 
 // The harness's own checks, each made to fire: a case where the backend under test misbehaves.
 ParityCase gelu_case(std::function<void(Backend&, const ParityArgs&)> run) {

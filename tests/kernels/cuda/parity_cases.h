@@ -144,34 +144,38 @@ inline std::vector<ParityCase> layernorm_parity_cases() {
 }
 
 // ---- attention ----
+// Shapes (B, T, H, Hkv, D): multi-head (Hkv = H), grouped and multi-query k/v heads, on the
+// tensor-core path (bf16, D = 64 and 128) and the scalar one (f32, other D), T off the tiles.
 inline std::vector<ParityCase> attention_parity_cases() {
   // bf16 rounds P and dS to bf16 inside the products as well as the outputs.
   const Tol tol{5e-5, 3e-2};
-  const std::vector<std::vector<int64_t>> shapes = {{2, 37, 3, 64}, {1, 130, 2, 128}, {2, 17, 2, 40}, {1, 1, 1, 64},
-                                                    {1, 64, 2, 64}, {1, 200, 1, 128}, {1, 45, 2, 96}, {2, 33, 1, 16}};
+  const std::vector<std::vector<int64_t>> shapes = {
+      {2, 37, 3, 3, 64}, {1, 130, 2, 2, 128}, {2, 17, 2, 2, 40}, {1, 1, 1, 1, 64}, {1, 64, 2, 2, 64},
+      {1, 200, 1, 1, 128}, {1, 45, 2, 2, 96}, {2, 33, 1, 1, 16}, {2, 37, 4, 2, 64}, {1, 130, 4, 1, 128},
+      {2, 70, 8, 2, 64}, {2, 17, 6, 3, 40}, {1, 45, 3, 1, 8}, {1, 1, 2, 1, 64}, {1, 65, 2, 1, 96}};
   std::vector<ParityCase> cases;
   for (const auto& s : shapes) {
-    const int64_t B = s[0], T = s[1], H = s[2], C = s[2] * s[3];
-    const int n_head = int(H);
+    const int64_t B = s[0], T = s[1], H = s[2], Hkv = s[3], C = s[2] * s[4], W = (H + 2 * Hkv) * s[4];
+    const int n_head = int(H), n_kv_head = int(Hkv);
     ParityCase f;
     f.label = dims_label("attention_forward", s);
     f.args = {output("out", Kind::act, {B, T, C}, tol), output("lse", Kind::f32, {B, H, T}, Tol{kTolF32, 1e-3}),
-              input("qkv", Kind::act, {B, T, 3 * C}, -1.5f, 1.5f)};
-    f.run = [n_head](Backend& be, const ParityArgs& t) {
-      be.run(AttentionForwardOp{t["out"], t["lse"], t["qkv"], n_head});
+              input("qkv", Kind::act, {B, T, W}, -1.5f, 1.5f)};
+    f.run = [n_head, n_kv_head](Backend& be, const ParityArgs& t) {
+      be.run(AttentionForwardOp{t["out"], t["lse"], t["qkv"], n_head, n_kv_head});
     };
     cases.push_back(f);
     ParityCase b;
     b.label = dims_label("attention_backward", s);
-    b.args = {output("dqkv", Kind::act, {B, T, 3 * C}, tol), input("dout", Kind::act, {B, T, C}),
-              input("qkv", Kind::act, {B, T, 3 * C}, -1.5f, 1.5f), input("out", Kind::act, {B, T, C}),
+    b.args = {output("dqkv", Kind::act, {B, T, W}, tol), input("dout", Kind::act, {B, T, C}),
+              input("qkv", Kind::act, {B, T, W}, -1.5f, 1.5f), input("out", Kind::act, {B, T, C}),
               input("lse", Kind::f32, {B, H, T})};
     // out and lse from the reference's forward pass, so both sides see the same inputs.
-    b.prepare = [n_head](Backend& ref, const ParityArgs& t, Tensors&) {
-      ref.run(AttentionForwardOp{t["out"], t["lse"], t["qkv"], n_head});
+    b.prepare = [n_head, n_kv_head](Backend& ref, const ParityArgs& t, Tensors&) {
+      ref.run(AttentionForwardOp{t["out"], t["lse"], t["qkv"], n_head, n_kv_head});
     };
-    b.run = [n_head](Backend& be, const ParityArgs& t) {
-      be.run(AttentionBackwardOp{t["dqkv"], t["dout"], t["qkv"], t["out"], t["lse"], n_head});
+    b.run = [n_head, n_kv_head](Backend& be, const ParityArgs& t) {
+      be.run(AttentionBackwardOp{t["dqkv"], t["dout"], t["qkv"], t["out"], t["lse"], n_head, n_kv_head});
     };
     cases.push_back(b);
   }

@@ -2,6 +2,7 @@
 // in both precisions: every op with tensor outputs on the shapes of parity_cases.h.
 #include "tests/kernels/cuda/cuda_test_util.h"
 #include "tests/kernels/cuda/parity_cases.h"
+#include "tests/kernels/cuda/parity_llama_cases.h"
 
 namespace trainer::testing {
 namespace {
@@ -21,6 +22,10 @@ TEST_CASE("parity: element-wise") { check_parity(elementwise_parity_cases()); }
 TEST_CASE("parity: bias_backward") { check_parity(bias_backward_parity_cases()); }
 TEST_CASE("parity: cross-entropy") { check_parity(xent_parity_cases()); }
 TEST_CASE("parity: adamw") { check_parity(adamw_parity_cases()); }
+TEST_CASE("parity: rmsnorm") { check_parity(rmsnorm_parity_cases()); }
+TEST_CASE("parity: head rmsnorm") { check_parity(head_rmsnorm_parity_cases()); }
+TEST_CASE("parity: rope") { check_parity(rope_parity_cases()); }
+TEST_CASE("parity: swiglu") { check_parity(swiglu_parity_cases()); }
 
 }  // namespace
 }  // namespace trainer::testing

@@ -1,0 +1,187 @@
+// The parity tables of the Llama ops (tests/kernels/cuda/parity.h): RMSNorm, per-head RMSNorm
+// (qk-norm), rotary embedding and SwiGLU, forward and backward, on shapes that reach each
+// kernel path: widths off the 8-element chunks and off the 256-thread block (vector and scalar
+// loads), head sizes 2 to 128 with grouped and multi-query k/v heads, unaligned views, and the
+// in-place forms (an accumulated argument passed as both input and output). Tolerances as in
+// parity_cases.h: one act rounding for act outputs, kTolSums for the f32 weight gradients.
+// Grouped attention is in attention_parity_cases (parity_cases.h).
+#pragma once
+
+#include <functional>
+#include <iterator>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/kernels/cuda/parity.h"
+#include "tests/kernels/cuda/parity_cases.h"
+
+namespace trainer::testing {
+
+inline ParityCase make_case(std::string label, std::vector<ParityArg> args,
+                            std::function<void(Backend&, const ParityArgs&)> run, int64_t offset = 0) {
+  ParityCase c;
+  c.label = std::move(label);
+  c.args = std::move(args);
+  c.run = std::move(run);
+  c.offset = offset;
+  return c;
+}
+
+// ---- rmsnorm: (N, C), the last with an unaligned view ----
+inline std::vector<ParityCase> rmsnorm_parity_cases() {
+  // {2100, 40}: 66 blocks of 32 rows for the weight gradient's second pass.
+  const std::vector<std::vector<int64_t>> shapes = {{1, 1}, {5, 7}, {3, 8}, {37, 768}, {16, 1600}, {70, 33},
+                                                    {4, 2050}, {2100, 40}, {33, 64, 1}};
+  std::vector<ParityCase> cases;
+  for (const auto& s : shapes) {
+    const int64_t N = s[0], C = s[1], offset = s.size() > 2 ? s[2] : 0;
+    const std::string dims = dims_label("", {N, C}) + (offset ? " unaligned" : "");
+    cases.push_back(make_case("rmsnorm_forward" + dims,
+                              {output("out", Kind::act, {N, C}, kTolAct), output("rstd", Kind::f32, {N}, kTolStats),
+                               input("inp", Kind::act, {N, C}, -2, 3), input("weight", Kind::act, {C}, 0.5f, 1.5f)},
+                              [](Backend& be, const ParityArgs& t) {
+                                be.run(RmsnormForwardOp{t["out"], t["rstd"], t["inp"], t["weight"], 1e-5f});
+                              },
+                              offset));
+    for (Accumulate mode : {Accumulate::overwrite, Accumulate::add}) {
+      ParityCase b = make_case(
+          "rmsnorm_backward" + dims + (mode == Accumulate::add ? " add" : ""),
+          {mode == Accumulate::add ? accumulated("dinp", Kind::act, {N, C}, kTolAct)
+                                   : output("dinp", Kind::act, {N, C}, kTolAct),
+           accumulated("dweight", Kind::f32, {C}, kTolSums), input("dout", Kind::act, {N, C}),
+           input("inp", Kind::act, {N, C}, -2, 3), input("weight", Kind::act, {C}, 0.5f, 1.5f), input("rstd", Kind::f32, {N})},
+          [mode](Backend& be, const ParityArgs& t) {
+            be.run(RmsnormBackwardOp{t["dinp"], t["dweight"], t["dout"], t["inp"], t["weight"], t["rstd"], mode});
+          },
+          offset);
+      // rstd of inp, as the forward pass saves it.
+      b.prepare = [N, C](Backend& ref, const ParityArgs& t, Tensors& scratch) {
+        ref.run(RmsnormForwardOp{scratch.alloc(DType::f32, {N, C}), t["rstd"], t["inp"], t["weight"], 1e-5f});
+      };
+      cases.push_back(b);
+    }
+    // In place: dinp is dout.
+    ParityCase b = make_case(
+        "rmsnorm_backward in place" + dims,
+        {accumulated("dout", Kind::act, {N, C}, kTolAct), accumulated("dweight", Kind::f32, {C}, kTolSums),
+         input("inp", Kind::act, {N, C}, -2, 3), input("weight", Kind::act, {C}, 0.5f, 1.5f), input("rstd", Kind::f32, {N})},
+        [](Backend& be, const ParityArgs& t) {
+          be.run(RmsnormBackwardOp{t["dout"], t["dweight"], t["dout"], t["inp"], t["weight"], t["rstd"],
+                                   Accumulate::overwrite});
+        },
+        offset);
+    b.prepare = [N, C](Backend& ref, const ParityArgs& t, Tensors& scratch) {
+      ref.run(RmsnormForwardOp{scratch.alloc(DType::f32, {N, C}), t["rstd"], t["inp"], t["weight"], 1e-5f});
+    };
+    cases.push_back(b);
+  }
+  return cases;
+}
+
+// ---- per-head ops on a qkv tensor: (B, T, H, Hkv, D) ----
+struct HeadRow {
+  int64_t B, T, H, Hkv, D;
+  int64_t width() const { return (H + 2 * Hkv) * D; }
+  std::vector<int64_t> qkv() const { return {B, T, width()}; }
+  std::string dims() const { return dims_label("", {B, T, H, Hkv, D}); }
+};
+
+// The last has 38 blocks of 32 rows for the weight gradients' second pass.
+inline constexpr HeadRow kHeadRows[] = {{2, 5, 2, 1, 8},   {1, 37, 4, 2, 64}, {2, 17, 3, 3, 128}, {1, 3, 6, 1, 6},
+                                        {3, 70, 4, 1, 16}, {1, 130, 2, 1, 2}, {2, 9, 6, 2, 36},   {4, 300, 2, 1, 64}};
+
+inline std::vector<ParityCase> head_rmsnorm_parity_cases() {
+  std::vector<ParityCase> cases;
+  for (const HeadRow& r : kHeadRows) {
+    const int h = int(r.H), kv = int(r.Hkv);
+    const int64_t normed = r.B * r.T * (r.H + r.Hkv);
+    for (int64_t offset : {0, 1}) {
+      const std::string dims = r.dims() + (offset ? " unaligned" : "");
+      cases.push_back(make_case(
+          "head_rmsnorm_forward" + dims,
+          {output("out", Kind::act, r.qkv(), kTolAct), output("rstd", Kind::f32, {normed}, kTolStats),
+           input("inp", Kind::act, r.qkv(), -2, 3), input("q_weight", Kind::act, {r.D}, 0.5f, 1.5f),
+           input("k_weight", Kind::act, {r.D}, 0.5f, 1.5f)},
+          [h, kv](Backend& be, const ParityArgs& t) {
+            be.run(HeadRmsnormForwardOp{t["out"], t["rstd"], t["inp"], t["q_weight"], t["k_weight"], h, kv, 1e-6f});
+          },
+          offset));
+      // Out of place, then in place (dinp is dout).
+      for (bool in_place : {false, true}) {
+        ParityCase b = make_case(
+            "head_rmsnorm_backward" + std::string(in_place ? " in place" : "") + dims,
+            {in_place ? accumulated("dout", Kind::act, r.qkv(), kTolAct) : input("dout", Kind::act, r.qkv()),
+             in_place ? absent("dinp") : output("dinp", Kind::act, r.qkv(), kTolAct),
+             accumulated("dq_weight", Kind::f32, {r.D}, kTolSums), accumulated("dk_weight", Kind::f32, {r.D}, kTolSums),
+             input("inp", Kind::act, r.qkv(), -2, 3), input("q_weight", Kind::act, {r.D}, 0.5f, 1.5f),
+             input("k_weight", Kind::act, {r.D}, 0.5f, 1.5f), input("rstd", Kind::f32, {normed})},
+            [h, kv, in_place](Backend& be, const ParityArgs& t) {
+              be.run(HeadRmsnormBackwardOp{in_place ? t["dout"] : t["dinp"], t["dq_weight"], t["dk_weight"], t["dout"],
+                                           t["inp"], t["q_weight"], t["k_weight"], t["rstd"], h, kv});
+            },
+            offset);
+        b.prepare = [r, h, kv](Backend& ref, const ParityArgs& t, Tensors& scratch) {
+          ref.run(HeadRmsnormForwardOp{scratch.alloc(DType::f32, r.qkv()), t["rstd"], t["inp"], t["q_weight"],
+                                       t["k_weight"], h, kv, 1e-6f});
+        };
+        cases.push_back(b);
+      }
+    }
+  }
+  return cases;
+}
+
+// inv_freq uniform in [0, 1): angles up to pos_offset + T radians.
+inline std::vector<ParityCase> rope_parity_cases() {
+  const int64_t offsets[] = {0, 3, 1000, 0, 7, 0, 8190, 5};
+  static_assert(std::size(offsets) == std::size(kHeadRows), "a position offset for every row");
+  std::vector<ParityCase> cases;
+  for (size_t i = 0; i < std::size(kHeadRows); ++i) {
+    const HeadRow& r = kHeadRows[i];
+    const int h = int(r.H), kv = int(r.Hkv);
+    const int64_t pos = offsets[i];
+    const std::string dims = r.dims() + " pos " + std::to_string(pos);
+    for (int direction : {1, -1}) {
+      const std::string name = direction > 0 ? "rope_forward" : "rope_backward";
+      auto op = [h, kv, pos, direction](Backend& be, Tensor out, Tensor inp, Tensor inv_freq) {
+        if (direction > 0)
+          be.run(RopeForwardOp{out, inp, inv_freq, h, kv, pos});
+        else
+          be.run(RopeBackwardOp{out, inp, inv_freq, h, kv, pos});
+      };
+      cases.push_back(make_case(name + dims,
+                                {output("out", Kind::act, r.qkv(), kTolAct), input("inp", Kind::act, r.qkv(), -2, 2),
+                                 input("inv_freq", Kind::f32, {r.D / 2}, 0, 1)},
+                                [op](Backend& be, const ParityArgs& t) { op(be, t["out"], t["inp"], t["inv_freq"]); }));
+      cases.push_back(make_case(name + " in place" + dims,
+                                {accumulated("x", Kind::act, r.qkv(), kTolAct), input("inv_freq", Kind::f32, {r.D / 2}, 0, 1)},
+                                [op](Backend& be, const ParityArgs& t) { op(be, t["x"], t["x"], t["inv_freq"]); }, 1));
+    }
+  }
+  return cases;
+}
+
+// ---- swiglu: (N, F), inp (N, 2F) ----
+inline std::vector<ParityCase> swiglu_parity_cases() {
+  const std::vector<std::vector<int64_t>> shapes = {{1, 1}, {5, 7}, {3, 8}, {37, 768}, {16, 1000}, {70, 33}, {37, 768, 1}};
+  std::vector<ParityCase> cases;
+  for (const auto& s : shapes) {
+    const int64_t N = s[0], F = s[1], offset = s.size() > 2 ? s[2] : 0;
+    const std::string dims = dims_label("", {N, F}) + (offset ? " unaligned" : "");
+    cases.push_back(make_case("swiglu_forward" + dims,
+                              {output("out", Kind::act, {N, F}, kTolAct), input("inp", Kind::act, {N, 2 * F}, -6, 6)},
+                              [](Backend& be, const ParityArgs& t) { be.run(SwigluForwardOp{t["out"], t["inp"]}); },
+                              offset));
+    cases.push_back(make_case("swiglu_backward" + dims,
+                              {output("dinp", Kind::act, {N, 2 * F}, kTolAct), input("inp", Kind::act, {N, 2 * F}, -6, 6),
+                               input("dout", Kind::act, {N, F})},
+                              [](Backend& be, const ParityArgs& t) {
+                                be.run(SwigluBackwardOp{t["dinp"], t["inp"], t["dout"]});
+                              },
+                              offset));
+  }
+  return cases;
+}
+
+}  // namespace trainer::testing
