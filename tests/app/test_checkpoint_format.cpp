@@ -274,7 +274,7 @@ TEST_CASE("checkpoint of a differently shaped model is refused, naming the first
   wider.d_model = 16;
   std::string e = error_of([&] { check_model_matches(reader, wider); });
   CHECK(e.find(": tensor wte.weight has shape [16, 8] but the recipe's model needs [16, 16]") != std::string::npos);
-  CHECK(e.find("(checkpoint: n_layer 2, n_head 2, d_model 8, vocab_size 10, seq_len 5; recipe: n_layer 2, n_head 2, "
+  CHECK(e.find("(checkpoint: gpt2 n_layer 2, n_head 2, d_model 8, vocab_size 10, seq_len 5; recipe: gpt2 n_layer 2, n_head 2, "
                "d_model 16,") != std::string::npos);
 
   GptConfig deeper = saved;
