@@ -134,6 +134,11 @@ HfTokenizer::HfTokenizer(HfTokenizerSpec spec) : spec_(std::move(spec)) {
     const int32_t merged = id_of(left + right, what + " (the merged token)");
     merges_.add(l, rt, MergeRule{static_cast<int32_t>(r), merged});
   }
+  split_at_metaspace_ = !spec_.byte_level;
+  for (const auto& [left, right] : spec_.model.merges) {
+    const bool left_ends_meta = left.size() >= 3 && left.compare(left.size() - 3, 3, "\xE2\x96\x81") == 0;
+    if (!left_ends_meta && right.compare(0, 3, "\xE2\x96\x81") == 0) split_at_metaspace_ = false;
+  }
   for (const HfDecoderStep& d : spec_.decoders)
     if (d.kind == HfDecoderStep::byte_level && !spec_.byte_level)
       throw ConfigError(fmt::format("{}: decoder: a ByteLevel decoder without a ByteLevel "
@@ -159,17 +164,47 @@ void HfTokenizer::encode_piece(std::string_view piece, Scratch* s, std::vector<i
       return;
     }
   }
-  if (piece.size() <= kMaxCachedPiece && cached(piece, ids)) return;
+  if (!split_at_metaspace_) {
+    encode_word(piece, s, ids, subsection_start);
+    return;
+  }
+  // No merge joins a symbol ending in another character to one starting with U+2581, so BPE
+  // of the whole piece equals BPE of its words (cut before each such U+2581), word by word.
+  static constexpr std::string_view kMeta = "\xE2\x96\x81";
+  size_t start = 0;
+  for (size_t i = piece.find(kMeta, 1); i != std::string_view::npos; i = piece.find(kMeta, i + 3)) {
+    if (i >= 3 && piece.compare(i - 3, 3, kMeta) == 0) continue;  // inside a run of U+2581
+    encode_word(piece.substr(start, i - start), s, ids, subsection_start);
+    start = i;
+  }
+  encode_word(piece.substr(start), s, ids, subsection_start);
+}
+
+void HfTokenizer::encode_word(std::string_view word, Scratch* s, std::vector<int32_t>* ids,
+                              size_t subsection_start) const {
+  const size_t first_id = ids->size();
+  if (word.size() > kMaxCachedPiece || !cached(word, ids)) {
+    bpe_word(word, s, ids);
+    if (word.size() <= kMaxCachedPiece) remember(word, ids->data() + first_id, ids->size() - first_id);
+  }
+  // fuse_unk: the reference fuses runs of unknowns over the whole stretch of text, so an unk
+  // that starts this word joins one that ended the word before.
+  if (spec_.model.fuse_unk && ids->size() > first_id && first_id > subsection_start &&
+      (*ids)[first_id] == unk_ && (*ids)[first_id - 1] == unk_)
+    ids->erase(ids->begin() + static_cast<std::ptrdiff_t>(first_id));
+}
+
+void HfTokenizer::bpe_word(std::string_view word, Scratch* s, std::vector<int32_t>* ids) const {
   const size_t first_id = ids->size();
   std::vector<int32_t>& sym = s->symbols;
   sym.clear();
   if (spec_.byte_level) {
-    for (char c : piece) sym.push_back(byte_token_[static_cast<unsigned char>(c)]);
+    for (char c : word) sym.push_back(byte_token_[static_cast<unsigned char>(c)]);
   } else {
-    for (size_t i = 0; i < piece.size();) {
+    for (size_t i = 0; i < word.size();) {
       uint32_t cp = 0;
-      const int len = utf8_next(piece.data() + i, piece.data() + piece.size(), &cp);
-      const int32_t id = cp == kInvalidCodepoint ? -1 : token_to_id_.find(piece.substr(i, static_cast<size_t>(len)));
+      const int len = utf8_next(word.data() + i, word.data() + word.size(), &cp);
+      const int32_t id = cp == kInvalidCodepoint ? -1 : token_to_id_.find(word.substr(i, static_cast<size_t>(len)));
       // Unknown characters never merge; -1 - offset remembers where their bytes are.
       sym.push_back(id >= 0 ? id : -1 - static_cast<int32_t>(i));
       i += static_cast<size_t>(len);
@@ -183,22 +218,17 @@ void HfTokenizer::encode_piece(std::string_view piece, Scratch* s, std::vector<i
     }
     const size_t at = static_cast<size_t>(-1 - id);
     uint32_t cp = 0;
-    const int len = utf8_next(piece.data() + at, piece.data() + piece.size(), &cp);
+    const int len = utf8_next(word.data() + at, word.data() + word.size(), &cp);
     bool all_bytes = spec_.model.byte_fallback;
     for (int k = 0; all_bytes && k < len; ++k)
-      all_bytes = byte_token_[static_cast<unsigned char>(piece[at + static_cast<size_t>(k)])] >= 0;
+      all_bytes = byte_token_[static_cast<unsigned char>(word[at + static_cast<size_t>(k)])] >= 0;
     if (all_bytes) {
       for (int k = 0; k < len; ++k)
-        ids->push_back(byte_token_[static_cast<unsigned char>(piece[at + static_cast<size_t>(k)])]);
+        ids->push_back(byte_token_[static_cast<unsigned char>(word[at + static_cast<size_t>(k)])]);
     } else if (unk_ >= 0) {
-      // fuse_unk: the reference fuses runs of unknowns over the whole stretch of text.
-      if (!(spec_.model.fuse_unk && ids->size() > subsection_start && ids->back() == unk_))
-        ids->push_back(unk_);
+      if (!(spec_.model.fuse_unk && ids->size() > first_id && ids->back() == unk_)) ids->push_back(unk_);
     }  // no byte token and no unk token: the character is dropped, as the reference does
   }
-  // Not with unk fusing: its result depends on the ids before the piece.
-  if (piece.size() <= kMaxCachedPiece && !spec_.model.fuse_unk)
-    remember(piece, ids->data() + first_id, ids->size() - first_id);
 }
 
 bool HfTokenizer::cached(std::string_view piece, std::vector<int32_t>* ids) const {

@@ -60,6 +60,9 @@ class HfTokenizer final : public Tokenizer {
                       std::vector<int32_t>* ids) const;
   void encode_piece(std::string_view piece, Scratch* s, std::vector<int32_t>* ids,
                     size_t subsection_start) const;
+  void encode_word(std::string_view word, Scratch* s, std::vector<int32_t>* ids,
+                   size_t subsection_start) const;
+  void bpe_word(std::string_view word, Scratch* s, std::vector<int32_t>* ids) const;
   std::string_view own(std::string text, Scratch* s) const;
 
   // Pieces of at most kMaxCachedPiece bytes; a shard is emptied when it holds kShardEntries.
@@ -80,6 +83,9 @@ class HfTokenizer final : public Tokenizer {
   Trie trie_;
   MergeTable merges_;
   int32_t unk_ = -1, vocab_size_ = 0;
+  // SentencePiece-style files whose merges never join a symbol to a following U+2581: a piece
+  // (a whole stretch of text there, with no pre-tokenizer) is encoded word by word.
+  bool split_at_metaspace_ = false;
   mutable std::array<CacheShard, kCacheShards> cache_;
 };
 
