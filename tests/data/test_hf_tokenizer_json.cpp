@@ -61,6 +61,18 @@ TEST_CASE("hf tokenizer json: normalizers, metaspace and the SentencePiece decod
   CHECK(t.decode({7, 8, 7}) == "aA a");  // byte fallback fused in; one leading space stripped
 }
 
+TEST_CASE("hf tokenizer json: a merge across a U+2581 boundary keeps the stretch whole") {
+  // "a ▁" joins a letter to a following metaspace: word-by-word encoding would be wrong here.
+  const std::string json = R"({"normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "▁"},
+    "model": {"type": "BPE", "vocab": {"a": 0, "▁": 1, "a▁": 2, "▁a": 3},
+    "merges": ["a ▁", "▁ a"]}})";
+  const HfTokenizer t(parse_hf_tokenizer_spec(json, "tok.json"));
+  CHECK(t.encode(" a a") == std::vector<int32_t>{1, 2, 0});  // ▁ a▁ a, not ▁a ▁a
+  const std::string split = R"({"normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "▁"},
+    "model": {"type": "BPE", "vocab": {"a": 0, "▁": 1, "▁a": 3}, "merges": ["▁ a"]}})";
+  CHECK(HfTokenizer(parse_hf_tokenizer_spec(split, "tok.json")).encode(" a a") == std::vector<int32_t>{3, 3});
+}
+
 TEST_CASE("hf tokenizer json: unimplemented components are refused with file, line and path") {
   auto with = [](const std::string& top) { return small_json("", top); };
   const char* cases[][2] = {
