@@ -70,7 +70,9 @@ class At {
   // Refuses keys outside `known` (the component's name goes into the message).
   void only_keys(const std::string& component, std::initializer_list<const char*> known) const {
     expect(JsonKind::object);
-    for (const auto& [key, value] : v_.members) {
+    for (const auto& member : v_.members) {
+      const std::string& key = member.first;  // not a structured binding: lambdas capture it
+      const JsonValue& value = member.second;
       if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) ==
           known.end()) {
         std::string valid;
