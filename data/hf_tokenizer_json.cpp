@@ -155,7 +155,7 @@ HfPreTokenizerStep::Prepend prepend_scheme(const At& c) {
 }
 
 void read_pre_tokenizer(const At& p, HfTokenizerSpec* spec) {
-  const std::string t = p.type("pre-tokenizer", {"Sequence", "Split", "ByteLevel", "Metaspace"});
+  const std::string t = p.type("pre-tokenizer", {"Sequence", "Split", "ByteLevel", "Metaspace", "Digits"});
   HfPreTokenizerStep step;
   if (t == "Sequence") {
     p.only_keys("the Sequence pre-tokenizer", {"type", "pretokenizers"});
@@ -181,6 +181,14 @@ void read_pre_tokenizer(const At& p, HfTokenizerSpec* spec) {
       step.regex = std::make_shared<const SplitRegex>(
           SplitRegex::literal(pattern.member("String").text(), where + ".String"));
     }
+  } else if (t == "Digits") {
+    // The reference's own pattern: runs of non-digits, and each digit (or each run of them).
+    // Digits are ASCII 0-9 there, as in the Rust implementation.
+    p.only_keys("the Digits pre-tokenizer", {"type", "individual_digits"});
+    step.kind = HfPreTokenizerStep::split;
+    const bool each = p.boolean_or("individual_digits", false);
+    step.regex = std::make_shared<const SplitRegex>(each ? "[^0-9]+|[0-9]" : "[^0-9]+|[0-9]+",
+                                                    spec->path + ": " + p.path());
   } else if (t == "ByteLevel") {
     p.only_keys("the ByteLevel pre-tokenizer", {"type", "add_prefix_space", "trim_offsets", "use_regex"});
     step.kind = HfPreTokenizerStep::byte_level;

@@ -73,6 +73,18 @@ TEST_CASE("hf tokenizer json: a merge across a U+2581 boundary keeps the stretch
   CHECK(HfTokenizer(parse_hf_tokenizer_spec(split, "tok.json")).encode(" a a") == std::vector<int32_t>{3, 3});
 }
 
+TEST_CASE("hf tokenizer json: the Digits pre-tokenizer isolates digits (SmolLM's files)") {
+  auto with_digits = [](const char* individual) {
+    return std::string(R"({"pre_tokenizer": {"type": "Digits", "individual_digits": )") + individual +
+           R"(}, "model": {"type": "BPE", "vocab": {"1": 0, "2": 1, "12": 2, "a": 3, "a1": 4},
+           "merges": ["1 2", "a 1"]}})";
+  };
+  const HfTokenizer each(parse_hf_tokenizer_spec(with_digits("true"), "tok.json"));
+  CHECK(each.encode("a12") == std::vector<int32_t>{3, 0, 1});
+  const HfTokenizer runs(parse_hf_tokenizer_spec(with_digits("false"), "tok.json"));
+  CHECK(runs.encode("a12") == std::vector<int32_t>{3, 2});
+}
+
 TEST_CASE("hf tokenizer json: unimplemented components are refused with file, line and path") {
   auto with = [](const std::string& top) { return small_json("", top); };
   const char* cases[][2] = {
