@@ -32,11 +32,13 @@ std::unique_ptr<Tokenizer> make_tokenizer(TokenizerKind kind, const std::string&
 std::string tokenizer_json_path(const std::string& spec) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  // Anything else that exists is handed to the reader, which names what it is (a FIFO, a
+  // device) rather than waiting on it.
   if (fs::is_directory(spec, ec)) {
     const std::string inside = (fs::path(spec) / "tokenizer.json").string();
-    return fs::is_regular_file(inside, ec) ? inside : "";
+    return fs::exists(inside, ec) ? inside : "";
   }
-  return fs::is_regular_file(spec, ec) ? spec : "";
+  return fs::exists(spec, ec) ? spec : "";
 }
 
 std::unique_ptr<Tokenizer> make_tokenizer(const std::string& spec, const std::string& gpt2_dir,
@@ -49,6 +51,9 @@ std::unique_ptr<Tokenizer> make_tokenizer(const std::string& spec, const std::st
     tok = make_tokenizer(*kind, gpt2_dir);
   } else {
     const std::string json = tokenizer_json_path(spec);
+    std::error_code ec;
+    if (json.empty() && std::filesystem::is_directory(spec, ec))
+      throw ConfigError(fmt::format("{}: the folder '{}' holds no tokenizer.json", where, excerpt(spec)));
     if (json.empty())
       throw ConfigError(fmt::format("{}: unknown tokenizer '{}': neither a name (valid: {}) nor a "
                                     "tokenizer.json file or a folder holding one", where,

@@ -63,7 +63,8 @@ std::unique_ptr<Tokenizer> make_tokenizer(TokenizerKind kind, const std::string&
 
 // What data.tokenizer and --tokenizer accept: gpt2, byte, or the path of a tokenizer.json
 // (or of a folder holding one).
-// The tokenizer.json a path names, or "" when it names neither such a file nor such a folder.
+// The tokenizer.json a path names (the path itself, or its folder's tokenizer.json), or "" when
+// nothing is there.
 std::string tokenizer_json_path(const std::string& spec);
 // Builds the tokenizer `spec` names (an unknown name or missing path is a ConfigError that
 // starts with `where` and lists what is valid), then applies the BOS/EOS overrides ("auto",

@@ -40,6 +40,14 @@ expect_exit2 "neither a BOS nor an EOS" prepare --tokenizer datasets/hf/qwen3 --
 expect_exit2 'data prepare: --bos: the tokenizer has no token "<nope>"' \
   prepare --tokenizer datasets/hf/llama3 --out "$work/x" --bos '<nope>'
 expect_exit2 "unknown tokenizer '$work/none.json'" prepare --tokenizer "$work/none.json" --out "$work/x"
+mkfifo "$work/fifo.json"
+expect_exit2 "not a regular file (a FIFO)" timeout 20 "$trainer" data encode --tokenizer "$work/fifo.json" hi
+mkdir -p "$work/empty_folder"
+expect_exit2 "the folder '$work/empty_folder' holds no tokenizer.json" "$trainer" data encode --tokenizer "$work/empty_folder" hi
+mkdir -p "$work/fifo_config"
+cp datasets/hf/qwen3/tokenizer.json "$work/fifo_config/"
+mkfifo "$work/fifo_config/tokenizer_config.json"
+expect_exit2 "tokenizer_config.json': not a regular file (a FIFO)" timeout 20 "$trainer" data encode --tokenizer "$work/fifo_config" hi
 
 # A recipe that names the tokenizer.json: vocab_size must hold its ids, data.bos must exist.
 cat > "$work/r.yaml" <<EOF
