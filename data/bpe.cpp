@@ -2,10 +2,37 @@
 #include "data/bpe.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace trainer {
 
-void MergeTable::add(int32_t left, int32_t right, MergeRule rule) { rules_[key(left, right)] = rule; }
+void MergeTable::grow() {
+  std::vector<Slot> old;
+  old.swap(slots_);
+  slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
+  size_ = 0;
+  for (const Slot& s : old)
+    if (s.rule.merged >= 0) add(static_cast<int32_t>(s.key >> 32), static_cast<int32_t>(s.key & 0xFFFFFFFFu), s.rule);
+}
+
+void MergeTable::add(int32_t left, int32_t right, MergeRule rule) {
+  if (rule.merged < 0) throw std::logic_error("MergeTable::add: a merged id is a token id (>= 0)");
+  if (2 * (size_ + 1) > slots_.size()) grow();
+  const uint64_t k = key(left, right);
+  for (size_t i = slot_of(k);; i = (i + 1) & (slots_.size() - 1)) {
+    Slot& s = slots_[i];
+    if (s.rule.merged < 0) {
+      s.key = k;
+      s.rule = rule;
+      ++size_;
+      return;
+    }
+    if (s.key == k) {
+      s.rule = rule;
+      return;
+    }
+  }
+}
 
 namespace {
 

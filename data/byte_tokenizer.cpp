@@ -7,6 +7,13 @@
 
 namespace trainer {
 
+ByteTokenizer::ByteTokenizer() { set_document_marks(kEot, -1); }
+
+int32_t ByteTokenizer::token_id(std::string_view token) const {
+  if (token == "<|endoftext|>") return kEot;
+  return token.size() == 1 ? static_cast<unsigned char>(token[0]) : -1;
+}
+
 std::vector<int32_t> ByteTokenizer::encode(std::string_view text) const {
   std::vector<int32_t> ids(text.size());
   for (size_t i = 0; i < text.size(); ++i) ids[i] = static_cast<unsigned char>(text[i]);

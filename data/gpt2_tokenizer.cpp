@@ -8,7 +8,15 @@
 
 namespace trainer {
 
-Gpt2Tokenizer::Gpt2Tokenizer(Gpt2Vocab vocab) : vocab_(std::move(vocab)) {}
+Gpt2Tokenizer::Gpt2Tokenizer(Gpt2Vocab vocab) : vocab_(std::move(vocab)) {
+  set_document_marks(vocab_.eot, -1);  // llm.c: every document starts with end-of-text
+}
+
+int32_t Gpt2Tokenizer::token_id(std::string_view token) const {
+  for (size_t i = 0; i < vocab_.token_bytes.size(); ++i)
+    if (vocab_.token_bytes[i] == token) return static_cast<int32_t>(i);
+  return -1;
+}
 
 void Gpt2Tokenizer::encode_piece(std::string_view piece, std::vector<int32_t>* out) const {
   auto it = cache_.find(piece);

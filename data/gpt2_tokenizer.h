@@ -27,6 +27,7 @@ class Gpt2Tokenizer final : public Tokenizer {
   // Ids outside [0, vocab_size) are an InputError naming the id.
   std::string decode(const std::vector<int32_t>& ids) const override;
   int32_t eot() const override { return vocab_.eot; }
+  int32_t token_id(std::string_view token) const override;
   int32_t vocab_size() const override { return static_cast<int32_t>(vocab_.token_bytes.size()); }
 
  private:

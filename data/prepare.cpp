@@ -5,8 +5,12 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 #include <utility>
 
 #include "data/documents.h"
@@ -33,6 +37,9 @@ void check_options(const PrepareOptions& o) {
   if (o.shard_tokens < 1 || o.shard_tokens > 0x7FFFFFFF)
     throw ConfigError(fmt::format("data prepare: --shard-tokens {} is outside [1, 2147483647]",
                                   o.shard_tokens));
+  if (o.threads < 0 || o.threads > 4096)
+    throw ConfigError(fmt::format("data prepare: --threads {} is outside [0, 4096] (0 = every core)",
+                                  o.threads));
   if (o.doc_blank_lines < 0)
     throw ConfigError(fmt::format("data prepare: --doc-blank-lines {} is negative",
                                   o.doc_blank_lines));
@@ -45,10 +52,12 @@ class ShardSink {
       : dir_(std::move(dir)), prefix_(std::move(prefix)), shard_tokens_(shard_tokens),
         width_(width) {}
 
-  void add(int32_t eot, const std::vector<int32_t>& tokens) {
-    buf_.push_back(eot);
+  void add(int32_t bos, const std::vector<int32_t>& tokens, int32_t eos) {
+    const size_t before = buf_.size();
+    if (bos >= 0) buf_.push_back(bos);
     buf_.insert(buf_.end(), tokens.begin(), tokens.end());
-    total_ += 1 + static_cast<int64_t>(tokens.size());
+    if (eos >= 0) buf_.push_back(eos);
+    total_ += static_cast<int64_t>(buf_.size() - before);
     const size_t s = static_cast<size_t>(shard_tokens_);
     size_t used = 0;
     while (buf_.size() - used >= s + s / 2) {
@@ -181,14 +190,52 @@ int64_t publish(const fs::path& out, const fs::path& staging, const std::vector<
   return static_cast<int64_t>(stale.size());
 }
 
+// Tokenizes docs[i] of text into (*out)[i] on `threads` threads (documents taken in order
+// from a shared counter; each result lands in its own slot, so the order of completion does
+// not matter). The first exception any thread meets is rethrown here.
+void tokenize_batch(const Tokenizer& tok, std::string_view text, const std::vector<DocumentSpan>& docs,
+                    int threads, std::vector<std::vector<int32_t>>* out) {
+  out->assign(docs.size(), {});
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto work = [&] {
+    try {
+      for (size_t i = next++; i < docs.size(); i = next++)
+        (*out)[i] = tok.encode(text.substr(docs[i].offset, docs[i].length));
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+      next = docs.size();
+    }
+  };
+  const int n = std::max(1, std::min<int>(threads, static_cast<int>(docs.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+constexpr size_t kBatchBytes = size_t{16} << 20;  // text tokenized between two writes
+
 }  // namespace
 
 PrepareSummary prepare_shards(const PrepareOptions& o, const PrepareProgress& progress) {
   check_options(o);
   check_out_dir(o.out_dir);
-  const auto tokenizer = make_tokenizer(o.tokenizer, o.tokenizer_dir);
+  const auto tokenizer = make_tokenizer(o.tokenizer, o.tokenizer_dir, "data prepare: --tokenizer",
+                                        o.bos, o.eos, "data prepare: --bos", "data prepare: --eos");
   PrepareSummary sum;
   sum.vocab_size = tokenizer->vocab_size();
+  sum.bos = tokenizer->bos();
+  sum.eos = tokenizer->eos();
+  if (sum.bos < 0 && sum.eos < 0)
+    throw ConfigError(fmt::format("data prepare: the tokenizer {} has neither a BOS nor an EOS for "
+                                  "document boundaries; give --bos TOKEN or --eos TOKEN", o.tokenizer));
+  if (sum.bos >= 0) sum.bos_text = tokenizer->decode({sum.bos});
+  if (sum.eos >= 0) sum.eos_text = tokenizer->decode({sum.eos});
+  sum.threads = o.threads > 0 ? o.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 
   std::vector<InputFile> inputs;
   for (const std::string& pattern : o.inputs)
@@ -229,14 +276,23 @@ PrepareSummary prepare_shards(const PrepareOptions& o, const PrepareProgress& pr
     if (static_cast<int64_t>(f.size()) != in.bytes)
       throw InputError(fmt::format("input '{}' changed size while being prepared", in.path));
     size_t last_end = 0;
-    for (const DocumentSpan& d : in.docs) {
-      const std::vector<int32_t> ids = tokenizer->encode(f.view().substr(d.offset, d.length));
-      const bool v = is_val[static_cast<size_t>(doc_index++)];
-      (v ? val : train).add(tokenizer->eot(), ids);
-      (v ? sum.val_documents : sum.train_documents) += 1;
-      done_bytes += static_cast<int64_t>(d.offset + d.length - last_end);
-      last_end = d.offset + d.length;
-      if (progress) progress(done_bytes, sum.input_bytes);
+    std::vector<std::vector<int32_t>> ids;
+    for (size_t first = 0; first < in.docs.size();) {
+      size_t last = first, bytes = 0;
+      while (last < in.docs.size() && (last == first || bytes < kBatchBytes)) bytes += in.docs[last++].length;
+      const std::vector<DocumentSpan> batch(in.docs.begin() + static_cast<std::ptrdiff_t>(first),
+                                            in.docs.begin() + static_cast<std::ptrdiff_t>(last));
+      tokenize_batch(*tokenizer, f.view(), batch, sum.threads, &ids);
+      for (size_t k = 0; k < batch.size(); ++k) {
+        const DocumentSpan& d = batch[k];
+        const bool v = is_val[static_cast<size_t>(doc_index++)];
+        (v ? val : train).add(sum.bos, ids[k], sum.eos);
+        (v ? sum.val_documents : sum.train_documents) += 1;
+        done_bytes += static_cast<int64_t>(d.offset + d.length - last_end);
+        last_end = d.offset + d.length;
+        if (progress) progress(done_bytes, sum.input_bytes);
+      }
+      first = last;
     }
     done_bytes += static_cast<int64_t>(f.size() - last_end);
   }

@@ -4,8 +4,11 @@
 // name). Each file is split into documents (documents.h); round(val_fraction x documents)
 // of them (at least 1 and at most all but one when val_fraction > 0) are drawn for validation
 // by a Fisher-Yates shuffle seeded from `seed`, the rest are training documents. Each document
-// becomes the end-of-text id followed by its tokens (llm.c's convention: every document,
-// the first included, starts with end-of-text), concatenated in input order per split.
+// becomes [BOS] tokens [EOS] (gpt2 and byte: end-of-text then the tokens, llm.c's convention:
+// every document, the first included, starts with end-of-text; a tokenizer.json: its
+// tokenizer_config.json's BOS/EOS, or --bos/--eos), concatenated in input order per split.
+// Documents are tokenized by `threads` threads in batches and written in input order, so the
+// shards are byte-identical whatever the thread count.
 //
 // Output in out_dir, in llm.c's shard format (shard.h), uint16 unless the vocabulary needs
 // uint32:
@@ -30,8 +33,10 @@ namespace trainer {
 
 struct PrepareOptions {
   std::vector<std::string> inputs;  // files or glob patterns
-  TokenizerKind tokenizer = TokenizerKind::gpt2;
+  std::string tokenizer = "gpt2";  // gpt2, byte, or a tokenizer.json (tokenizer.h)
   std::string tokenizer_dir = kDefaultTokenizerDir;
+  std::string bos = "auto", eos = "auto";  // per-document marks (tokenizer_config.h)
+  int threads = 0;  // tokenizing threads; 0 = every core. The output does not depend on it.
   std::string out_dir;
   double val_fraction = 0.05;  // in [0, 1)
   int64_t shard_tokens = 100'000'000;
@@ -50,6 +55,9 @@ struct PrepareSummary {
   std::vector<std::string> val_shards;
   int64_t stale_shards_removed = 0;  // shards of an earlier run that were not overwritten
   int32_t vocab_size = 0;
+  int32_t bos = -1, eos = -1;  // the ids used (-1 = none)
+  std::string bos_text, eos_text;  // their decoded text
+  int threads = 1;
 };
 
 // Called after each document with the input bytes tokenized so far and the total.

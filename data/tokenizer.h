@@ -1,7 +1,9 @@
-// Tokenizers: byte-level (256 byte ids + end-of-text, no files) and GPT-2 BPE from
-// encoder.json + vocab.bpe, encoding exactly as OpenAI's reference encoder does.
-// Text is plain text: "<|endoftext|>" inside it is ordinary characters; document boundaries
-// are inserted by callers as eot().
+// Tokenizers: byte-level (256 byte ids + end-of-text, no files), GPT-2 BPE from
+// encoder.json + vocab.bpe, encoding exactly as OpenAI's reference encoder does, and Hugging
+// Face tokenizer.json files (hf_tokenizer.h), exactly as Hugging Face's own implementation.
+// For gpt2 and byte, text is plain text: "<|endoftext|>" inside it is ordinary characters; a
+// tokenizer.json matches its added tokens in the text, as its reference does. Document
+// boundaries are inserted by callers (bos(), eos()).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +33,21 @@ class Tokenizer {
   virtual std::string decode(const std::vector<int32_t>& ids) const = 0;
   virtual int32_t eot() const = 0;
   virtual int32_t vocab_size() const = 0;
+  // Id of a token given by its text ("<|endoftext|>", "<s>"), or -1 when there is none.
+  virtual int32_t token_id(std::string_view token) const = 0;
+
+  // The ids `data prepare` puts before and after every document (-1 = none). Defaults:
+  // gpt2 and byte start each document with end-of-text (llm.c's convention); a
+  // tokenizer.json takes them from tokenizer_config.json (tokenizer_config.h).
+  int32_t bos() const { return bos_; }
+  int32_t eos() const { return eos_; }
+  void set_document_marks(int32_t bos, int32_t eos) {
+    bos_ = bos;
+    eos_ = eos;
+  }
+
+ protected:
+  int32_t bos_ = -1, eos_ = -1;
 };
 
 // Unknown names are a ConfigError that starts with `where` (e.g. "recipe.yaml:12:14:
@@ -43,5 +60,20 @@ constexpr const char* kDefaultTokenizerDir = "datasets/tokenizer";
 // dir holds encoder.json and vocab.bpe for gpt2; unused for byte. Missing or bad files are an
 // InputError naming the file.
 std::unique_ptr<Tokenizer> make_tokenizer(TokenizerKind kind, const std::string& dir);
+
+// What data.tokenizer and --tokenizer accept: gpt2, byte, or the path of a tokenizer.json
+// (or of a folder holding one).
+// The tokenizer.json a path names (the path itself, or its folder's tokenizer.json), or "" when
+// nothing is there.
+std::string tokenizer_json_path(const std::string& spec);
+// Builds the tokenizer `spec` names (an unknown name or missing path is a ConfigError that
+// starts with `where` and lists what is valid), then applies the BOS/EOS overrides ("auto",
+// "none" or a token's text, see tokenizer_config.h); bos_where/eos_where name those options.
+std::unique_ptr<Tokenizer> make_tokenizer(const std::string& spec, const std::string& gpt2_dir,
+                                          const std::string& where = "--tokenizer",
+                                          const std::string& bos = "auto",
+                                          const std::string& eos = "auto",
+                                          const std::string& bos_where = "--bos",
+                                          const std::string& eos_where = "--eos");
 
 }  // namespace trainer

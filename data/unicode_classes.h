@@ -1,4 +1,5 @@
-// Code point classes for GPT-2 pre-tokenisation and a UTF-8 decoder that never fails.
+// Code point classes for GPT-2 pre-tokenisation, a UTF-8 decoder that never fails, and the
+// encoder.
 // Classes follow the reference encoder's JavaScript regular expression: letter = \p{L},
 // number = \p{N}, space = JavaScript \s (Unicode White_Space plus U+FEFF, without U+0085 and
 // U+001C..U+001F), other = the rest. The table is generated from node's own regex engine
@@ -7,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace trainer {
 
@@ -34,5 +36,8 @@ CharClass char_class(uint32_t cp);
 // value above U+10FFFF, truncated sequence) is consumed alone as kInvalidCodepoint, whose
 // class is other: invalid input still tokenizes, byte for byte.
 int utf8_next(const char* p, const char* end, uint32_t* cp);
+
+// Appends the UTF-8 encoding of cp (at most U+10FFFF) to *out.
+void append_utf8(uint32_t cp, std::string* out);
 
 }  // namespace trainer

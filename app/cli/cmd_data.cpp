@@ -87,7 +87,7 @@ struct PrepareArgs {
 };
 
 int run_prepare(PrepareArgs& a) {
-  a.opt.tokenizer = parse_tokenizer_kind(a.tokenizer, "--tokenizer");
+  a.opt.tokenizer = a.tokenizer;
   ProgressBar bar(a.quiet);
   const auto t0 = Clock::now();
   const PrepareSummary s =
@@ -101,6 +101,10 @@ int run_prepare(PrepareArgs& a) {
   fmt::print("prepared {}: {} input file(s), {:.2f} MB, tokenizer {} (vocab {}, {} per token)\n",
              a.opt.out_dir, s.files, static_cast<double>(s.input_bytes) / 1e6, a.tokenizer,
              s.vocab_size, s.vocab_size <= 65536 ? "uint16" : "uint32");
+  auto mark = [](int32_t id, const std::string& text) {
+    return id < 0 ? std::string("none") : fmt::format("'{}' (id {})", text, id);
+  };
+  fmt::print("  per document: BOS {}, EOS {}\n", mark(s.bos, s.bos_text), mark(s.eos, s.eos_text));
   fmt::print("  documents: {} ({} train, {} val; val drawn with seed {})\n",
              thousands(s.train_documents + s.val_documents), thousands(s.train_documents),
              thousands(s.val_documents), a.opt.seed);
@@ -110,8 +114,8 @@ int run_prepare(PrepareArgs& a) {
              s.val_shards.size(), list(s.val_shards));
   if (s.stale_shards_removed > 0)
     fmt::print("  removed {} shard(s) left from an earlier run\n", s.stale_shards_removed);
-  fmt::print("  time: {:.2f} s ({:.2f} MB/s)\n", secs,
-             secs > 0 ? static_cast<double>(s.input_bytes) / 1e6 / secs : 0.0);
+  fmt::print("  time: {:.2f} s ({:.2f} MB/s, {} thread(s))\n", secs,
+             secs > 0 ? static_cast<double>(s.input_bytes) / 1e6 / secs : 0.0, s.threads);
   fmt::print("recipe: data: {{train: \"{}/train_*.bin\", val: \"{}/val_*.bin\", tokenizer: {}}}\n",
              a.opt.out_dir, a.opt.out_dir, a.tokenizer);
   return 0;
@@ -122,10 +126,12 @@ struct TokenizerArgs {
   std::string dir = kDefaultTokenizerDir;
 };
 
+constexpr const char* kTokenizerHelp =
+    "gpt2 (BPE, vocab 50257), byte (256 bytes + end-of-text), or the path of a Hugging Face "
+    "tokenizer.json (or of a folder holding one; its tokenizer_config.json gives BOS/EOS)";
+
 void add_tokenizer_options(CLI::App* sub, TokenizerArgs* t) {
-  sub->add_option("--tokenizer", t->tokenizer, "tokenizer: gpt2 (BPE, vocab 50257) or byte "
-                                               "(256 bytes + end-of-text)")
-      ->capture_default_str();
+  sub->add_option("--tokenizer", t->tokenizer, kTokenizerHelp)->capture_default_str();
   sub->add_option("--tokenizer-dir", t->dir,
                   "directory holding GPT-2's encoder.json and vocab.bpe (scripts/fetch_data.sh "
                   "puts them in datasets/tokenizer)")
@@ -133,7 +139,7 @@ void add_tokenizer_options(CLI::App* sub, TokenizerArgs* t) {
 }
 
 std::unique_ptr<Tokenizer> load(const TokenizerArgs& t) {
-  return make_tokenizer(parse_tokenizer_kind(t.tokenizer, "--tokenizer"), t.dir);
+  return make_tokenizer(t.tokenizer, t.dir);
 }
 
 struct InspectArgs {
@@ -193,6 +199,7 @@ struct EncodeArgs {
   std::string text;
   bool text_given = false;
   bool stats = false;
+  bool lines = false;
 };
 
 int run_encode(const EncodeArgs& a) {
@@ -201,14 +208,30 @@ int run_encode(const EncodeArgs& a) {
   if (!a.text_given)
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   const auto t0 = Clock::now();
-  const std::vector<int32_t> ids = tok->encode(text);
+  auto print_ids = [](const std::vector<int32_t>& ids) {
+    std::string out;
+    for (size_t i = 0; i < ids.size(); ++i) out += (i ? " " : "") + std::to_string(ids[i]);
+    fmt::print("{}\n", out);
+  };
+  size_t n_tokens = 0;
+  if (a.lines) {  // one line of ids per line of text (newlines not encoded)
+    for (size_t start = 0; start < text.size();) {
+      size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      const std::vector<int32_t> ids = tok->encode(std::string_view(text).substr(start, end - start));
+      n_tokens += ids.size();
+      print_ids(ids);
+      start = end + 1;
+    }
+  } else {
+    const std::vector<int32_t> ids = tok->encode(text);
+    n_tokens = ids.size();
+    print_ids(ids);
+  }
   const double secs = seconds_since(t0);
-  std::string out;
-  for (size_t i = 0; i < ids.size(); ++i) out += (i ? " " : "") + std::to_string(ids[i]);
-  fmt::print("{}\n", out);
   if (a.stats)
     fmt::print(stderr, "{} bytes -> {} tokens in {:.3f} s ({:.2f} MB/s)\n", text.size(),
-               ids.size(), secs, secs > 0 ? static_cast<double>(text.size()) / 1e6 / secs : 0.0);
+               n_tokens, secs, secs > 0 ? static_cast<double>(text.size()) / 1e6 / secs : 0.0);
   return 0;
 }
 
@@ -240,9 +263,19 @@ void add_data_command(CLI::App& app, CommandList& commands) {
   p->add_option("--input", prepare->opt.inputs, "text files or glob patterns (quote globs)")
       ->required()
       ->expected(1, -1);
-  p->add_option("--tokenizer", prepare->tokenizer, "gpt2 (BPE, vocab 50257) or byte (256 bytes "
-                                                   "+ end-of-text)")
+  p->add_option("--tokenizer", prepare->tokenizer, kTokenizerHelp)->capture_default_str();
+  p->add_option("--bos", prepare->opt.bos,
+                "token put before every document: auto (gpt2/byte: end-of-text; tokenizer.json: "
+                "from tokenizer_config.json), none, or a token's text such as '<|begin_of_text|>'")
       ->capture_default_str();
+  p->add_option("--eos", prepare->opt.eos,
+                "token put after every document: auto (gpt2/byte: none; tokenizer.json: from "
+                "tokenizer_config.json), none, or a token's text")
+      ->capture_default_str();
+  p->add_option("--threads", prepare->opt.threads,
+                "tokenizing threads (0 = every core); the shards do not depend on it")
+      ->capture_default_str()
+      ->check(int_in(0, 4096));
   p->add_option("--tokenizer-dir", prepare->opt.tokenizer_dir,
                 "directory holding GPT-2's encoder.json and vocab.bpe (from scripts/fetch_data.sh)")
       ->capture_default_str();
@@ -287,6 +320,8 @@ void add_data_command(CLI::App& app, CommandList& commands) {
   e->add_option("text", encode->text, "text to encode; stdin when absent");
   add_tokenizer_options(e, &encode->tok);
   e->add_flag("--stats", encode->stats, "print bytes, tokens and speed on stderr");
+  e->add_flag("--lines", encode->lines, "encode each line of the text on its own (without its "
+                                        "newline) and print one line of ids per line");
 
   auto decode = std::make_shared<DecodeArgs>();
   auto* d = data->add_subcommand("decode", "print the text of token ids (raw bytes, no newline "

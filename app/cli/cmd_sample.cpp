@@ -57,7 +57,8 @@ int sample_under_mpi(const SampleOptions& o, const std::string& dir, const Recip
   check_model_matches(reader, t.config());
   reader.verify_all();
   load_checkpoint(t, reader);
-  auto tokenizer = make_tokenizer(recipe.data.tokenizer, recipe.data.tokenizer_dir);
+  auto tokenizer = make_tokenizer(recipe.data.tokenizer, recipe.data.tokenizer_dir, "data.tokenizer",
+                                  recipe.data.bos, recipe.data.eos, "data.bos", "data.eos");
   std::vector<int32_t> prompt = tokenizer->encode(o.prompt);
   if (prompt.empty()) prompt.push_back(tokenizer->eot());
   std::vector<int32_t> out = t.generate(prompt, o.tokens, o.temperature, o.top_k, o.seed);

@@ -98,8 +98,9 @@ struct TrainConfig {
 struct DataConfig {
   std::string train;
   std::string val;
-  TokenizerKind tokenizer = TokenizerKind::gpt2;
+  std::string tokenizer = "gpt2";  // gpt2, byte, or a tokenizer.json path (data/tokenizer.h)
   std::string tokenizer_dir = "datasets/tokenizer";  // encoder.json + vocab.bpe
+  std::string bos = "auto", eos = "auto";  // per-document marks (data/tokenizer_config.h)
 };
 
 struct EvalConfig {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/recipe/recipe_schema.h"
+#include "data/tokenizer.h"
 #include "kernels/base/errors.h"
 #include "parallel/zero_policy.h"
 
@@ -30,6 +31,30 @@ constexpr int kByteTokenizerIds = 257;  // 256 bytes + end-of-text
 
 [[noreturn]] void fail(const KeyOrigins& origins, const std::string& path, const std::string& text) {
   throw ConfigError(fmt::format("{}: {}: {}", origins.of(path), path, text));
+}
+
+// data.tokenizer names a tokenizer whose ids all fit model.vocab_size, and data.bos / data.eos
+// name its tokens. A tokenizer.json is loaded for this (its vocabulary size is in the file).
+void check_tokenizer(const Recipe& r, const KeyOrigins& o) {
+  const DataConfig& d = r.data;
+  const bool named = d.tokenizer == "gpt2" || d.tokenizer == "byte";
+  if (!named && tokenizer_json_path(d.tokenizer).empty())
+    fail(o, "data.tokenizer",
+         fmt::format("unknown tokenizer {}: neither gpt2 nor byte nor a tokenizer.json file or a "
+                     "folder holding one; valid: gpt2, byte, or a path to a tokenizer.json",
+                     message_quote(d.tokenizer)));
+  int ids = d.tokenizer == "gpt2" ? kGpt2TokenizerIds : kByteTokenizerIds;
+  if (!named || d.bos != "auto" || d.eos != "auto") {
+    const auto tok = make_tokenizer(d.tokenizer, d.tokenizer_dir, o.of("data.tokenizer") + ": data.tokenizer",
+                                    d.bos, d.eos, o.of("data.bos") + ": data.bos",
+                                    o.of("data.eos") + ": data.eos");
+    ids = tok->vocab_size();
+  }
+  if (r.model.vocab_size < ids)
+    fail(o, "model.vocab_size",
+         fmt::format("{} is smaller than the {} tokenizer's {} token ids; valid: >= {} with "
+                     "data.tokenizer {}",
+                     r.model.vocab_size, d.tokenizer, ids, ids, d.tokenizer));
 }
 
 // "a multiple of 16 (e.g. 96 or 112)" around `value`. 64-bit: values reach INT_MAX.
@@ -130,13 +155,7 @@ void check_model(const Recipe& r, const KeyOrigins& o) {
                      multiples_near(m.d_model, m.n_head)));
   if (m.arch == ModelArch::llama) check_llama(m, o);
   else check_no_llama_keys(o);
-  int ids = r.data.tokenizer == TokenizerKind::gpt2 ? kGpt2TokenizerIds : kByteTokenizerIds;
-  if (m.vocab_size < ids)
-    fail(o, "model.vocab_size",
-         fmt::format("{} is smaller than the {} tokenizer's {} token ids; valid: >= {} with "
-                     "data.tokenizer {}",
-                     m.vocab_size, tokenizer_kind_name(r.data.tokenizer), ids, ids,
-                     tokenizer_kind_name(r.data.tokenizer)));
+  check_tokenizer(r, o);
 }
 
 void check_parallel(const Recipe& r, const KeyOrigins& o) {

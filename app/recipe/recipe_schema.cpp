@@ -194,10 +194,19 @@ std::vector<KeySpec> build_schema() {
   s.push_back(train_glob);
   s.push_back(text_key("data.val", TRAINER_FIELD(data.val),
                        "glob of validation token shards; \"\" = none"));
-  s.push_back(choice_key("data.tokenizer", TRAINER_CHOICE(data.tokenizer, kTokenizerKindNames),
-                         "gpt2 BPE (50,257 ids) or bytes (256 ids + end-of-text)"));
+  KeySpec tokenizer = text_key("data.tokenizer", TRAINER_FIELD(data.tokenizer),
+                               "gpt2 BPE (50,257 ids), byte (256 ids + end-of-text), or the path "
+                               "of a Hugging Face tokenizer.json (or of a folder holding one)");
+  tokenizer.text_rule = TextRule::non_empty;
+  tokenizer.valid_note = "gpt2, byte, or a path to a tokenizer.json";
+  s.push_back(tokenizer);
   s.push_back(text_key("data.tokenizer_dir", TRAINER_FIELD(data.tokenizer_dir),
                        "directory with encoder.json and vocab.bpe (gpt2 tokenizer)"));
+  s.push_back(text_key("data.bos", TRAINER_FIELD(data.bos),
+                       "token starting each document: auto (the tokenizer's: end-of-text for "
+                       "gpt2/byte, tokenizer_config.json's for a tokenizer.json), none, or a token"));
+  s.push_back(text_key("data.eos", TRAINER_FIELD(data.eos),
+                       "token ending each document: auto, none, or a token"));
   // eval
   s.push_back(make_key("eval.every", TRAINER_FIELD(eval.every), at_least(0), kNone,
                   "validation loss every this many steps; 0 = off"));

@@ -53,7 +53,7 @@ TEST_CASE("plan: the search enumerates exactly the layouts the trainer's checks 
   base.model.vocab_size = 257;
   base.model.vocab_multiple = 4;  // padded 260 = 4 x 5 x 13: tensor 3 and 6 divide n_head but not it
   base.model.seq_len = 16;
-  base.data.tokenizer = TokenizerKind::byte;
+  base.data.tokenizer = "byte";
   base.train.device = DeviceChoice::cpu;
   base.train.seq_len = 16;
   base.train.global_batch = 12;

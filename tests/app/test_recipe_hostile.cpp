@@ -75,7 +75,7 @@ TEST_CASE("recipe: a long value is quoted as its first 60 bytes and its length")
   };
   const Row rows[] = {
       {"unknown choice in the file", "data: {train: x, tokenizer: " + huge + "}\n", {},
-       "data.tokenizer: unknown value \"" + a60 + "\"... (3145728 bytes); valid: one of: gpt2, byte"},
+       "data.tokenizer: unknown tokenizer \"" + a60 + "\"... (3145728 bytes): neither gpt2 nor byte"},
       // YAML caps an implicit key at 1024 characters.
       {"unknown key in the file", "data: {train: x}\ntrain: {" + std::string(1000, 'a') + ": 1}\n", {},
        "unknown key \"" + a60 + "\"... (1000 bytes) in section train"},

@@ -65,7 +65,7 @@ TEST_CASE("every value kind is read into its field") {
   CHECK(r.train.optimizer.beta2 == 0.99);
   CHECK(r.train.lr_schedule.kind == LrKind::wsd);
   CHECK(r.train.lr_schedule.decay_fraction == 1.0);
-  CHECK(r.data.tokenizer == TokenizerKind::byte);
+  CHECK(r.data.tokenizer == "byte");
   CHECK(r.log.sample_prompt == "It was");
   CHECK(r.grad_accum() == 2);  // 8 / (2 x 2)
   CHECK(r.world() == 4);

@@ -1,6 +1,7 @@
 // Helpers for the data tests (and the app tests of `trainer data`): the GPT-2 tokenizer from
 // datasets/tokenizer (which scripts/test.sh fetches before ctest; a missing directory fails the
-// test with the fix), hex decoding, writing shards byte by byte, and a small text corpus.
+// test with the fix), hex decoding, reference-id tables, writing shards byte by byte, and a
+// small text corpus.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -8,7 +9,9 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -67,6 +70,34 @@ inline std::vector<std::string> write_corpus(const std::string& dir) {
   write_text_file(dir + "/a.txt", a);
   write_text_file(dir + "/b.txt", "\n\n" + b);
   return {dir + "/a.txt", dir + "/b.txt"};
+}
+
+// A reference-id table (tests/data/*_reference.tsv, written by scripts/reference/*.js): '#'
+// lines are comments (the last one names the next case), data lines are <hex of the UTF-8
+// text> TAB <ids>.
+struct ReferenceCase {
+  std::string comment, text;
+  std::vector<int32_t> ids;
+};
+inline std::vector<ReferenceCase> read_reference_table(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), "cannot read " << path);
+  std::vector<ReferenceCase> cases;
+  std::string line, comment;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    if (line[0] == '#') {
+      comment = line;
+      continue;
+    }
+    const size_t tab = line.find('\t');
+    REQUIRE(tab != std::string::npos);
+    ReferenceCase c{comment, from_hex(line.substr(0, tab)), {}};
+    std::istringstream ids(line.substr(tab + 1));
+    for (int32_t id = 0; ids >> id;) c.ids.push_back(id);
+    cases.push_back(std::move(c));
+  }
+  return cases;
 }
 
 }  // namespace trainer::testing

@@ -56,7 +56,7 @@ Docs read_docs(const std::vector<std::string>& shards) {
 PrepareOptions byte_options(const std::string& out, const std::vector<std::string>& inputs) {
   PrepareOptions o;
   o.inputs = inputs;
-  o.tokenizer = TokenizerKind::byte;
+  o.tokenizer = "byte";
   o.out_dir = out;
   o.val_fraction = 0.2;
   o.shard_tokens = 1 << 20;

@@ -25,25 +25,11 @@ TEST_CASE("gpt2 tokenizer: the issue's example") {
 
 TEST_CASE("gpt2 tokenizer: ids equal the reference encoder's on the tricky-string table") {
   const auto tok = load_gpt2();
-  std::ifstream in(source_dir() + "/tests/data/gpt2_reference.tsv");
-  REQUIRE(in.good());
-  std::string line, comment;
   int cases = 0;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    if (line[0] == '#') {
-      comment = line;
-      continue;
-    }
-    const size_t tab = line.find('\t');
-    REQUIRE(tab != std::string::npos);
-    const std::string text = from_hex(line.substr(0, tab));
-    std::vector<int32_t> expected;
-    std::istringstream ids(line.substr(tab + 1));
-    for (int32_t id = 0; ids >> id;) expected.push_back(id);
-    INFO(comment);
-    CHECK(tok->encode(text) == expected);
-    CHECK(tok->decode(expected) == text);
+  for (const ReferenceCase& c : read_reference_table(source_dir() + "/tests/data/gpt2_reference.tsv")) {
+    INFO(c.comment);
+    CHECK(tok->encode(c.text) == c.ids);
+    CHECK(tok->decode(c.ids) == c.text);
     ++cases;
   }
   CHECK(cases >= 350);

@@ -5,6 +5,15 @@ trainer="$1"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# expect_exit2 NEEDLE COMMAND...: the command exits 2 and its output holds NEEDLE.
+expect_exit2() {
+  local needle="$1"; shift
+  local rc=0 msg
+  msg="$("$@" 2>&1)" || rc=$?
+  [[ $rc -eq 2 ]] || fail "exit $rc (want 2) from: $* -> $msg"
+  grep -qF -- "$needle" <<<"$msg" || fail "'$needle' not in: $msg"
+  echo "ok (exit 2): $msg"
+}
 
 # make_byte_data DIR: deterministic English-like text -> byte-level train/val shards in DIR.
 make_byte_data() {

@@ -2,15 +2,12 @@
 # End to end: `trainer data prepare` on the default corpus (Moby Dick, fetched by
 # scripts/fetch_data.sh, which scripts/test.sh runs first), then `data inspect` of the result,
 # then bad inputs: each exits 2 and names the file.
-set -euo pipefail
-trainer="$1"
+source "$(dirname "$0")/lib.sh"
 [[ -f datasets/raw/mobydick.txt && -f datasets/tokenizer/encoder.json ]] || {
   echo "FAIL: datasets/raw/mobydick.txt or datasets/tokenizer missing: run scripts/fetch_data.sh" >&2
   exit 1
 }
-out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+out="$work"
 
 summary="$("$trainer" data prepare --input datasets/raw/mobydick.txt --tokenizer gpt2 \
   --out "$out/mobydick" --quiet)"
@@ -28,14 +25,6 @@ echo "$inspect"
 grep -q "128 end-of-text ids" <<<"$inspect" || fail "inspect: train documents"
 grep -q "CHAPTER" <<<"$inspect" || fail "inspect: decoded text"
 
-expect_exit2() {  # expect_exit2 NEEDLE COMMAND...: exit code 2 and NEEDLE in the message
-  local needle="$1"; shift
-  local rc=0 msg
-  msg="$("$@" 2>&1)" || rc=$?
-  [[ $rc -eq 2 ]] || fail "exit $rc (want 2) from: $* -> $msg"
-  grep -qF -- "$needle" <<<"$msg" || fail "'$needle' not in: $msg"
-  echo "ok (exit 2): $msg"
-}
 head -c 2000 "$out/mobydick/train_000000.bin" > "$out/truncated.bin"
 expect_exit2 "$out/truncated.bin" "$trainer" data inspect "$out/truncated.bin"
 expect_exit2 "$out/nothing_*.bin" "$trainer" data inspect "$out/nothing_*.bin"

@@ -56,7 +56,7 @@ long_row() {  # REGEX ARGS...: one expect_refusals row, then the message must be
 a60=$(head -c 60 /dev/zero | tr '\0' a)
 head -c $((3 << 20)) /dev/zero | tr '\0' a > "$work/a3m"
 { cat "$tags_ok"; printf '  tokenizer: '; cat "$work/a3m"; echo; } | sed 's/^data: {train: x, tokenizer: byte}$/data:\n  train: x/' > "$work/long.yaml"
-long_row "data.tokenizer: unknown value \"$a60\"\.\.\. \(3145728 bytes\); valid: one of: gpt2, byte" validate "$work/long.yaml"
+long_row "data.tokenizer: unknown tokenizer \"$a60\"\.\.\. \(3145728 bytes\): neither gpt2 nor byte" validate "$work/long.yaml"
 long_row "--set train.device=${a60:0:47}\.\.\. \(100013 bytes\): train.device: unknown value \"$a60\"\.\.\. \(100000 bytes\)" \
   validate "$tags_ok" --set "train.device=$(head -c 100000 "$work/a3m")"
 { grep -v '^data:' "$tags_ok"; printf "data:\n  train: '"; cat "$work/a3m"; printf "'\n  val: x\n  tokenizer: byte\n"; } \
