@@ -101,6 +101,7 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& recipe,
   Trainer t(recipe, mpi.world(), mpi.local_rank(), data == BenchData::recipe ? DataNeed::train : DataNeed::none,
             o.profile ? OpProfile::on : OpProfile::off);
   t.set_sync_timing(true);
+  mpi.set_rank_label(rank_label(mpi.world().rank(), t.grid().coords()));
   print_run_report(t, mpi, rank0 && !o.json ? Reporting::on : Reporting::off);
 
   for (int i = 0; i < o.warmup; ++i) {

@@ -76,6 +76,7 @@ int train_under_mpi(const Recipe& recipe, int64_t stop_at, MpiRuntime& mpi) {
     probe_checkpoint_dir(recipe.checkpoint.dir, mpi.world());
   }
   Trainer t(recipe, mpi.world(), mpi.local_rank());
+  mpi.set_rank_label(rank_label(mpi.world().rank(), t.grid().coords()));
   print_run_report(t, mpi, reporting);
   if (rank0)
     for (const std::string& note : recipe_notes(recipe)) fmt::print("{}\n", note);
