@@ -20,6 +20,7 @@ namespace trainer {
 
 Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed data, OpProfile profile)
     : recipe_(recipe), world_(world), local_rank_(local_rank), config_(gpt_config_from(recipe)) {
+  const double t_begin = monotonic_seconds();
   check_layout(recipe_, world_.size());
   const ParallelConfig& par = recipe_.parallel;
   const TrainConfig& tr = recipe_.train;
@@ -57,10 +58,13 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   layout_ = std::make_unique<StageLayout>(config_, layout_options_from(recipe_, c));
   store_ = std::make_unique<ParamStore>(*layout_, *backend_, grid_->dp(), grid_->embed(), zero_policy_from(recipe_),
                                        par.bucket_mb);
+  const double t_params = monotonic_seconds(), cpu_params = process_cpu_seconds();
   if (recipe_.model.init_from.empty())
     store_->init_random(tr.seed);
   else
     load_llmc_into(*store_, recipe_.model.init_from, recipe_.path);
+  startup_.params = monotonic_seconds() - t_params;
+  startup_.params_cpu = process_cpu_seconds() - cpu_params;
 
   const int m = recipe_.grad_accum();
   n_slots_ = par.pipeline == 1 ? 1 : max_in_flight(par.schedule, c.pp, par.pipeline, m);
@@ -79,6 +83,7 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
       val_loader_ = std::make_unique<DataLoader>(val_loader_options_from(recipe_, c));
     }
   }
+  startup_.total = monotonic_seconds() - t_begin;
 }
 
 Trainer::~Trainer() = default;

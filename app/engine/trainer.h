@@ -40,6 +40,14 @@ struct StepResult {
   StepTimes times;
 };
 
+// Wall time of the constructor, and of the parameters' initialisation (random or from a file).
+struct StartupSeconds {
+  double total = 0;
+  double params = 0;
+  double params_cpu = 0;  // CPU time of all threads during the initialisation (its wall time on a
+                          // busy machine is no measure of the work)
+};
+
 struct RankMemory {
   MemoryFigures params;
   ActivationMemory activations;
@@ -104,6 +112,7 @@ class Trainer {
   const StageLayout& layout() const { return *layout_; }
   DataLoader* train_loader() { return train_loader_.get(); }
   RankMemory memory() const;
+  const StartupSeconds& startup_seconds() const { return startup_; }
   int64_t tokens_per_step() const;
   // Global rank of (pipeline stage, data 0, tensor 0): where a stage's results are read.
   int stage_leader(int pp_rank) const;
@@ -139,6 +148,7 @@ class Trainer {
   int n_slots_ = 1;
   int64_t step_ = 0;
   bool sync_timing_ = false;
+  StartupSeconds startup_;
 };
 
 }  // namespace trainer
