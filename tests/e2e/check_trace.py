@@ -8,9 +8,12 @@ reads it, and the trainer's own promises (README "Timeline traces"):
 - complete spans of one thread nest (a span that starts inside another ends inside it);
 - comm spans carry group, bytes and seq; send/recv a peer; non-blocking collectives a bucket;
 - each --require CATEGORY:NAME occurs;
-- with --bench BENCH.json (trainer bench --json of the same run): on every rank, the idle time
-  of the "pipeline" spans (their length less the forward and backward spans inside them), per
-  traced step, is within 10% of that rank's bubble_s_per_rank.
+- with --bench BENCH.json (trainer bench --json of the same run): the idle time of a rank's
+  "pipeline" spans (their length less the forward and backward spans inside them), per traced
+  step, is within 10% of that rank's bubble_s_per_rank (or within 0.5 ms where that is more: a
+  stage that seldom waits has a bubble of a few ms, of which the executor's own work between
+  passes and the scheduler's preemptions on shared cores are more than a tenth), and the
+  largest over ranks within 10% of bench's bubble_s (the slowest rank's, its headline figure).
 Exit 1 with a message on the first violation."""
 import argparse
 import json
@@ -107,6 +110,7 @@ def main():
         with open(a.bench) as f:
             bench = json.load(f)
         bubbles = bench["bubble_s_per_rank"]
+        idle_max = 0.0
         for r in range(world):
             main = spans[(r, 0)]
             pipes = [s for s in main if s["name"] == "pipeline"]
@@ -122,8 +126,14 @@ def main():
             want = bubbles[r]
             print(f"check_trace: rank {r}: idle gaps {per_step_s * 1e3:.3f} ms per step, bench bubble "
                   f"{want * 1e3:.3f} ms ({len(pipes)} steps)")
-            if want <= 0 or abs(per_step_s - want) > 0.1 * want:
-                fail(f"rank {r}: idle gaps {per_step_s:.6f} s per step vs bench's bubble {want:.6f} s: more than 10% apart")
+            idle_max = max(idle_max, per_step_s)
+            if want <= 0 or abs(per_step_s - want) > max(0.1 * want, 0.0005):
+                fail(f"rank {r}: idle gaps {per_step_s:.6f} s per step vs bench's bubble {want:.6f} s: more than 10% "
+                     "(and 0.5 ms) apart")
+        head = bench["bubble_s"]
+        print(f"check_trace: slowest stage: idle gaps {idle_max * 1e3:.3f} ms per step, bench bubble_s {head * 1e3:.3f} ms")
+        if abs(idle_max - head) > 0.1 * head:
+            fail(f"largest idle gaps {idle_max:.6f} s per step vs bench's bubble_s {head:.6f} s: more than 10% apart")
 
 
 if __name__ == "__main__":
