@@ -61,11 +61,8 @@ void ParamStore::init_random(uint64_t seed) {
       for (int64_t at = 0; at < r.size(); at += kChunk) {
         const int64_t n = std::min(kChunk, r.size() - at);
         values.resize(size_t(n));
-        float* out = values.data();
-        const int64_t g = r.begin + at;
-#pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < n; ++i) out[i] = init_value(cfg, spec, seed, g + i);
-        impl_->set_values(p, {run_start + at, run_start + at + n}, out);
+        init_values(cfg, spec, seed, r.begin + at, n, values.data());
+        impl_->set_values(p, {run_start + at, run_start + at + n}, values.data());
       }
       run_start += r.size();
     }

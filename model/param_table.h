@@ -86,5 +86,7 @@ std::vector<int64_t> tp_local_shape(const ParamSpec& spec, int tp);
 // Initial value of global element `index` of a parameter: a pure function of
 // (seed, name, index), so every layout starts from the same weights.
 float init_value(const GptConfig& config, const ParamSpec& spec, uint64_t seed, int64_t index);
+// init_value of the global elements [begin, begin + n) into out, over OpenMP threads.
+void init_values(const GptConfig& config, const ParamSpec& spec, uint64_t seed, int64_t begin, int64_t n, float* out);
 
 }  // namespace trainer

@@ -39,4 +39,14 @@ double normal_at(uint64_t key, uint64_t stream, uint64_t index) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
 }
 
+std::array<float, 4> normal4_at(uint64_t key, uint64_t stream, uint64_t block) {
+  auto r = philox4x32(key, stream, block);
+  // Uniforms in (0, 1) from 24 bits: every one is exact in float and none is 0 or 1.
+  auto u = [](uint32_t bits) { return (float(bits >> 8) + 0.5f) * (1.0f / 16777216.0f); };
+  constexpr float kTwoPi = 6.28318530717958647692f;
+  const float a = std::sqrt(-2.0f * std::log(u(r[0]))), ta = kTwoPi * u(r[1]);
+  const float b = std::sqrt(-2.0f * std::log(u(r[2]))), tb = kTwoPi * u(r[3]);
+  return {a * std::cos(ta), a * std::sin(ta), b * std::cos(tb), b * std::sin(tb)};
+}
+
 }  // namespace trainer

@@ -47,15 +47,17 @@ void check_reducible(const Tensor& t, const char* what) {
 
 // Waits for one request, polling so that a stalled peer is noticed. Spins briefly first (low
 // latency for small messages), then sleeps between polls so that ranks sharing cores yield.
+// With a reporter the operation is in its journal from start to the end of its wait.
 class MpiRequest : public CommRequest {
  public:
-  MpiRequest(MPI_Request request, std::string what, double timeout_s)
-      : request_(request), what_(std::move(what)), timeout_s_(timeout_s) {}
+  MpiRequest(MPI_Request request, std::string what, double timeout_s, HangReporter* reporter, uint64_t handle)
+      : request_(request), what_(std::move(what)), timeout_s_(timeout_s), reporter_(reporter), handle_(handle) {}
   ~MpiRequest() override {
     if (request_ != MPI_REQUEST_NULL) wait();
   }
   void wait() override {
     if (request_ == MPI_REQUEST_NULL) return;
+    if (reporter_) reporter_->journal().set_waiting(handle_, true);
     auto start = std::chrono::steady_clock::now();
     int done = 0;
     for (long polls = 0;; ++polls) {
@@ -63,8 +65,10 @@ class MpiRequest : public CommRequest {
       if (done) break;
       if (polls > 2000) std::this_thread::sleep_for(std::chrono::microseconds(polls > 20000 ? 500 : 20));
       if ((polls & 255) == 0) {
+        if (reporter_) reporter_->poll();
         double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (waited > timeout_s_) {
+          if (reporter_) reporter_->timed_out(what_, timeout_s_);
           int rank = 0;
           MPI_Comm_rank(MPI_COMM_WORLD, &rank);
           std::fprintf(stderr,
@@ -77,18 +81,21 @@ class MpiRequest : public CommRequest {
       }
     }
     request_ = MPI_REQUEST_NULL;
+    if (reporter_) reporter_->journal().end(handle_);
   }
 
  private:
   MPI_Request request_;
   std::string what_;
   double timeout_s_;
+  HangReporter* reporter_;
+  uint64_t handle_;
 };
 
 }  // namespace
 
-MpiComm::MpiComm(MPI_Comm comm, std::string name, double timeout_s)
-    : comm_(comm), name_(std::move(name)), timeout_s_(timeout_s) {
+MpiComm::MpiComm(MPI_Comm comm, std::string name, double timeout_s, HangReporter* reporter)
+    : comm_(comm), name_(std::move(name)), timeout_s_(timeout_s), reporter_(reporter) {
   TRAINER_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   TRAINER_MPI_CHECK(MPI_Comm_size(comm_, &size_));
   // World rank of every member, for messages that name a peer.
@@ -110,12 +117,14 @@ MpiComm::~MpiComm() {
     MPI_Comm_free(&comm_);
 }
 
-CommRequestPtr MpiComm::make_request(MPI_Request request, const char* what, int peer) {
+CommRequestPtr MpiComm::make_request(MPI_Request request, const char* what, size_t bytes, int peer) {
   std::string text = std::string(what) + " on group '" + name_ + "'";
-  if (peer >= 0)
-    text += std::string(std::strcmp(what, "send") == 0 ? " to" : " from") + " rank " +
-            std::to_string(world_ranks_.at(size_t(peer)));
-  return std::make_unique<MpiRequest>(request, text, timeout_s_);
+  const int peer_world = peer >= 0 ? world_ranks_.at(size_t(peer)) : -1;
+  if (peer >= 0) text += std::string(std::strcmp(what, "send") == 0 ? " to" : " from") + " rank " + std::to_string(peer_world);
+  ++seq_;
+  uint64_t handle = 0;
+  if (reporter_) handle = reporter_->journal().begin({name_, seq_, what, peer_world, bytes, journal_clock_s(), false});
+  return std::make_unique<MpiRequest>(request, text, timeout_s_, reporter_, handle);
 }
 
 CommRequestPtr MpiComm::all_reduce_async(Tensor buf, ReduceOp op) {
@@ -123,7 +132,7 @@ CommRequestPtr MpiComm::all_reduce_async(Tensor buf, ReduceOp op) {
   MPI_Request r;
   TRAINER_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buf.data, static_cast<int>(buf.numel()),
                                    mpi_type(buf.dtype), mpi_op(op), comm_, &r));
-  return make_request(r, "all_reduce");
+  return make_request(r, "all_reduce", buf.bytes());
 }
 
 CommRequestPtr MpiComm::reduce_scatter_async(Tensor out, Tensor in) {
@@ -134,7 +143,7 @@ CommRequestPtr MpiComm::reduce_scatter_async(Tensor out, Tensor in) {
   MPI_Request r;
   TRAINER_MPI_CHECK(MPI_Ireduce_scatter_block(in.data, out.data, static_cast<int>(out.numel()),
                                               mpi_type(in.dtype), MPI_SUM, comm_, &r));
-  return make_request(r, "reduce_scatter");
+  return make_request(r, "reduce_scatter", in.bytes());
 }
 
 CommRequestPtr MpiComm::all_gather_async(Tensor out, Tensor in) {
@@ -148,7 +157,7 @@ CommRequestPtr MpiComm::all_gather_async(Tensor out, Tensor in) {
   if (static_cast<char*>(out.data) + in.bytes() * static_cast<size_t>(rank_) == in.data) src = MPI_IN_PLACE;
   TRAINER_MPI_CHECK(MPI_Iallgather(src, static_cast<int>(in.numel()), mpi_type(in.dtype), out.data,
                                    static_cast<int>(in.numel()), mpi_type(in.dtype), comm_, &r));
-  return make_request(r, "all_gather");
+  return make_request(r, "all_gather", out.bytes());
 }
 
 CommRequestPtr MpiComm::send_async(Tensor buf, int peer, int tag) {
@@ -156,7 +165,7 @@ CommRequestPtr MpiComm::send_async(Tensor buf, int peer, int tag) {
   MPI_Request r;
   TRAINER_MPI_CHECK(MPI_Isend(buf.data, static_cast<int>(buf.numel()), mpi_type(buf.dtype), peer,
                               tag, comm_, &r));
-  return make_request(r, "send", peer);
+  return make_request(r, "send", buf.bytes(), peer);
 }
 
 CommRequestPtr MpiComm::recv_async(Tensor buf, int peer, int tag) {
@@ -164,7 +173,7 @@ CommRequestPtr MpiComm::recv_async(Tensor buf, int peer, int tag) {
   MPI_Request r;
   TRAINER_MPI_CHECK(MPI_Irecv(buf.data, static_cast<int>(buf.numel()), mpi_type(buf.dtype), peer,
                               tag, comm_, &r));
-  return make_request(r, "recv", peer);
+  return make_request(r, "recv", buf.bytes(), peer);
 }
 
 void MpiComm::all_reduce(Tensor buf, ReduceOp op) {
@@ -182,7 +191,7 @@ void MpiComm::broadcast(Tensor buf, int root) {
   MPI_Request r;
   TRAINER_MPI_CHECK(MPI_Ibcast(buf.data, static_cast<int>(buf.numel()), mpi_type(buf.dtype), root,
                                comm_, &r));
-  make_request(r, "broadcast")->wait();
+  make_request(r, "broadcast", buf.bytes())->wait();
 }
 
 void MpiComm::send(Tensor buf, int peer, int tag) { send_async(buf, peer, tag)->wait(); }
@@ -193,14 +202,14 @@ void MpiComm::barrier() {
   if (size_ == 1) return;
   MPI_Request r;
   TRAINER_MPI_CHECK(MPI_Ibarrier(comm_, &r));
-  make_request(r, "barrier")->wait();
+  make_request(r, "barrier", 0)->wait();
 }
 
 std::unique_ptr<Comm> MpiComm::split(int color, int key, const std::string& group) {
   MPI_Comm sub;
   TRAINER_MPI_CHECK(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &sub));
   if (sub == MPI_COMM_NULL) return nullptr;
-  return std::make_unique<MpiComm>(sub, group, timeout_s_);
+  return std::make_unique<MpiComm>(sub, group, timeout_s_, reporter_);
 }
 
 }  // namespace trainer

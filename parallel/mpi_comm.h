@@ -1,7 +1,9 @@
 // MpiComm: the Comm interface over an MPI communicator, on host buffers.
 // Blocking calls are the non-blocking ones followed by a watched wait: a wait longer than the
 // timeout prints which operation on which group stalled and aborts the whole job (a dead rank
-// must not leave the others hanging in a collective).
+// must not leave the others hanging in a collective). With a HangReporter (hang_report.h),
+// every operation is entered in its journal (group, sequence number, peer, bytes) and a wait
+// that times out reports through it: every rank's journal and rank 0's summary.
 // Supported element types: f32 and i32 for reductions; any dtype for gather/broadcast/p2p.
 #pragma once
 
@@ -12,13 +14,15 @@
 #include <vector>
 
 #include "parallel/comm.h"
+#include "parallel/hang_report.h"
 
 namespace trainer {
 
 class MpiComm : public Comm {
  public:
-  // Takes ownership of `comm` unless it is MPI_COMM_WORLD or MPI_COMM_SELF.
-  MpiComm(MPI_Comm comm, std::string name, double timeout_s);
+  // Takes ownership of `comm` unless it is MPI_COMM_WORLD or MPI_COMM_SELF. `reporter` (may
+  // be null) outlives the communicator and every communicator split from it.
+  MpiComm(MPI_Comm comm, std::string name, double timeout_s, HangReporter* reporter = nullptr);
   ~MpiComm() override;
 
   int rank() const override { return rank_; }
@@ -46,7 +50,7 @@ class MpiComm : public Comm {
  private:
   // peer: the group rank a message goes to or comes from (-1 for collectives); the watchdog
   // message then names its world rank.
-  CommRequestPtr make_request(MPI_Request request, const char* what, int peer = -1);
+  CommRequestPtr make_request(MPI_Request request, const char* what, size_t bytes, int peer = -1);
 
   MPI_Comm comm_;
   std::string name_;
@@ -54,6 +58,8 @@ class MpiComm : public Comm {
   int rank_ = 0;
   int size_ = 1;
   std::vector<int> world_ranks_;  // world rank of each member
+  HangReporter* reporter_;
+  uint64_t seq_ = 0;  // operations started on this communicator
 };
 
 // Checks an MPI return code; a failure is fatal with the call site.

@@ -30,7 +30,9 @@ MpiRuntime::MpiRuntime(double timeout_s) {
     TRAINER_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided));
     owns_mpi_ = true;
   }
-  world_ = std::make_unique<MpiComm>(MPI_COMM_WORLD, "world", timeout_s);
+  // Rank 0 waits this long for the other ranks' lines of a hang summary.
+  reporter_ = std::make_unique<HangReporter>(std::min(10.0, std::max(2.0, timeout_s / 2)));
+  world_ = std::make_unique<MpiComm>(MPI_COMM_WORLD, "world", timeout_s, reporter_.get());
   MPI_Comm node;
   TRAINER_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_->rank(),
                                         MPI_INFO_NULL, &node));
@@ -44,6 +46,7 @@ MpiRuntime::MpiRuntime(double timeout_s) {
 
 MpiRuntime::~MpiRuntime() {
   world_.reset();
+  reporter_.reset();
   if (errors_comm_ != MPI_COMM_NULL) MPI_Comm_free(&errors_comm_);
   int finalized = 0;
   MPI_Finalized(&finalized);

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "parallel/comm.h"
+#include "parallel/hang_report.h"
 
 namespace trainer {
 
@@ -34,6 +35,8 @@ class MpiRuntime {
   int local_rank() const { return local_rank_; }
   // Ranks on this node.
   int local_size() const { return local_size_; }
+  // Names this rank in hang reports ("rank 3 (data 1, tensor 0, pipeline 1)").
+  void set_rank_label(const std::string& label) { reporter_->set_label(label); }
 
   // Runs body and returns its exit code. A UserError (exit code 2) on a single process is
   // printed as "error: MESSAGE". Under several ranks, the failing rank waits up to
@@ -52,6 +55,7 @@ class MpiRuntime {
   static constexpr double kUserErrorAgreementSeconds = 10.0;
 
  private:
+  std::unique_ptr<HangReporter> reporter_;  // outlives world_ and every group split from it
   std::unique_ptr<Comm> world_;
   // A duplicate of MPI_COMM_WORLD used only to agree on an error, so that its barrier can
   // never be matched with a collective the other ranks are in.

@@ -15,6 +15,11 @@ GridCoords grid_coords(const GridDims& d, int rank) {
   return c;
 }
 
+std::string rank_label(int world_rank, const GridCoords& c) {
+  return "rank " + std::to_string(world_rank) + " (data " + std::to_string(c.dp) + ", tensor " + std::to_string(c.tp) +
+         ", pipeline " + std::to_string(c.pp) + ")";
+}
+
 ProcessGrid::ProcessGrid(Comm& world, const GridDims& dims) : world_(world), dims_(dims) {
   TRAINER_CHECK(world.size() == dims.world(), "world size " + std::to_string(world.size()) +
                                                   " != data*tensor*pipeline " + std::to_string(dims.world()));

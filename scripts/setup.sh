@@ -6,6 +6,8 @@
 #   TRAINER_WERROR=1           warnings as errors (CI)
 #   BUILD_DIR=build            build directory
 #   BUILD_TARGETS="a b"        build only these targets (default: all)
+#   SETUP_PACKAGES=quickstart  only what building and running the trainer needs (no PyTorch, no
+#                              Slurm, curl instead of npm): scripts/quickstart.sh's minutes
 #   TRAINER_ASAN=1             the clang build with ASan + UBSan and the libFuzzer harnesses
 #                              (RelWithDebInfo, CUDA off; scripts/test.sh --sanitize and
 #                              scripts/fuzz.sh use it in build-asan/); adds clang's packages
@@ -19,7 +21,14 @@ PACKAGES=(cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev doct
 # slurmd, slurmctld, slurm-client, munge: the slurm tests' one-node cluster (tests/slurm/). The
 # tests start daemons of their own: Slurm's services stay down without /etc/slurm/slurm.conf,
 # and a system munged that apt may start is not the one they talk to.
-command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
+if [[ "${SETUP_PACKAGES:-all}" == quickstart ]]; then
+  # doctest-dev: CMake configures the tests even when only the trainer is built.
+  PACKAGES=(cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev doctest-dev
+            libopenmpi-dev openmpi-bin libopenblas-openmp-dev libxxhash-dev
+            python3 python3-matplotlib curl ca-certificates)
+else
+  command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
+fi
 # clang with libFuzzer and the sanitizer runtimes, its OpenMP runtime, llvm-symbolizer for
 # readable reports.
 [[ "${TRAINER_ASAN:-0}" == 1 ]] && PACKAGES+=(clang libclang-rt-14-dev libomp-dev llvm)

@@ -34,6 +34,21 @@ std::string validate_for_rank(CheckpointReader& reader, Trainer& t) {
   return "";
 }
 
+// Opens `dir` and checks this rank's files; returns the reader (null when it cannot be opened)
+// and sets `problem` to what is wrong ("" when nothing is).
+std::unique_ptr<CheckpointReader> open_checked(const std::string& dir, Trainer& t, std::string& problem) {
+  std::unique_ptr<CheckpointReader> reader;
+  problem.clear();
+  try {
+    reader = std::make_unique<CheckpointReader>(dir);
+  } catch (const InputError& e) {
+    problem = e.what();
+  }
+  if (reader) check_model_matches(*reader, t.config());
+  if (reader) problem = validate_for_rank(*reader, t);
+  return reader;
+}
+
 bool agree(Comm& world, bool ok) {
   int32_t bad = ok ? 0 : 1;
   world.all_reduce(make_tensor(&bad, DType::i32, Device::cpu, {1}), ReduceOp::max);
@@ -98,6 +113,18 @@ void load_checkpoint(Trainer& t, CheckpointReader& reader) {
   if (t.train_loader()) t.train_loader()->restore(reader.manifest().loader);
 }
 
+void roll_back_to(Trainer& t, const std::string& dir) {
+  std::string problem;
+  std::unique_ptr<CheckpointReader> reader = open_checked(dir, t, problem);
+  if (!agree(t.host_world(), problem.empty()))
+    throw InputError("rollback: " + dir + " cannot be loaded: " +
+                     (problem.empty() ? std::string("a file another rank needs is missing or corrupt") : problem));
+  DataLoader* loader = t.train_loader();
+  const LoaderState past = loader ? loader->state() : LoaderState{};
+  load_checkpoint(t, *reader);
+  if (loader) loader->restore(past);
+}
+
 Resumed resume_from_checkpoint(Trainer& t, Reporting reporting) {
   const bool print = reporting == Reporting::on;
   const CheckpointConfig& c = t.recipe().checkpoint;
@@ -111,15 +138,8 @@ Resumed resume_from_checkpoint(Trainer& t, Reporting reporting) {
   if (explicit_path) candidates.push_back(resolve_checkpoint_dir(c.resume));
   else if (!c.dir.empty()) candidates = resume_candidates(c.dir);
   for (const std::string& dir : candidates) {
-    std::unique_ptr<CheckpointReader> reader;
     std::string problem;
-    try {
-      reader = std::make_unique<CheckpointReader>(dir);
-    } catch (const InputError& e) {
-      problem = e.what();
-    }
-    if (reader) check_model_matches(*reader, t.config());
-    if (reader) problem = validate_for_rank(*reader, t);
+    std::unique_ptr<CheckpointReader> reader = open_checked(dir, t, problem);
     if (!agree(world, problem.empty())) {
       if (explicit_path)
         throw InputError("checkpoint.resume: " + dir + " cannot be loaded: " +

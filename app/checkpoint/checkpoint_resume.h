@@ -31,5 +31,9 @@ void check_model_matches(const CheckpointReader& reader, const GptConfig& config
 // Loads parameters, optimizer state, step and data position (collective; the reader's files
 // must already have been validated).
 void load_checkpoint(Trainer& trainer, CheckpointReader& reader);
+// A rollback's reload of this run's checkpoint `dir` (collective): validated as a resume is,
+// then loaded; the data position is left past the batches already read (the ones that led to
+// the rollback are never trained on). A problem is an InputError on every rank.
+void roll_back_to(Trainer& trainer, const std::string& dir);
 
 }  // namespace trainer

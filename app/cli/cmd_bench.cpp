@@ -13,6 +13,7 @@
 // included). --profile times every Backend op of the timed steps (OpProfiler: CUDA events
 // on the GPU, a clock on the CPU) and prints rank 0's table, op by op, per step.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <memory>
@@ -100,9 +101,13 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& recipe,
   Trainer t(recipe, mpi.world(), mpi.local_rank(), data == BenchData::recipe ? DataNeed::train : DataNeed::none,
             o.profile ? OpProfile::on : OpProfile::off);
   t.set_sync_timing(true);
+  mpi.set_rank_label(rank_label(mpi.world().rank(), t.grid().coords()));
   print_run_report(t, mpi, rank0 && !o.json ? Reporting::on : Reporting::off);
 
-  for (int i = 0; i < o.warmup; ++i) t.train_step();
+  for (int i = 0; i < o.warmup; ++i) {
+    t.train_step();
+    t.trace_after_step();
+  }
   if (t.profiler()) t.profiler()->clear();
   // sums: total, forward, backward, optimizer, comm, bubble
   double sums[6] = {0, 0, 0, 0, 0, 0};
@@ -117,7 +122,14 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& recipe,
     sums[5] += r.times.pipeline_wait_s;
     last_loss = r.loss;
     if (t.profiler()) t.profiler()->collect();
+    t.trace_after_step();
   }
+  t.finish_trace();
+  // Every rank's own bubble, for comparing with a trace's idle gaps stage by stage.
+  std::vector<float> bubbles(size_t(mpi.world().size()));
+  float my_bubble = float(sums[5] / o.steps);
+  mpi.world().all_gather(make_tensor(bubbles.data(), DType::f32, Device::cpu, {int64_t(bubbles.size())}),
+                         make_tensor(&my_bubble, DType::f32, Device::cpu, {1}));
   float red[8];
   for (int i = 0; i < 6; ++i) red[i] = float(sums[i] / o.steps);
   red[6] = float(peak_rss_bytes());
@@ -146,13 +158,13 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& recipe,
     fmt::print(
         "{{\"tokens_per_s\": {:.6g}, \"tokens_per_s_per_rank\": {:.6g}, \"mfu\": {}, \"step_s\": {:.6g}, "
         "\"forward_s\": {:.6g}, \"backward_s\": {:.6g}, \"optimizer_s\": {:.6g}, \"comm_s\": {:.6g}, "
-        "\"bubble_s\": {:.6g}, \"peak_memory_bytes\": {:.0f}, \"planned_memory_bytes\": {:.0f}, "
+        "\"bubble_s\": {:.6g}, \"bubble_s_per_rank\": [{:.6g}], \"peak_memory_bytes\": {:.0f}, \"planned_memory_bytes\": {:.0f}, "
         "\"world\": {}, \"data\": {}, \"tensor\": {}, \"pipeline\": {}, \"zero\": {}, \"schedule\": \"{}\", "
         "\"micro_batch\": {}, \"global_batch\": {}, \"seq_len\": {}, \"device\": \"{}\", \"precision\": \"{}\", "
         "\"flops_per_token\": {:.6g}, \"peak_flops_per_rank\": {:.6g}, \"steps\": {}, \"warmup\": {}, "
         "\"loss\": {:.6g}, \"device_name\": \"{}\", \"peak_kind\": \"{}\", \"device_memory_used_bytes\": {}, "
         "\"device_memory_total_bytes\": {}, \"profile\": {}}}\n",
-        tok_s, tok_s / world, mfu_json, step_s, red[1], red[2], red[3], red[4], red[5], peak_mem, double(red[7]), world,
+        tok_s, tok_s / world, mfu_json, step_s, red[1], red[2], red[3], red[4], red[5], fmt::join(bubbles, ", "), peak_mem, double(red[7]), world,
         p.data, p.tensor, p.pipeline, p.zero, schedule_name(p.schedule), recipe.train.micro_batch,
         recipe.train.global_batch, recipe.train.seq_len, backend.name(), precision_name(precision), fpt, peak.flops,
         o.steps, o.warmup, last_loss, json_escape(backend.device_name()), peak_kind_name(peak.kind), dm.used_bytes(),

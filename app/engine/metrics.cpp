@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "kernels/base/errors.h"
+#include "parallel/trace_recorder.h"  // json_quote
 
 namespace trainer {
 
@@ -42,7 +43,10 @@ MetricsLog::~MetricsLog() {
   if (file_) std::fclose(file_);  // every line was flushed and checked already
 }
 
-void MetricsLog::write(const std::vector<std::pair<std::string, double>>& fields) {
+void MetricsLog::write(const std::vector<std::pair<std::string, double>>& fields) { write(fields, {}); }
+
+void MetricsLog::write(const std::vector<std::pair<std::string, double>>& fields,
+                       const std::vector<std::pair<std::string, std::string>>& texts) {
   if (!file_) return;
   std::string line = "{";
   for (size_t i = 0; i < fields.size(); ++i) {
@@ -52,6 +56,8 @@ void MetricsLog::write(const std::vector<std::pair<std::string, double>>& fields
     else std::snprintf(num, sizeof num, "null");
     line += (i ? ", \"" : "\"") + fields[i].first + "\": " + num;
   }
+  for (size_t i = 0; i < texts.size(); ++i)
+    line += (fields.empty() && i == 0 ? "\"" : ", \"") + texts[i].first + "\": " + json_quote(texts[i].second);
   line += "}\n";
   // A full disk stops the run rather than losing its metrics silently.
   if (std::fputs(line.c_str(), file_) < 0 || std::fflush(file_) != 0)
@@ -70,6 +76,12 @@ std::string format_duration(double s) {
 
 double monotonic_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double process_cpu_seconds() {
+  struct rusage u {};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 int64_t peak_rss_bytes() {

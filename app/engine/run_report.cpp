@@ -81,6 +81,10 @@ void print_run_report(Trainer& t, const MpiRuntime& mpi, Reporting reporting) {
   fmt::print("memory (rank 0): {}\n", memory_line(mem));
   if (r.world() > 1) fmt::print("memory (largest rank total): {}\n", format_bytes(int64_t(totals[0])));
   fmt::print("flops per token: {:.4g}\n", flops_per_token(c, r.train.seq_len));
+  const StartupSeconds& up = t.startup_seconds();
+  fmt::print("start-up (rank 0): {:.2f} s to build the rank's objects, {:.2f} s of it initialising the parameters "
+             "({:.2f} s of CPU)\n",
+             up.total, up.params, up.params_cpu);
   std::fflush(stdout);
 }
 

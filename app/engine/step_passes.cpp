@@ -14,6 +14,7 @@ StepPassTimes run_step_passes(GptStage& stage, ParamStore& store, Backend& backe
   StepPassTimes times;
   PipelineHooks hooks;
   hooks.forward = [&](int i) {
+    TraceScope span(seat.trace, "forward", "compute", {TraceArg::num("micro", i), TraceArg::num("stage", seat.pp_rank)});
     const double t0 = monotonic_seconds();
     stage.set_batch(i, inputs[size_t(i)].data(), targets[size_t(i)].data());
     stage.forward(i, StageMode::train);
@@ -21,6 +22,7 @@ StepPassTimes run_step_passes(GptStage& stage, ParamStore& store, Backend& backe
     times.forward_s += monotonic_seconds() - t0;
   };
   hooks.backward = [&](int i) {
+    TraceScope span(seat.trace, "backward", "compute", {TraceArg::num("micro", i), TraceArg::num("stage", seat.pp_rank)});
     const double t0 = monotonic_seconds();
     store.begin_micro(i == m - 1);
     stage.backward(i);
@@ -32,6 +34,7 @@ StepPassTimes run_step_passes(GptStage& stage, ParamStore& store, Backend& backe
   hooks.recv_grad_buffer = [&](int i) { return stage.recv_grad_buffer(i); };
   hooks.send_grad_buffer = [&](int i) { return stage.send_grad_buffer(i); };
   const bool piped = seat.pp > 1;
+  TraceScope span(seat.trace, "pipeline", "compute", {TraceArg::num("micro_batches", m), TraceArg::num("stage", seat.pp_rank)});
   const PipelineTimes pt = run_pipeline(make_schedule(schedule, seat.pp_rank, seat.pp, m),
                                         piped ? seat.act_comm : nullptr, piped ? seat.grad_comm : nullptr,
                                         seat.pp_rank, seat.n_slots, hooks);

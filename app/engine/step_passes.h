@@ -12,6 +12,7 @@
 #include "model/param_store.h"
 #include "parallel/comm.h"
 #include "parallel/pipeline_schedule.h"
+#include "parallel/trace_recorder.h"
 
 namespace trainer {
 
@@ -23,6 +24,7 @@ struct PipelineSeat {
   int n_slots = 1;           // GptStage's activation slots (max_in_flight)
   Comm* act_comm = nullptr;  // the pipeline group for activations and gradients (null: one stage)
   Comm* grad_comm = nullptr;
+  TraceRecorder* trace = nullptr;  // forward and backward spans per micro-batch (null: none)
 };
 
 // per_pass: synchronise the device after each forward and backward so their times are exact.

@@ -16,6 +16,7 @@
 #include "app/engine/metrics.h"
 #include "app/engine/preemption.h"
 #include "app/engine/run_report.h"
+#include "app/engine/step_guard.h"
 #include "app/engine/trainer.h"
 #include "app/recipe/recipe_checks.h"
 #include "data/tokenizer.h"
@@ -75,55 +76,90 @@ int train_under_mpi(const Recipe& recipe, int64_t stop_at, MpiRuntime& mpi) {
     probe_checkpoint_dir(recipe.checkpoint.dir, mpi.world());
   }
   Trainer t(recipe, mpi.world(), mpi.local_rank());
+  mpi.set_rank_label(rank_label(mpi.world().rank(), t.grid().coords()));
   print_run_report(t, mpi, reporting);
   if (rank0)
     for (const std::string& note : recipe_notes(recipe)) fmt::print("{}\n", note);
   const Resumed resumed = resume_from_checkpoint(t, reporting);
   const std::string run = resumed.dir.empty() ? new_run_id(mpi.world()) : resumed.run;
   if (checkpoints_on && resumed.dir.empty() && rank0) note_other_runs(recipe.checkpoint.dir, run);
+  MetricsLog metrics(recipe.log.metrics, reporting);
   StepResult last{};
+  std::string newest_checkpoint = resumed.dir;  // where a rollback returns to
   auto save = [&]() {
+    const double t0 = monotonic_seconds();
     const double loss = std::isfinite(last.grad_norm) ? last.loss : NAN;
-    std::string dir = save_checkpoint(t, t.train_loader()->state(), CkptRunInfo{run, loss});
+    {
+      TraceScope span(t.tracer(), "checkpoint", "checkpoint", {TraceArg::num("step", double(t.step()))});
+      newest_checkpoint = save_checkpoint(t, t.train_loader()->state(), CkptRunInfo{run, loss});
+    }
+    const double took = monotonic_seconds() - t0;
     if (rank0) {
-      fmt::print("checkpoint: saved {}\n", dir);
+      fmt::print("checkpoint: saved {} ({:.2f} s)\n", newest_checkpoint, took);
       std::fflush(stdout);
     }
+    metrics.write({{"step", double(t.step())}, {"checkpoint_s", took}});
   };
 
-  MetricsLog metrics(recipe.log.metrics, reporting);
   Sampler sampler(recipe);
+  StepGuard guard(recipe, metrics, reporting, FaultInjector::from_environment());
   const DevicePeak peak =
       device_peak(t.backend().device(), t.backend().device_name(), t.backend().act_dtype(), recipe.train.peak_tflops);
   const double flops_tok = flops_per_token(t.config(), recipe.train.seq_len);
   const int steps = recipe.train.steps;
   const bool eval_on = recipe.eval.every > 0;
 
+  // Evaluation, sampling and saves are timed apart: the step times and tokens/s of the
+  // progress line count the steps alone.
   auto run_eval = [&]() {
+    const double t0 = monotonic_seconds();
     double val = t.evaluate();
+    const double took = monotonic_seconds() - t0;
     if (rank0) {
-      fmt::print("step {:>6} | val loss {:.4f}\n", t.step(), val);
+      fmt::print("step {:>6} | val loss {:.4f} | eval {:.2f} s\n", t.step(), val, took);
       std::fflush(stdout);
     }
-    metrics.write({{"step", double(t.step())}, {"val_loss", val}});
+    metrics.write({{"step", double(t.step())}, {"val_loss", val}, {"eval_s", took}});
     return val;
+  };
+  auto run_sample = [&]() {
+    const double t0 = monotonic_seconds();
+    {
+      TraceScope span(t.tracer(), "sample", "sample", {TraceArg::num("tokens", recipe.log.sample_tokens)});
+      sampler.sample(t, reporting);
+    }
+    metrics.write({{"step", double(t.step())}, {"sample_s", monotonic_seconds() - t0}});
   };
 
   double last_val = NAN;
   if (eval_on && t.step() == 0) last_val = run_eval();
 
   const double t_begin = monotonic_seconds();
-  double interval_start = t_begin;
+  double interval_step_s = 0;  // time spent in the interval's steps alone
+  double run_step_s = 0;
   int64_t interval_steps = 0;
   int64_t steps_done = 0;
   while (t.step() < steps) {
-    last = t.train_step();
+    const double step_t0 = monotonic_seconds();
+    const StepOutcome outcome = guard.run_step(t, newest_checkpoint, last);
+    if (outcome == StepOutcome::stopped) {
+      t.finish_trace();
+      return kBadStepExitCode;
+    }
+    const double step_s = monotonic_seconds() - step_t0;
+    run_step_s += step_s;
+    if (outcome == StepOutcome::rolled_back) {
+      interval_step_s = 0;
+      interval_steps = 0;
+      continue;
+    }
+    interval_step_s += step_s;
     ++steps_done;
     ++interval_steps;
     const int64_t s = t.step();
     if (s % recipe.log.every == 0 || s == 1 || s == steps) {
       double now = monotonic_seconds();
-      double dt = (now - interval_start) / double(interval_steps);
+      double dt = interval_step_s / double(interval_steps);
       double tok_s = double(t.tokens_per_step()) / dt;
       const double mfu = mfu_of(flops_tok * tok_s / double(recipe.world()), peak);
       const std::string mfu_text = mfu >= 0 ? fmt::format("{:.1f}%", 100.0 * mfu) : "n/a";
@@ -137,18 +173,21 @@ int train_under_mpi(const Recipe& recipe, int64_t stop_at, MpiRuntime& mpi) {
       std::vector<std::pair<std::string, double>> record = {
           {"step", double(s)}, {"loss", last.loss}, {"lr", last.lr}, {"grad_norm", last.grad_norm}, {"tokens_per_s", tok_s}};
       if (mfu >= 0) record.push_back({"mfu", mfu});  // omitted when the device's peak is unknown
+      record.push_back({"step_s", dt});
       record.push_back({"elapsed_s", elapsed});
       metrics.write(record);
-      interval_start = now;
+      interval_step_s = 0;
       interval_steps = 0;
     }
     if (eval_on && (s % recipe.eval.every == 0 || s == steps)) last_val = run_eval();
-    if (recipe.log.sample_every > 0 && (s % recipe.log.sample_every == 0 || s == steps)) sampler.sample(t, reporting);
+    if (recipe.log.sample_every > 0 && (s % recipe.log.sample_every == 0 || s == steps)) run_sample();
     int32_t signal = preemption.requested();
     mpi.world().all_reduce(make_tensor(&signal, DType::i32, Device::cpu, {1}), ReduceOp::max);
     const bool periodic = recipe.checkpoint.every > 0 && s % recipe.checkpoint.every == 0;
     const bool stopping = stop_at > 0 && s >= stop_at && s < steps;
     if (checkpoints_on && (periodic || s == steps || signal != 0 || stopping)) save();
+    t.trace_after_step();
+    if (stopping || signal != 0) t.finish_trace();
     if (stopping) {
       if (rank0) {
         fmt::print("stopping after step {} (--stop-at){}\n", s, checkpoints_on ? "; checkpoint saved" : "");
@@ -166,12 +205,13 @@ int train_under_mpi(const Recipe& recipe, int64_t stop_at, MpiRuntime& mpi) {
     }
   }
 
+  t.finish_trace();
   const double total = monotonic_seconds() - t_begin;
   float rss[1] = {float(peak_rss_bytes())};
   mpi.world().all_reduce(make_tensor(rss, DType::f32, Device::cpu, {1}), ReduceOp::max);
   if (rank0) {
-    fmt::print("done: {} steps in {} ({:.0f} tok/s), final loss {:.4f}", steps_done, format_duration(total),
-               steps_done ? double(steps_done) * double(t.tokens_per_step()) / total : 0.0, last.loss);
+    fmt::print("done: {} steps in {} ({:.0f} tok/s in steps), final loss {:.4f}", steps_done, format_duration(total),
+               run_step_s > 0 ? double(steps_done) * double(t.tokens_per_step()) / run_step_s : 0.0, last.loss);
     if (eval_on) fmt::print(", final val loss {:.4f}", last_val);
     fmt::print(", peak resident memory per rank {}\n", format_bytes(int64_t(rss[0])));
     std::fflush(stdout);

@@ -14,11 +14,13 @@
 #include "model/rng.h"
 #include "parallel/device_comm.h"
 #include "parallel/pipeline_executor.h"
+#include "parallel/tracing_comm.h"
 
 namespace trainer {
 
 Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed data, OpProfile profile)
     : recipe_(recipe), world_(world), local_rank_(local_rank), config_(gpt_config_from(recipe)) {
+  const double t_begin = monotonic_seconds();
   check_layout(recipe_, world_.size());
   const ParallelConfig& par = recipe_.parallel;
   const TrainConfig& tr = recipe_.train;
@@ -29,9 +31,19 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   // scalars stay on MPI.
   device_world_ = make_device_comm(world_, *backend_, par.timeout_s);
 
-  Comm& dev_world = device_world_ ? *device_world_ : world_;
-  grid_ = std::make_unique<ProcessGrid>(dev_world, GridDims{par.data, par.tensor, par.pipeline});
+  Comm* dev_world = device_world_ ? device_world_.get() : &world_;
+  host_ = &world_;
+  if (!recipe_.log.trace.empty()) {
+    // Every group made from the traced worlds is traced (TracingComm::split).
+    trace_ = std::make_unique<TraceSession>(recipe_.log, world_);
+    traced_host_ = std::make_unique<TracingComm>(world_, world_, trace_->recorder());
+    traced_device_world_ = std::make_unique<TracingComm>(*dev_world, world_, trace_->recorder());
+    host_ = traced_host_.get();
+    dev_world = traced_device_world_.get();
+  }
+  grid_ = std::make_unique<ProcessGrid>(*dev_world, GridDims{par.data, par.tensor, par.pipeline});
   const GridCoords& c = grid_->coords();
+  if (trace_) trace_->name_rank(c);
   if (par.pipeline > 1) {
     // NCCL opens point-to-point connections lazily and blocks until both ends arrive; the
     // schedules' first messages would not meet (see connect_pipeline).
@@ -47,10 +59,13 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   // An untied head shares nothing between the first and the last stage.
   store_ = std::make_unique<ParamStore>(*layout_, *backend_, grid_->dp(), config_.tied() ? grid_->embed() : nullptr,
                                        zero_policy_from(recipe_), par.bucket_mb);
+  const double t_params = monotonic_seconds(), cpu_params = process_cpu_seconds();
   if (recipe_.model.init_from.empty())
     store_->init_random(tr.seed);
   else
     load_llmc_into(*store_, recipe_.model.init_from, recipe_.path);
+  startup_.params = monotonic_seconds() - t_params;
+  startup_.params_cpu = process_cpu_seconds() - cpu_params;
 
   const int m = recipe_.grad_accum();
   n_slots_ = par.pipeline == 1 ? 1 : max_in_flight(par.schedule, c.pp, par.pipeline, m);
@@ -71,6 +86,7 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
       val_loader_ = std::make_unique<DataLoader>(val_loader_options_from(recipe_, c));
     }
   }
+  startup_.total = monotonic_seconds() - t_begin;
 }
 
 Trainer::~Trainer() = default;
@@ -84,20 +100,32 @@ int Trainer::stage_leader(int pp_rank) const {
 }
 
 StepResult Trainer::train_step() {
+  StepResult r = compute_step();
+  apply_step(r);
+  return r;
+}
+
+StepResult Trainer::compute_step() {
+  if (trace_) trace_->begin_step(step_ + 1);
+  TraceRecorder* trace = tracer();
+  if (trace) step_start_us_ = trace->now_us();
   const double t_start = monotonic_seconds();
   const TrainConfig& tr = recipe_.train;
   const int m = recipe_.grad_accum();
   const int64_t BT = int64_t(tr.micro_batch) * tr.seq_len;
   std::vector<std::vector<int32_t>> in(m, std::vector<int32_t>(BT)), tg(m, std::vector<int32_t>(BT));
-  for (int i = 0; i < m; ++i) {
-    if (train_loader_) {
-      train_loader_->next(in[i].data(), tg[i].data());
-    } else {
-      // Bench without data: tokens from the counter-based generator.
-      for (int64_t k = 0; k < BT; ++k) {
-        auto r = philox4x32(tr.seed, uint64_t(step_), uint64_t(i) * uint64_t(BT) + uint64_t(k));
-        in[i][k] = int32_t(r[0] % uint32_t(config_.vocab_size));
-        tg[i][k] = int32_t(r[1] % uint32_t(config_.vocab_size));
+  {
+    TraceScope data_scope(trace, "data", "data", {TraceArg::num("micro_batches", m)});
+    for (int i = 0; i < m; ++i) {
+      if (train_loader_) {
+        train_loader_->next(in[i].data(), tg[i].data());
+      } else {
+        // Bench without data: tokens from the counter-based generator.
+        for (int64_t k = 0; k < BT; ++k) {
+          auto r = philox4x32(tr.seed, uint64_t(step_), uint64_t(i) * uint64_t(BT) + uint64_t(k));
+          in[i][k] = int32_t(r[0] % uint32_t(config_.vocab_size));
+          tg[i][k] = int32_t(r[1] % uint32_t(config_.vocab_size));
+        }
       }
     }
   }
@@ -106,37 +134,67 @@ StepResult Trainer::train_step() {
   const ParallelConfig& par = recipe_.parallel;
   const bool piped = par.pipeline > 1;
   const PipelineSeat seat{par.schedule, grid_->coords().pp, par.pipeline, n_slots_,
-                          piped ? &grid_->pp() : nullptr, piped ? &grid_->pp_grad() : nullptr};
+                          piped ? &grid_->pp() : nullptr, piped ? &grid_->pp_grad() : nullptr, trace};
   const StepPassTimes pt = run_step_passes(*stage_, *store_, *backend_, seat, in, tg,
                                            sync_timing_ ? PassTiming::per_pass : PassTiming::overlapped);
   backend_->synchronize();
   const double t_compute = monotonic_seconds();
 
-  store_->finish_grads();
-  const bool loss_owner = grid_->last_stage() && grid_->coords().tp == 0;
-  const double loss_sum = stage_->take_loss_sum();
-  float sums[2] = {float(store_->grad_sq_norm()), loss_owner ? float(loss_sum) : 0.0f};
-  world_.all_reduce(make_tensor(sums, DType::f32, Device::cpu, {2}), ReduceOp::sum);
+  float sums[2];
+  {
+    TraceScope sync_scope(trace, "grad_sync", "sync");
+    store_->finish_grads();
+    const bool loss_owner = grid_->last_stage() && grid_->coords().tp == 0;
+    const double loss_sum = stage_->take_loss_sum();
+    sums[0] = float(store_->grad_sq_norm());
+    sums[1] = loss_owner ? float(loss_sum) : 0.0f;
+    host_->all_reduce(make_tensor(sums, DType::f32, Device::cpu, {2}), ReduceOp::sum);
+  }
   const double t_sync = monotonic_seconds();
 
   StepResult r;
   r.grad_norm = std::sqrt(double(sums[0]));
   r.loss = double(sums[1]) / double(tokens_per_step());
   r.lr = lr_at(lr_schedule_, step_);
-  store_->optimizer_step(adamw_step_from(recipe_, r.lr, r.grad_norm, step_ + 1));
-  backend_->synchronize();
-  const double t_end = monotonic_seconds();
-
-  step_ += 1;
-  r.step = step_;
-  r.times.total_s = t_end - t_start;
+  r.step = step_ + 1;
+  r.times.total_s = t_sync - t_start;
   r.times.pipeline_wait_s = pt.wait_s;
   r.times.compute_s = (t_compute - t_start) - pt.wait_s;
   r.times.forward_s = pt.forward_s;
   r.times.backward_s = pt.backward_s;
   r.times.grad_sync_s = t_sync - t_compute;
-  r.times.optimizer_s = t_end - t_sync;
   return r;
+}
+
+void Trainer::apply_step(StepResult& r) {
+  TRAINER_CHECK(r.step == step_ + 1, "apply_step: the result of step " + std::to_string(r.step) + " at step " +
+                                         std::to_string(step_));
+  const double t0 = monotonic_seconds();
+  {
+    TraceScope optimizer_scope(tracer(), "optimizer", "optimizer");
+    store_->optimizer_step(adamw_step_from(recipe_, r.lr, r.grad_norm, step_ + 1));
+    backend_->synchronize();
+  }
+  r.times.optimizer_s = monotonic_seconds() - t0;
+  r.times.total_s += r.times.optimizer_s;
+  step_ += 1;
+  trace_step_span(r, "applied");
+}
+
+void Trainer::trace_step_span(const StepResult& r, const char* outcome) {
+  if (TraceRecorder* trace = tracer())
+    trace->complete("step " + std::to_string(r.step), "step", TraceRecorder::kMainThread, step_start_us_,
+                    trace->now_us(),
+                    {TraceArg::num("step", double(r.step)), TraceArg::num("loss", r.loss),
+                     TraceArg::num("grad_norm", r.grad_norm), TraceArg::num("bubble_s", r.times.pipeline_wait_s),
+                     TraceArg::str("update", outcome)});
+}
+
+void Trainer::skip_step(StepResult& r) {
+  TRAINER_CHECK(r.step == step_ + 1, "skip_step: the result of step " + std::to_string(r.step) + " at step " +
+                                         std::to_string(step_));
+  step_ += 1;
+  trace_step_span(r, "skipped");
 }
 
 void Trainer::run_forward_only(int n_micro, const std::vector<std::vector<int32_t>>& inputs,
@@ -157,6 +215,7 @@ void Trainer::run_forward_only(int n_micro, const std::vector<std::vector<int32_
 
 double Trainer::evaluate() {
   TRAINER_CHECK(val_loader_ != nullptr, "evaluate without validation data");
+  TraceScope eval_scope(tracer(), "eval", "eval");
   const TrainConfig& tr = recipe_.train;
   const int m = recipe_.eval.batches / recipe_.parallel.data;
   const int64_t BT = int64_t(tr.micro_batch) * tr.seq_len;
@@ -168,7 +227,7 @@ double Trainer::evaluate() {
   const bool loss_owner = grid_->last_stage() && grid_->coords().tp == 0;
   float sum = loss_owner ? float(stage_->take_loss_sum()) : 0.0f;
   stage_->take_loss_sum();
-  world_.all_reduce(make_tensor(&sum, DType::f32, Device::cpu, {1}), ReduceOp::sum);
+  host_->all_reduce(make_tensor(&sum, DType::f32, Device::cpu, {1}), ReduceOp::sum);
   return double(sum) / (double(recipe_.eval.batches) * double(BT));
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "app/engine/trace_session.h"
 #include "app/recipe/recipe.h"
 #include "data/loader.h"
 #include "kernels/backend.h"
@@ -39,6 +40,14 @@ struct StepResult {
   StepTimes times;
 };
 
+// Wall time of the constructor, and of the parameters' initialisation (random or from a file).
+struct StartupSeconds {
+  double total = 0;
+  double params = 0;
+  double params_cpu = 0;  // CPU time of all threads during the initialisation (its wall time on a
+                          // busy machine is no measure of the work)
+};
+
 struct RankMemory {
   MemoryFigures params;
   ActivationMemory activations;
@@ -60,7 +69,17 @@ class Trainer {
           OpProfile profile = OpProfile::off);
   ~Trainer();
 
+  // One optimizer step: compute_step() then apply_step().
   StepResult train_step();
+  // The next step's forward and backward passes, gradient norm and loss (result.step is the
+  // step's number); nothing is updated and step() is unchanged. Follow it by exactly one of
+  // apply_step() and skip_step(), or by reloading a checkpoint (a rollback).
+  StepResult compute_step();
+  // AdamW update with the computed gradients; step() advances. Adds the optimizer's time.
+  void apply_step(StepResult& computed);
+  // The computed step is counted (step() advances, the learning rate schedule moves on) but
+  // the weights and optimizer state stay as they were.
+  void skip_step(StepResult& computed);
   // Mean validation loss over eval.batches batches from the start of data.val.
   double evaluate();
   // Continues `prompt_ids` by n tokens (temperature 0 = greedy); identical on every rank.
@@ -77,17 +96,30 @@ class Trainer {
   ProcessGrid& grid() { return *grid_; }
   Comm& host_world() { return world_; }
   Backend& backend() { return *backend_; }
+  // The timeline recorder when log.trace is set, else null.
+  TraceRecorder* tracer() { return trace_ ? &trace_->recorder() : nullptr; }
+  // After a step and what follows it (evaluation, sampling, saves): ends the trace after its
+  // last step. Collective, like finish_trace(), which ends it now (the run stops).
+  void trace_after_step() {
+    if (trace_) trace_->after_step(step_);
+  }
+  void finish_trace() {
+    if (trace_) trace_->finish();
+  }
   // The op timer when constructed with OpProfile::on, else null.
   OpProfiler* profiler() { return profiler_.get(); }
   ParamStore& store() { return *store_; }
   const StageLayout& layout() const { return *layout_; }
   DataLoader* train_loader() { return train_loader_.get(); }
   RankMemory memory() const;
+  const StartupSeconds& startup_seconds() const { return startup_; }
   int64_t tokens_per_step() const;
   // Global rank of (pipeline stage, data 0, tensor 0): where a stage's results are read.
   int stage_leader(int pp_rank) const;
 
  private:
+  // The "step N" span of the trace, from compute_step's start to now.
+  void trace_step_span(const StepResult& r, const char* outcome);
   void run_forward_only(int n_micro, const std::vector<std::vector<int32_t>>& inputs,
                         const std::vector<std::vector<int32_t>>& targets, StageMode mode);
 
@@ -97,9 +129,16 @@ class Trainer {
   GptConfig config_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<OpProfiler> profiler_;  // attached to backend_, so declared after it
+  // log.trace: the session (its recorder outlives the traced communicators below) and the
+  // traced view of the host world (host_ points to it, else to world_).
+  std::unique_ptr<TraceSession> trace_;
+  std::unique_ptr<Comm> traced_host_;
+  Comm* host_ = nullptr;
+  double step_start_us_ = 0;
   // make_device_comm: LocalComm for a world of one, NCCL on GPUs, null on CPU ranks (the MPI
   // world serves).
   std::unique_ptr<Comm> device_world_;
+  std::unique_ptr<Comm> traced_device_world_;  // the TracingComm over the device (or host) world
   std::unique_ptr<ProcessGrid> grid_;
   std::unique_ptr<StageLayout> layout_;
   std::unique_ptr<ParamStore> store_;
@@ -109,6 +148,7 @@ class Trainer {
   int n_slots_ = 1;
   int64_t step_ = 0;
   bool sync_timing_ = false;
+  StartupSeconds startup_;
 };
 
 }  // namespace trainer

@@ -29,6 +29,15 @@ struct RopeScalingConfig {  // model.rope_scaling (llama); factor 0 = none
   int original_context = 8192;
 };
 
+// train.on_nonfinite: what a step whose loss or gradient norm is NaN or infinite does.
+enum class NonfiniteAction : uint8_t { stop, skip, rollback };
+inline constexpr EnumName<NonfiniteAction> kNonfiniteActionNames[] = {
+    {NonfiniteAction::stop, "stop"}, {NonfiniteAction::skip, "skip"}, {NonfiniteAction::rollback, "rollback"}};
+// train.spike.action: what a loss or gradient-norm spike does.
+enum class SpikeAction : uint8_t { warn, skip, rollback };
+inline constexpr EnumName<SpikeAction> kSpikeActionNames[] = {
+    {SpikeAction::warn, "warn"}, {SpikeAction::skip, "skip"}, {SpikeAction::rollback, "rollback"}};
+
 struct ModelConfig {
   ModelArch arch = ModelArch::gpt2;
   int n_layer = 12;
@@ -78,6 +87,14 @@ struct LrScheduleConfig {
   double decay_fraction = 0.2;  // wsd: share of steps spent decaying at the end
 };
 
+// A spike: loss above factor x the mean loss of the last `window` accepted steps, or the
+// gradient norm above factor x its mean (app/engine/bad_steps.h).
+struct SpikeConfig {
+  double factor = 0;  // 0 = off
+  int window = 50;
+  SpikeAction action = SpikeAction::warn;
+};
+
 struct TrainConfig {
   DeviceChoice device = DeviceChoice::auto_detect;
   PrecisionChoice precision = PrecisionChoice::auto_detect;
@@ -93,6 +110,9 @@ struct TrainConfig {
   LrScheduleConfig lr_schedule;
   double peak_tflops = 0;  // MFU denominator override; 0 = from the built-in device table
   bool allow_oversubscribe = false;  // start even when the plan's memory exceeds what is free
+  NonfiniteAction on_nonfinite = NonfiniteAction::stop;
+  SpikeConfig spike;
+  int max_rollbacks = 3;  // rollbacks per run before it stops
 };
 
 struct DataConfig {
@@ -121,6 +141,8 @@ struct LogConfig {
   int sample_every = 0;     // 0 = no samples during training
   int sample_tokens = 64;
   std::string sample_prompt = "\n";
+  std::string trace;                       // Chrome trace-event file ("" = none)
+  std::vector<int> trace_steps = {2, 4};   // first and last step traced
 };
 
 struct Recipe {

@@ -5,6 +5,7 @@
 #include "app/recipe/recipe_checks.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdint>
 #include <limits>
@@ -263,6 +264,22 @@ void check_outputs(const Recipe& r, const KeyOrigins& o) {
          fmt::format("{} is not a multiple of parallel.data {} (each data rank evaluates an equal "
                      "share); valid: {}",
                      r.eval.batches, r.parallel.data, multiples_near(r.eval.batches, r.parallel.data)));
+  const SpikeConfig& spike = r.train.spike;
+  if (spike.factor > 0 && spike.factor <= 1)
+    fail(o, "train.spike.factor",
+         fmt::format("{} would call every step a spike (the mean itself is not above it); valid: 0 (off) or a "
+                     "number above 1, e.g. 3",
+                     spike.factor));
+  const bool rolls_back = r.train.on_nonfinite == NonfiniteAction::rollback ||
+                          (spike.factor > 0 && spike.action == SpikeAction::rollback);
+  if (rolls_back && r.checkpoint.dir.empty())
+    fail(o, r.train.on_nonfinite == NonfiniteAction::rollback ? "train.on_nonfinite" : "train.spike.action",
+         "rollback returns to the newest checkpoint but checkpoint.dir is empty; valid: set checkpoint.dir (and "
+         "checkpoint.every), or stop / skip");
+  const std::vector<int>& ts = r.log.trace_steps;
+  if (ts.size() != 2 || ts[0] > ts[1])
+    fail(o, "log.trace_steps",
+         fmt::format("[{}] is not [first, last] with first <= last; valid e.g. [2, 4]", fmt::join(ts, ", ")));
   if (r.checkpoint.every > 0 && r.checkpoint.dir.empty())
     fail(o, "checkpoint.every",
          fmt::format("{} needs a directory but checkpoint.dir is empty; valid: set "

@@ -160,6 +160,11 @@ std::vector<KeySpec> build_schema() {
   s.push_back(make_key("train.allow_oversubscribe", TRAINER_FIELD(train.allow_oversubscribe), kNone, kNone,
                   "start even when the plan's peak memory exceeds what the device or host (MemAvailable, cgroup "
                   "limit) has free; false = refuse before allocating"));
+  s.push_back(choice_key("train.on_nonfinite", TRAINER_CHOICE(train.on_nonfinite, kNonfiniteActionNames),
+                         "a step whose loss or gradient norm is NaN or infinite: stop the run, skip its update, or "
+                         "roll back to the newest checkpoint past its batches"));
+  s.push_back(make_key("train.max_rollbacks", TRAINER_FIELD(train.max_rollbacks), at_least(0), kNone,
+                  "rollbacks (on_nonfinite or spike.action rollback) allowed per run before it stops"));
   s.push_back(make_key("train.optimizer.lr", TRAINER_FIELD(train.optimizer.lr), above(0), kNone,
                   "AdamW peak learning rate"));
   s.push_back(make_key("train.optimizer.betas",
@@ -185,6 +190,12 @@ std::vector<KeySpec> build_schema() {
   s.push_back(make_key("train.lr_schedule.decay_fraction",
                   TRAINER_FIELD(train.lr_schedule.decay_fraction), above(0), at_most(1),
                   "wsd: share of the steps spent decaying at the end"));
+  s.push_back(make_key("train.spike.factor", TRAINER_FIELD(train.spike.factor), at_least(0), kNone,
+                  "a spike is a loss (or gradient norm) above factor x its mean over the last window steps; 0 = off"));
+  s.push_back(make_key("train.spike.window", TRAINER_FIELD(train.spike.window), at_least(1), kNone,
+                  "accepted steps in the running mean; detection starts once the window is full"));
+  s.push_back(choice_key("train.spike.action", TRAINER_CHOICE(train.spike.action, kSpikeActionNames),
+                         "a spike: warn and apply the update, skip the update, or roll back past its batches"));
   // data
   KeySpec train_glob = text_key("data.train", TRAINER_FIELD(data.train),
                                 "glob of training token shards, llm.c .bin format");
@@ -235,6 +246,10 @@ std::vector<KeySpec> build_schema() {
                   "tokens per generated sample"));
   s.push_back(text_key("log.sample_prompt", TRAINER_FIELD(log.sample_prompt),
                        "text the samples start from"));
+  s.push_back(text_key("log.trace", TRAINER_FIELD(log.trace),
+                       "timeline of log.trace_steps as a Chrome trace-event JSON file (Perfetto); \"\" = none"));
+  s.push_back(make_key("log.trace_steps", TRAINER_FIELD(log.trace_steps), at_least(1), kNone,
+                  "[first, last] steps the trace records"));
   return s;
 }
 

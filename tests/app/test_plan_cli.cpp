@@ -33,7 +33,7 @@ TEST_CASE("plan: report for a CPU recipe, as text and as JSON") {
   CHECK(r.output.find("time model: step") != std::string::npos);
 
   RunResult j = plan(source_dir() + "/configs/quickstart.yaml --set parallel.pipeline=2 --set parallel.data=2 "
-                     "--set train.global_batch=16 --world 4 --json");
+                     "--set train.micro_batch=8 --set train.global_batch=16 --world 4 --json");
   CAPTURE(j.output);
   REQUIRE(j.exit_code == 0);
   CHECK(count(j.output, "\"stage\": ") == 2);
@@ -92,7 +92,7 @@ TEST_CASE("plan: user errors exit 2 and name the value") {
   RunResult bf16 = plan(gpt3 + " --world 1024 --device cpu");
   CHECK(bf16.exit_code == 2);
   CHECK(bf16.output.find("bf16") != std::string::npos);
-  RunResult none = plan(quick + " --world 7 --search --set train.global_batch=8");
+  RunResult none = plan(quick + " --world 7 --search --set train.micro_batch=8 --set train.global_batch=8");
   CHECK(none.exit_code == 2);
   CHECK(none.output.find("no layout of 7 ranks") != std::string::npos);
 }

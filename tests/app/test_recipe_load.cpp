@@ -172,7 +172,8 @@ TEST_CASE("every choice name maps to a distinct value and prints back") {
   for (const KeySpec& k : recipe_schema()) {
     for (const std::string& choice : k.choices) {
       INFO(k.path << " = " << choice);
-      Recipe r = load_recipe_text("data: {train: x}\n", {k.path + "=" + choice});
+      // With a checkpoint directory: train.on_nonfinite rollback needs one.
+      Recipe r = load_recipe_text("data: {train: x}\ncheckpoint: {dir: y}\n", {k.path + "=" + choice});
       CHECK(key_value_yaml(k, r) == choice);
     }
   }

@@ -99,7 +99,7 @@ TEST_CASE("schema rows are unique, grouped by section, and described") {
   std::set<std::string> paths;
   std::vector<std::string> sections = recipe_sections();
   CHECK(sections == std::vector<std::string>{"model", "model.rope_scaling", "parallel", "train", "train.optimizer",
-                                             "train.lr_schedule", "data", "eval", "checkpoint",
+                                             "train.lr_schedule", "train.spike", "data", "eval", "checkpoint",
                                              "log"});
   std::string previous_section;
   std::set<std::string> closed;
@@ -119,7 +119,7 @@ TEST_CASE("schema rows are unique, grouped by section, and described") {
   CHECK(section_children("") ==
         std::vector<std::string>{"model", "parallel", "train", "data", "eval", "checkpoint", "log"});
   std::vector<std::string> train = section_children("train");
-  CHECK(train.back() == "lr_schedule");
+  CHECK(train.back() == "spike");
   CHECK(find_key("train.optimizer") == nullptr);
   CHECK(is_section("train.optimizer"));
 }

@@ -56,6 +56,7 @@ expect_log run3c "resuming from $work/c3/step_00000008 " "case 3: the rerun did 
 # 4. A diverging run (huge learning rate): the last checkpoint with a finite loss stays.
 train nan "${small[@]}" --set train.steps=8 --set checkpoint.every=1 --set checkpoint.keep=1 \
   --set train.optimizer.lr=1e12 --set train.lr_schedule.warmup_steps=0 --set train.optimizer.grad_clip=0 \
+  --set train.on_nonfinite=skip \
   --set "checkpoint.dir=$work/c4" || fail "case 4: $(cat "$work/nan.log")"
 last_finite=$(grep -E "^step +[0-9]+/8 \| loss [0-9.]+ .*\| norm [0-9.]+ " "$work/nan.log" | tail -1 |
               sed -E 's/^step +([0-9]+).*/\1/')
