@@ -7,11 +7,6 @@
 
 namespace trainer::block_parts {
 
-namespace {
-constexpr Transpose N = Transpose::none;
-constexpr Transpose T = Transpose::transpose;
-}  // namespace
-
 bool seq_parallel(const BlockContext& ctx) { return ctx.sp == SeqParallel::on && tp_active(ctx.tp); }
 
 void norm_rows(const BlockContext& ctx, Tensor out, Tensor mean, Tensor rstd, Tensor x, Tensor w, Tensor bias) {

@@ -9,6 +9,9 @@
 
 namespace trainer::block_parts {
 
+inline constexpr Transpose N = Transpose::none;
+inline constexpr Transpose T = Transpose::transpose;
+
 // (N, X) viewed as (B, T, X), the layout attention takes.
 inline Tensor bt3(const BlockContext& ctx, Tensor x) { return x.view({ctx.B, ctx.T, x.size(-1)}); }
 bool seq_parallel(const BlockContext& ctx);

@@ -10,11 +10,6 @@ namespace trainer {
 
 using namespace block_parts;
 
-namespace {
-constexpr Transpose N = Transpose::none;
-constexpr Transpose T = Transpose::transpose;
-}  // namespace
-
 void llama_block_forward(const BlockContext& ctx, const BlockParams& w, const BlockActs& a, const BlockScratch& s,
                          Tensor inp, Tensor out) {
   Backend& b = ctx.backend;

@@ -1,0 +1,11 @@
+// The small enums the op structs of backend.h and backend_llama_ops.h share.
+#pragma once
+
+#include <cstdint>
+
+namespace trainer {
+
+enum class Accumulate : uint8_t { overwrite, add };
+enum class Transpose : uint8_t { none, transpose };
+
+}  // namespace trainer
