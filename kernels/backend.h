@@ -46,13 +46,13 @@
 #include <string>
 #include <vector>
 
+#include "kernels/backend_generation_ops.h"
 #include "kernels/backend_llama_ops.h"
 #include "kernels/base/enum_names.h"
 #include "kernels/op_modes.h"
 #include "kernels/tensor.h"
 
 namespace trainer {
-
 
 class Backend;
 class OpProfiler;
@@ -164,7 +164,8 @@ struct AttentionBackwardOp {
   int n_head = 0;
   int n_kv_head = 0;
 };
-// The Llama ops (RmsnormForwardOp ... SwigluBackwardOp) are in backend_llama_ops.h.
+// The Llama ops (RmsnormForwardOp ... SwigluBackwardOp) are in backend_llama_ops.h,
+// AttentionCachedOp in backend_generation_ops.h.
 // GELU, tanh approximation; all act with one element count. In place: out may be inp.
 struct GeluForwardOp {
   static constexpr const char* kName = "gelu_forward";
@@ -322,6 +323,7 @@ class Backend {
   void run(const BiasBackwardOp& op);
   void run(const AttentionForwardOp& op);
   void run(const AttentionBackwardOp& op);
+  void run(const AttentionCachedOp& op);
   void run(const RmsnormForwardOp& op);
   void run(const RmsnormBackwardOp& op);
   void run(const HeadRmsnormForwardOp& op);
@@ -368,6 +370,10 @@ class Backend {
   void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse, int n_head,
                           int n_kv_head = 0) {
     run(AttentionBackwardOp{dqkv, dout, qkv, out, lse, n_head, n_kv_head});
+  }
+  void attention_cached(Tensor out, Tensor k_cache, Tensor v_cache, Tensor qkv, int n_head, int n_kv_head,
+                        int64_t past) {
+    run(AttentionCachedOp{out, k_cache, v_cache, qkv, n_head, n_kv_head, past});
   }
   void rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight, float eps) {
     run(RmsnormForwardOp{out, rstd, inp, weight, eps});
@@ -429,6 +435,7 @@ class Backend {
   virtual void compute(const BiasBackwardOp& op) = 0;
   virtual void compute(const AttentionForwardOp& op) = 0;
   virtual void compute(const AttentionBackwardOp& op) = 0;
+  virtual void compute(const AttentionCachedOp& op) = 0;
   virtual void compute(const RmsnormForwardOp& op) = 0;
   virtual void compute(const RmsnormBackwardOp& op) = 0;
   virtual void compute(const HeadRmsnormForwardOp& op) = 0;

@@ -180,6 +180,28 @@ void check(const AttentionBackwardOp& op, ArgCheck& k) {
   k.numel("lse", op.lse, s.B * s.H * s.T);
 }
 
+void check(const AttentionCachedOp& op, ArgCheck& k) {
+  k.arg("out", op.out, Want::act, kOut);
+  k.arg("k_cache", op.k_cache, Want::act, kOut);
+  k.arg("v_cache", op.v_cache, Want::act, kOut);
+  k.arg("qkv", op.qkv, Want::act, kIn);
+  const AttentionDims s = check_qkv("qkv", op.qkv, op.n_head, op.n_kv_head, k);
+  k.matrix("out", op.out, s.B * s.T, s.H * s.D);
+  for (auto [name, cache] : {std::pair{"k_cache", &op.k_cache}, std::pair{"v_cache", &op.v_cache}}) {
+    k.exact(name, *cache, 4, "(B, Hkv, Tmax, D)");
+    k.that(cache->shape[0] == s.B && cache->shape[1] == s.Hkv && cache->shape[3] == s.D, name, [&] {
+      return cache->shape_str() + " should be (" + std::to_string(s.B) + ", " + std::to_string(s.Hkv) + ", Tmax, " +
+             std::to_string(s.D) + ")";
+    });
+  }
+  const int64_t t_max = op.k_cache.shape[2];
+  k.that(op.v_cache.shape[2] == t_max, "v_cache", [&] { return op.v_cache.shape_str() + ": Tmax differs from k_cache's"; });
+  k.that(op.past >= 0 && op.past + s.T <= t_max, "past", [&] {
+    return std::to_string(op.past) + " + " + std::to_string(s.T) + " new rows must lie in [0, Tmax = " +
+           std::to_string(t_max) + "]";
+  });
+}
+
 void check_eps(float eps, ArgCheck& k) {
   k.that(eps > 0, "eps", [&] { return std::to_string(eps) + " must be positive"; });
 }
@@ -423,6 +445,7 @@ std::string heads_of(const Tensor& qkv, int n_head, int n_kv_head) {
 }
 Key profile_key(const AttentionForwardOp& op) { return {op.kName, heads_of(op.qkv, op.n_head, op.n_kv_head)}; }
 Key profile_key(const AttentionBackwardOp& op) { return {op.kName, heads_of(op.qkv, op.n_head, op.n_kv_head)}; }
+Key profile_key(const AttentionCachedOp& op) { return {op.kName, heads_of(op.qkv, op.n_head, op.n_kv_head)}; }
 Key profile_key(const RmsnormForwardOp& op) { return {op.kName, shape_of(op.inp)}; }
 Key profile_key(const RmsnormBackwardOp& op) { return {op.kName, shape_of(op.inp)}; }
 Key profile_key(const HeadRmsnormForwardOp& op) { return {op.kName, heads_of(op.inp, op.n_head, op.n_kv_head)}; }
@@ -471,6 +494,7 @@ void Backend::run(const MatmulOp& op) { enter(op); }
 void Backend::run(const BiasBackwardOp& op) { enter(op); }
 void Backend::run(const AttentionForwardOp& op) { enter(op); }
 void Backend::run(const AttentionBackwardOp& op) { enter(op); }
+void Backend::run(const AttentionCachedOp& op) { enter(op); }
 void Backend::run(const RmsnormForwardOp& op) { enter(op); }
 void Backend::run(const RmsnormBackwardOp& op) { enter(op); }
 void Backend::run(const HeadRmsnormForwardOp& op) { enter(op); }

@@ -51,6 +51,7 @@ class MetaBackend final : public Backend {
   void compute(const BiasBackwardOp&) override {}
   void compute(const AttentionForwardOp&) override {}
   void compute(const AttentionBackwardOp&) override {}
+  void compute(const AttentionCachedOp&) override {}
   void compute(const RmsnormForwardOp&) override {}
   void compute(const RmsnormBackwardOp&) override {}
   void compute(const HeadRmsnormForwardOp&) override {}

@@ -9,6 +9,14 @@ namespace trainer::block_parts {
 
 bool seq_parallel(const BlockContext& ctx) { return ctx.sp == SeqParallel::on && tp_active(ctx.tp); }
 
+void attend(const BlockContext& ctx, const BlockActs& a) {
+  const int H = ctx.n_head_local, Hkv = ctx.n_kv_head_local;
+  if (ctx.k_cache.defined())
+    ctx.backend.attention_cached(bt3(ctx, a.atty), ctx.k_cache, ctx.v_cache, bt3(ctx, a.qkv), H, Hkv, ctx.past);
+  else
+    ctx.backend.attention_forward(bt3(ctx, a.atty), a.lse, bt3(ctx, a.qkv), H, Hkv);
+}
+
 void norm_rows(const BlockContext& ctx, Tensor out, Tensor mean, Tensor rstd, Tensor x, Tensor w, Tensor bias) {
   if (ctx.norm == NormKind::rmsnorm) ctx.backend.rmsnorm_forward(out, rstd, x, w, ctx.norm_eps);
   else ctx.backend.layernorm_forward(out, mean, rstd, x, w, bias);

@@ -16,6 +16,8 @@ inline constexpr Transpose T = Transpose::transpose;
 inline Tensor bt3(const BlockContext& ctx, Tensor x) { return x.view({ctx.B, ctx.T, x.size(-1)}); }
 bool seq_parallel(const BlockContext& ctx);
 
+// a.atty = attention over a.qkv: causal over the T rows, or over the context's KV cache.
+void attend(const BlockContext& ctx, const BlockActs& a);
 // out = norm(x) on this rank's rows, no communication.
 void norm_rows(const BlockContext& ctx, Tensor out, Tensor mean, Tensor rstd, Tensor x, Tensor w, Tensor bias);
 // dinp (+)= the norm's input gradient of dout; gw (, gb) += its weight (and bias) gradients.

@@ -13,7 +13,7 @@ void block_forward(const BlockContext& ctx, const BlockParams& w, const BlockAct
   Backend& b = ctx.backend;
   norm_into(ctx, a.ln1, a.ln1_mean, a.ln1_rstd, inp, w.ln1w, w.ln1b);
   b.matmul(a.qkv, a.ln1, w.qkvw, N, T, w.qkvb, Accumulate::overwrite, Tensor{});
-  b.attention_forward(bt3(ctx, a.atty), a.lse, bt3(ctx, a.qkv), ctx.n_head_local);
+  attend(ctx, a);
   row_parallel_into(ctx, s, a.resid2, a.atty, w.projw, w.projb, inp);
 
   norm_into(ctx, a.ln2, a.ln2_mean, a.ln2_rstd, a.resid2, w.ln2w, w.ln2b);

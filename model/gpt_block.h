@@ -85,6 +85,11 @@ struct BlockContext {
   int n_kv_head_local = 0;
   QkNorm qk_norm = QkNorm::off;
   Tensor inv_freq;  // (D/2) f32, rope's frequencies
+  // Generation only (GptDecoder): this block's caches (B, Hkvl, Tmax, D) and the position of
+  // the first of the T rows. With caches, attention reads and extends them (attention_cached)
+  // and rope turns row t by position past + t; forward only, no lse.
+  Tensor k_cache{}, v_cache{};
+  int64_t past = 0;
 };
 
 // inp, out (Nr, C).

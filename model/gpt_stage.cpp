@@ -8,6 +8,7 @@
 #include "kernels/base/check.h"
 #include "model/block_parts.h"
 #include "model/rope_freq.h"
+#include "model/stage_parts.h"
 #include "model/tensor_arena.h"
 #include "model/tp_comm.h"
 
@@ -17,39 +18,6 @@ namespace {
 
 constexpr Transpose kN = Transpose::none;
 constexpr Transpose kT = Transpose::transpose;
-
-// The local widths of one block's tensors (see gpt_block.h).
-struct BlockDims {
-  int64_t B, T, N, rows, C, Cl, Hl, Hkvl, Ql, Fl;
-  ModelArch arch;
-  NormKind norm;
-  QkNorm qk_norm;
-};
-
-// rows: the residual stream's rows on this rank (N, or N / tp under sequence parallelism).
-BlockActs take_block_acts(TensorArena& a, DType act, const BlockDims& d, GeluBuffer gelu) {
-  const int64_t N = d.N;
-  const bool layernorm = d.norm == NormKind::layernorm;
-  const int64_t fc = d.arch == ModelArch::llama ? 2 * d.Fl : d.Fl;  // llama: [gate | up]
-  BlockActs x;
-  x.ln1 = a.take(act, {N, d.C});
-  if (layernorm) x.ln1_mean = a.take(DType::f32, {d.rows});
-  x.ln1_rstd = a.take(DType::f32, {d.rows});
-  if (d.qk_norm == QkNorm::on) {
-    x.qkv_raw = a.take(act, {N, d.Ql});
-    x.qk_rstd = a.take(DType::f32, {N * (d.Hl + d.Hkvl)});
-  }
-  x.qkv = a.take(act, {N, d.Ql});
-  x.atty = a.take(act, {N, d.Cl});
-  x.lse = a.take(DType::f32, {d.B, d.Hl, d.T});
-  x.resid2 = a.take(act, {d.rows, d.C});
-  x.ln2 = a.take(act, {N, d.C});
-  if (layernorm) x.ln2_mean = a.take(DType::f32, {d.rows});
-  x.ln2_rstd = a.take(DType::f32, {d.rows});
-  x.fch = a.take(act, {N, fc});
-  if (gelu == GeluBuffer::own) x.fch_gelu = a.take(act, {N, d.Fl});
-  return x;
-}
 
 }  // namespace
 
@@ -106,10 +74,7 @@ struct GptStage::Impl {
     L = l.n_layers();
     first = l.has_embedding();
     last = l.has_head();
-    const int64_t D = cfg.head_dim();
-    const int64_t Hkvl = cfg.kv_heads() / tp_size;
-    dims = BlockDims{B, T, N, Nr, C, Cl, Hl, Hkvl, (Hl + 2 * Hkvl) * D, cfg.mlp_dim() / tp_size, cfg.arch,
-                     cfg.arch == ModelArch::llama ? NormKind::rmsnorm : NormKind::layernorm, cfg.qk_norm};
+    dims = block_dims(l, B, T, Nr);
     plan(nullptr, nullptr);
     slot_memory = backend.alloc(size_t(slot_bytes) * size_t(opt.n_slots));
     scratch_memory = backend.alloc(size_t(scratch_bytes));
@@ -187,43 +152,11 @@ struct GptStage::Impl {
   }
 
   BlockContext ctx() const {
-    const GptConfig& cfg = layout.config();
-    return BlockContext{backend,   tp,           tp_rank,         int(B),      int(T),  int(C), int(Hl),
-                        sp ? SeqParallel::on : SeqParallel::off, dims.norm, cfg.norm_eps, int(dims.Hkvl),
-                        cfg.qk_norm, inv_freq};
+    return stage_block_context(layout, backend, tp, B, T, sp ? SeqParallel::on : SeqParallel::off, inv_freq);
   }
 
   BlockParams block_params(Tensor base, int unit, int local_layer) {
-    const GptConfig& cfg = layout.config();
-    const std::string h = layer_prefix(cfg, layout.first_layer() + local_layer);
-    auto v = [&](const char* name) { return store.view(base, unit, h + name); };
-    if (cfg.arch == ModelArch::gpt2)
-      return BlockParams{v("ln_1.weight"), v("ln_1.bias"), v("attn.c_attn.weight"), v("attn.c_attn.bias"),
-                         v("attn.c_proj.weight"), v("attn.c_proj.bias"), v("ln_2.weight"), v("ln_2.bias"),
-                         v("mlp.c_fc.weight"), v("mlp.c_fc.bias"), v("mlp.c_proj.weight"), v("mlp.c_proj.bias"),
-                         Tensor{}, Tensor{}};
-    BlockParams p;
-    p.ln1w = v("input_layernorm.weight");
-    p.qkvw = fused_rows(v("self_attn.q_proj.weight"), v("self_attn.v_proj.weight"), dims.Ql);
-    p.projw = v("self_attn.o_proj.weight");
-    p.ln2w = v("post_attention_layernorm.weight");
-    p.fcw = fused_rows(v("mlp.gate_proj.weight"), v("mlp.up_proj.weight"), 2 * dims.Fl);
-    p.fcprojw = v("mlp.down_proj.weight");
-    if (cfg.qk_norm == QkNorm::on) {
-      p.qnormw = v("self_attn.q_norm.weight");
-      p.knormw = v("self_attn.k_norm.weight");
-    }
-    return p;
-  }
-
-  // The matrices from `first` to `last` (adjacent in the buffer: the table orders them so) as
-  // one (rows, C) weight.
-  static Tensor fused_rows(Tensor first, Tensor last, int64_t rows) {
-    const int64_t cols = first.size(-1);
-    TRAINER_CHECK(static_cast<const char*>(last.data) + last.bytes() ==
-                      static_cast<const char*>(first.data) + size_t(rows * cols) * dtype_size(first.dtype),
-                  "fused projection: its matrices are not adjacent in the buffer");
-    return make_tensor(first.data, first.dtype, first.device, {rows, cols});
+    return stage_block_params(layout, store, base, unit, local_layer);
   }
 
   void block_forward_any(const BlockParams& w, const BlockActs& a, Tensor inp, Tensor out) {
@@ -280,13 +213,10 @@ struct GptStage::Impl {
     const GptConfig& cfg = layout.config();
     const int uf = layout.unit_lnf(), uw = layout.unit_head_wte();
     const char* bias_name = final_norm_bias_name(cfg);
-    Tensor fbase = store.acquire(uf);
-    Tensor lnfw = store.view(fbase, uf, final_norm_weight_name(cfg));
-    Tensor lnfb = bias_name ? store.view(fbase, uf, bias_name) : Tensor{};
-    Tensor wte = store.view(store.acquire(uw), uw, head_name(cfg));
+    const HeadParams h = acquire_head(layout, store);
     Tensor x = s.resid[L];
-    block_parts::norm_into(ctx(), lnf, lnf_mean, lnf_rstd, x, lnfw, lnfb);
-    backend.matmul(logits, lnf, wte, kN, kT, Tensor{}, Accumulate::overwrite, Tensor{});
+    block_parts::norm_into(ctx(), lnf, lnf_mean, lnf_rstd, x, h.normw, h.normb);
+    backend.matmul(logits, lnf, h.wte, kN, kT, Tensor{}, Accumulate::overwrite, Tensor{});
     // Vocabulary-parallel cross-entropy: reduce the row max, then sum-exp and target logit.
     Tensor targets = s.targets.view({N});
     backend.xent_max(maxes, logits, valid_cols);
@@ -301,7 +231,7 @@ struct GptStage::Impl {
       backend.xent_backward(logits, logits, maxes, sumexp, targets, vocab_start, valid_cols, opt.dloss);
       Tensor gwte = store.view(store.grads(uw), uw, head_name(cfg));
       backend.matmul(gwte, logits, lnf, kT, kN, Tensor{}, Accumulate::add, Tensor{});
-      backend.matmul(dlnf, logits, wte, kN, kN, Tensor{}, Accumulate::overwrite, Tensor{});
+      backend.matmul(dlnf, logits, h.wte, kN, kN, Tensor{}, Accumulate::overwrite, Tensor{});
       Tensor dnorm = dlnf;
       if (sp) {
         sp_gather_backward(dlnf_local, dlnf, tp);
@@ -311,11 +241,10 @@ struct GptStage::Impl {
       }
       Tensor gbase = store.grads(uf);
       block_parts::norm_rows_backward(ctx(), s.dhead, store.view(gbase, uf, final_norm_weight_name(cfg)),
-                                      bias_name ? store.view(gbase, uf, bias_name) : Tensor{}, dnorm, x, lnfw,
+                                      bias_name ? store.view(gbase, uf, bias_name) : Tensor{}, dnorm, x, h.normw,
                                       lnf_mean, lnf_rstd, Accumulate::overwrite);
     }
-    store.release(uw);
-    store.release(uf);
+    release_head(layout, store);
   }
 };
 
@@ -393,15 +322,7 @@ std::vector<float> GptStage::logits_row(int b, int t) {
   Impl& m = *impl_;
   TRAINER_CHECK(m.last, "logits_row on a stage without the head");
   const int64_t row = int64_t(b) * m.T + t;
-  Tensor local = m.logits.rows(row, row + 1).view({m.Vl});
-  Tensor mine = m.row_f32.flat(int64_t(m.tp_rank) * m.Vl, int64_t(m.tp_rank + 1) * m.Vl);
-  if (local.dtype == DType::f32) m.backend.copy(mine.data, local.data, mine.bytes());
-  else m.backend.cast(mine, local);
-  if (m.tp && m.tp_size > 1) m.tp->all_gather(m.row_f32, mine);
-  std::vector<float> host(size_t(m.tp_size) * size_t(m.Vl));
-  m.backend.copy_to_host(host.data(), m.row_f32.data, m.row_f32.bytes());
-  host.resize(size_t(m.layout.config().vocab_size));
-  return host;
+  return gather_vocab_row(m.layout, m.backend, m.tp, m.logits.rows(row, row + 1).view({m.Vl}), m.row_f32);
 }
 
 ActivationMemory GptStage::activation_memory() const {

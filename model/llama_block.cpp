@@ -22,8 +22,8 @@ void llama_block_forward(const BlockContext& ctx, const BlockParams& w, const Bl
   } else {
     b.matmul(a.qkv, a.ln1, w.qkvw, N, T, Tensor{}, Accumulate::overwrite, Tensor{});
   }
-  b.rope_forward(bt3(ctx, a.qkv), bt3(ctx, a.qkv), ctx.inv_freq, H, Hkv, 0);
-  b.attention_forward(bt3(ctx, a.atty), a.lse, bt3(ctx, a.qkv), H, Hkv);
+  b.rope_forward(bt3(ctx, a.qkv), bt3(ctx, a.qkv), ctx.inv_freq, H, Hkv, ctx.past);
+  attend(ctx, a);
   row_parallel_into(ctx, s, a.resid2, a.atty, w.projw, Tensor{}, inp);
 
   norm_into(ctx, a.ln2, Tensor{}, a.ln2_rstd, a.resid2, w.ln2w, Tensor{});

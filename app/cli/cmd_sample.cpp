@@ -1,4 +1,5 @@
 // trainer sample CHECKPOINT [--prompt TEXT] [--tokens N] [--temperature T] [--top-k K] [--seed S]
+//                [--decoding cache|window]
 // Generates text from a checkpoint (a step_NNNNNNNN directory, or a checkpoint.dir whose newest
 // complete checkpoint is used). The model shape and tokenizer come from the checkpoint's
 // recipe; it runs on one process by default (any layout via --set under mpirun).
@@ -29,6 +30,7 @@ struct SampleOptions {
   float temperature = 1.0f;
   int top_k = 40;
   uint64_t seed = 1;
+  std::string decoding = "cache";
   std::vector<std::string> overrides;
 };
 
@@ -61,7 +63,13 @@ int sample_under_mpi(const SampleOptions& o, const std::string& dir, const Recip
                                   recipe.data.bos, recipe.data.eos, "data.bos", "data.eos");
   std::vector<int32_t> prompt = tokenizer->encode(o.prompt);
   if (prompt.empty()) prompt.push_back(tokenizer->eot());
-  std::vector<int32_t> out = t.generate(prompt, o.tokens, o.temperature, o.top_k, o.seed);
+  GenerateOptions g;
+  g.tokens = o.tokens;
+  g.temperature = o.temperature;
+  g.top_k = o.top_k;
+  g.seed = o.seed;
+  g.decoding = *enum_from_name(kDecodingNames, o.decoding);
+  std::vector<int32_t> out = t.generate(prompt, g);
   if (rank0) {
     std::vector<int32_t> generated(out.begin() + long(prompt.size()), out.end());
     for (auto& id : generated)
@@ -90,6 +98,10 @@ void add_sample_command(CLI::App& app, CommandList& commands) {
       ->capture_default_str()
       ->check(int_in(0, int64_t(1) << 30));
   sub->add_option("--seed", o->seed, "Seed of the sampling random numbers")->capture_default_str();
+  sub->add_option("--decoding", o->decoding,
+                  "cache: run each new token against a KV cache; window: rerun the whole window per token")
+      ->capture_default_str()
+      ->check(CLI::IsMember(enum_names(kDecodingNames)));
   sub->add_option("--set", o->overrides, "Override a key of the checkpoint's recipe (e.g. train.device=cuda)");
   commands.push_back({sub, [o]() { return run_sample(*o); }});
 }

@@ -35,7 +35,10 @@ class Sampler {
     if (!tokenizer_) tokenizer_ = make_tokenizer(recipe_.data.tokenizer, recipe_.data.tokenizer_dir);
     std::vector<int32_t> prompt = tokenizer_->encode(recipe_.log.sample_prompt);
     if (prompt.empty()) prompt.push_back(tokenizer_->eot());
-    std::vector<int32_t> out = t.generate(prompt, recipe_.log.sample_tokens, 1.0f, 40, recipe_.train.seed + uint64_t(t.step()));
+    GenerateOptions g;
+    g.tokens = recipe_.log.sample_tokens;
+    g.seed = recipe_.train.seed + uint64_t(t.step());
+    std::vector<int32_t> out = t.generate(prompt, g);
     if (reporting == Reporting::off) return;
     std::vector<int32_t> generated(out.begin() + long(prompt.size()), out.end());
     for (auto& id : generated)

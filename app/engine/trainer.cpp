@@ -231,51 +231,6 @@ double Trainer::evaluate() {
   return double(sum) / (double(recipe_.eval.batches) * double(BT));
 }
 
-std::vector<int32_t> Trainer::generate(const std::vector<int32_t>& prompt_ids, int n, float temperature, int top_k,
-                                       uint64_t seed) {
-  const TrainConfig& tr = recipe_.train;
-  const int B = tr.micro_batch, T = tr.seq_len;
-  std::vector<int32_t> tokens = prompt_ids;
-  if (tokens.empty()) tokens.push_back(0);
-  std::vector<std::vector<int32_t>> in(1, std::vector<int32_t>(size_t(B) * T, 0)), tg = in;
-  for (int k = 0; k < n; ++k) {
-    const int len = int(std::min<size_t>(tokens.size(), size_t(T)));
-    const int32_t* window = tokens.data() + (tokens.size() - size_t(len));
-    for (int b = 0; b < B; ++b)
-      for (int t = 0; t < T; ++t) in[0][size_t(b) * T + t] = t < len ? window[t] : 0;
-    run_forward_only(1, in, tg, StageMode::logits);
-    int32_t next = 0;
-    if (grid_->last_stage()) {
-      std::vector<float> row = stage_->logits_row(0, len - 1);
-      if (temperature <= 0) {
-        next = int32_t(std::max_element(row.begin(), row.end()) - row.begin());
-      } else {
-        std::vector<int32_t> order(row.size());
-        for (size_t i = 0; i < order.size(); ++i) order[i] = int32_t(i);
-        int keep = top_k > 0 ? std::min<int>(top_k, int(row.size())) : int(row.size());
-        std::partial_sort(order.begin(), order.begin() + keep, order.end(),
-                          [&](int32_t a, int32_t b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
-        double mx = row[order[0]], total = 0;
-        std::vector<double> p(keep);
-        for (int i = 0; i < keep; ++i) total += p[i] = std::exp((row[order[i]] - mx) / temperature);
-        auto bits = philox4x32(seed, uint64_t(RngPurpose::sample), uint64_t(tokens.size()));
-        double u = uniform_open(bits[0]) * total, acc = 0;
-        next = order[keep - 1];
-        for (int i = 0; i < keep; ++i) {
-          acc += p[i];
-          if (u <= acc) {
-            next = order[i];
-            break;
-          }
-        }
-      }
-    }
-    world_.broadcast(make_tensor(&next, DType::i32, Device::cpu, {1}), stage_leader(recipe_.parallel.pipeline - 1));
-    tokens.push_back(next);
-  }
-  return tokens;
-}
-
 RankMemory Trainer::memory() const { return RankMemory{store_->memory(), stage_->activation_memory()}; }
 
 }  // namespace trainer

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "app/recipe/recipe.h"
 #include "data/loader.h"
 #include "kernels/backend.h"
+#include "kernels/base/enum_names.h"
 #include "kernels/op_profiler.h"
 #include "model/gpt_stage.h"
 #include "model/lr_schedule.h"
@@ -56,6 +58,25 @@ struct RankMemory {
   }
 };
 
+// How generation computes each token's logits: kv_cache runs only the new tokens against a
+// cache of the earlier ones' keys and values (GptDecoder); full_window reruns the model over
+// the whole window of the last train.seq_len tokens for every token (the reference the cache
+// is tested against).
+enum class Decoding : uint8_t { kv_cache, full_window };
+inline constexpr EnumName<Decoding> kDecodingNames[] = {{Decoding::kv_cache, "cache"},
+                                                        {Decoding::full_window, "window"}};
+
+struct GenerateOptions {
+  int tokens = 1;             // new tokens
+  float temperature = 1.0f;   // 0 = greedy
+  int top_k = 40;             // 0 = the whole vocabulary
+  uint64_t seed = 1;
+  Decoding decoding = Decoding::kv_cache;
+  // Called on the last pipeline stage's ranks with each new token's logits (over the real
+  // vocabulary) before it is chosen; may be empty.
+  std::function<void(const std::vector<float>& logits)> on_logits;
+};
+
 // What kind of data a run needs: training reads data.train (and data.val when evaluation is
 // on); bench may run without data on random tokens.
 enum class DataNeed : uint8_t { train, none };
@@ -82,9 +103,8 @@ class Trainer {
   void skip_step(StepResult& computed);
   // Mean validation loss over eval.batches batches from the start of data.val.
   double evaluate();
-  // Continues `prompt_ids` by n tokens (temperature 0 = greedy); identical on every rank.
-  std::vector<int32_t> generate(const std::vector<int32_t>& prompt_ids, int n, float temperature, int top_k,
-                                uint64_t seed);
+  // Continues `prompt_ids` by o.tokens tokens; identical on every rank (generate.cpp).
+  std::vector<int32_t> generate(const std::vector<int32_t>& prompt_ids, const GenerateOptions& o);
 
   int64_t step() const { return step_; }
   // Synchronise the device after each forward and backward so their times are exact (bench);

@@ -147,6 +147,11 @@ class CpuBackend final : public Backend {
     cpu::attention_backward(f32(op.dqkv), f32(op.dout), f32(op.qkv), f32(op.out), f32(op.lse), s.B, s.T, s.H,
                             s.Hkv, s.D);
   }
+  void compute(const AttentionCachedOp& op) override {
+    const AttentionDims s = attention_dims(op.qkv, op.n_head, op.n_kv_head);
+    cpu::attention_cached(f32(op.out), f32(op.k_cache), f32(op.v_cache), f32(op.qkv), s.B, s.T, s.H, s.Hkv, s.D,
+                          op.k_cache.shape[2], op.past);
+  }
   void compute(const RmsnormForwardOp& op) override {
     cpu::rmsnorm_forward(f32(op.out), f32(op.rstd), f32(op.inp), f32(op.weight), matrix_rows(op.inp),
                          matrix_cols(op.inp), op.eps);

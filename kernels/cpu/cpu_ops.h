@@ -38,6 +38,9 @@ void bias_backward(float* dbias, const float* dout, int64_t M, int64_t N);
 // Hkv k/v heads shared by groups of H / Hkv query heads; qkv rows are (H + 2*Hkv)*D wide.
 void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t H,
                        int64_t Hkv, int64_t D);
+// k_cache, v_cache (B, Hkv, Tmax, D); the new rows' positions are past .. past + T - 1.
+void attention_cached(float* out, float* k_cache, float* v_cache, const float* qkv, int64_t B, int64_t T, int64_t H,
+                      int64_t Hkv, int64_t D, int64_t t_max, int64_t past);
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out,
                         const float* lse, int64_t B, int64_t T, int64_t H, int64_t Hkv, int64_t D);
 

@@ -104,6 +104,7 @@ class CudaBackend final : public Backend {
   void compute(const BiasBackwardOp& op) override { cuda::bias_backward(ctx_, op); }
   void compute(const AttentionForwardOp& op) override { cuda::attention_forward(ctx_, op); }
   void compute(const AttentionBackwardOp& op) override { cuda::attention_backward(ctx_, op); }
+  void compute(const AttentionCachedOp& op) override { cuda::attention_cached(ctx_, op); }
   void compute(const RmsnormForwardOp& op) override { cuda::rmsnorm_forward(ctx_, op); }
   void compute(const RmsnormBackwardOp& op) override { cuda::rmsnorm_backward(ctx_, op); }
   void compute(const HeadRmsnormForwardOp& op) override { cuda::head_rmsnorm_forward(ctx_, op); }

@@ -43,6 +43,8 @@ void bias_add_rows(const Context& ctx, Tensor out, Tensor bias);
 
 void attention_forward(const Context& ctx, const AttentionForwardOp& op);
 void attention_backward(const Context& ctx, const AttentionBackwardOp& op);
+// Generation (cuda_attention_cached.cu).
+void attention_cached(const Context& ctx, const AttentionCachedOp& op);
 
 // The Llama ops (cuda_rmsnorm.cu, cuda_rope.cu, cuda_swiglu.cu).
 void rmsnorm_forward(const Context& ctx, const RmsnormForwardOp& op);

@@ -17,13 +17,7 @@ using namespace trainer::testing;
 namespace {
 
 TinyLayout llama(int data, int tensor, int pipeline, int zero) {
-  TinyLayout l;
-  l.arch = ModelArch::llama;
-  l.data = data;
-  l.tensor = tensor;
-  l.pipeline = pipeline;
-  l.zero = zero;
-  return l;
+  return tiny_layout(ModelArch::llama, data, tensor, pipeline, zero);
 }
 
 }  // namespace

@@ -180,6 +180,20 @@ inline void add_llama_contract_cases(std::vector<ContractCase>& c) {
               wrong_device("inp", &SB::inp), alias("dinp", &SB::dinp, &SB::inp), alias("dinp", &SB::dinp, &SB::dout)});
 }
 
+// Attention over a KV cache: qkv (2, 3, 8) holds H = 2 query heads on Hkv = 1 k/v head of D = 2;
+// the caches (2, 1, 5, 2) hold Tmax = 5 positions, 2 of them before the 3 new rows.
+inline void add_generation_contract_cases(std::vector<ContractCase>& c) {
+  using K = AttentionCachedOp;
+  auto cached = [](ContractPool& p) { return K{p.act({6, 4}), p.act({2, 1, 5, 2}), p.act({2, 1, 5, 2}), p.act({2, 3, 8}), 2, 1, 2}; };
+  add_op<K>(c, cached,
+            {wrong_shape("out", &K::out), wrong_shape("k_cache", &K::k_cache), wrong_dtype("v_cache", &K::v_cache),
+             wrong_device("qkv", &K::qkv), alias("out", &K::out, &K::qkv), alias("k_cache", &K::k_cache, &K::v_cache),
+             missing("k_cache", &K::k_cache), other<K>("past", [](K& op) { op.past = 3; }),
+             other<K>("past", [](K& op) { op.past = -1; }), other<K>("n_kv_head", [](K& op) { op.n_kv_head = 3; }),
+             other<K>("k_cache", [](K& op) { op.k_cache.shape[1] = 2; }),
+             other<K>("v_cache", [](K& op) { op.v_cache = op.v_cache.flat(0, 16).view({2, 1, 4, 2}); })});
+}
+
 // Shapes of the valid calls: B = 2, T = 3, C = 4 (2 heads of 2), vocabulary 5, N = B*T = 6.
 inline std::vector<ContractCase> contract_cases() {
   using E = EncoderForwardOp;
@@ -279,6 +293,7 @@ inline std::vector<ContractCase> contract_cases() {
                    wrong_device("grad", &AdamWOp::grad), alias("param_copy", &AdamWOp::param_copy, &AdamWOp::grad),
                    other<AdamWOp>("step", [](AdamWOp& op) { op.h.step = 0; })});
   add_llama_contract_cases(c);
+  add_generation_contract_cases(c);
   return c;
 }
 

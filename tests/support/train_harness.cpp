@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -49,6 +50,16 @@ std::string make_synthetic_shards(Comm& world, const std::string& dir, int vocab
   return dir + "/train_*.bin";
 }
 
+TinyLayout tiny_layout(ModelArch arch, int data, int tensor, int pipeline, int zero) {
+  TinyLayout l;
+  l.arch = arch;
+  l.data = data;
+  l.tensor = tensor;
+  l.pipeline = pipeline;
+  l.zero = zero;
+  return l;
+}
+
 Recipe tiny_recipe(const std::string& train_glob, const TinyLayout& l, int accum) {
   Recipe r;
   r.path = "<test>";
@@ -93,6 +104,35 @@ Recipe tiny_recipe(const std::string& train_glob, const TinyLayout& l, int accum
   r.eval.every = 0;
   r.log.every = 1;
   return r;
+}
+
+Generated train_and_generate(const Recipe& recipe, Comm& world, int steps, const std::vector<int32_t>& prompt,
+                             int tokens, Decoding decoding) {
+  Trainer t(recipe, world, 0);
+  for (int i = 0; i < steps; ++i) t.train_step();
+  Generated g;
+  GenerateOptions o;
+  o.tokens = tokens;
+  o.temperature = 0;
+  o.decoding = decoding;
+  o.on_logits = [&](const std::vector<float>& row) { g.logits.push_back(row); };
+  g.tokens = t.generate(prompt, o);
+  return g;
+}
+
+double max_logit_diff(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b,
+                      int count) {
+  const size_t rows = count < 0 ? std::max(a.size(), b.size()) : size_t(count);
+  if (a.size() < rows || b.size() < rows) return std::numeric_limits<double>::infinity();
+  double diff = 0, scale = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    if (a[r].size() != b[r].size()) return std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < a[r].size(); ++i) {
+      diff = std::max(diff, std::fabs(double(a[r][i]) - double(b[r][i])));
+      scale = std::max(scale, std::fabs(double(b[r][i])));
+    }
+  }
+  return diff / std::max(scale, 1e-30);
 }
 
 RunOutput run_recipe(const Recipe& recipe, Comm& world, int steps) {

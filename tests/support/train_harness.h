@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/engine/trainer.h"
 #include "app/recipe/recipe.h"
 #include "parallel/comm.h"
 
@@ -25,6 +26,7 @@ struct TinyLayout {
   ModelArch arch = ModelArch::gpt2;
 };
 
+TinyLayout tiny_layout(ModelArch arch, int data, int tensor, int pipeline, int zero);
 // A 4-layer, d_model 32 model with a vocabulary of 97 (padded to 128), seq_len 16,
 // micro_batch 2, with `accum` micro-batches per data rank per step. gpt2: 4 heads; llama: 8
 // query heads on 4 k/v heads (head size 4), SwiGLU width 48, untied head, qk_norm.
@@ -45,6 +47,18 @@ RunOutput run_recipe(const Recipe& recipe, Comm& world, int steps);
 // near zero (biases), where summation-order rounding dominates.
 double max_weight_diff(const std::map<std::string, std::vector<float>>& a,
                        const std::map<std::string, std::vector<float>>& b, std::string* where);
+
+// Trains `steps` steps of `recipe` on `world`, then continues `prompt` greedily by `tokens`
+// tokens with the given decoding. logits: each new token's logits, on the last pipeline stage's ranks (empty elsewhere). Collective.
+struct Generated {
+  std::vector<int32_t> tokens;
+  std::vector<std::vector<float>> logits;
+};
+Generated train_and_generate(const Recipe& recipe, Comm& world, int steps, const std::vector<int32_t>& prompt,
+                             int tokens, Decoding decoding);
+// max |a - b| / max |b| over the first `count` rows of logits (all when count < 0).
+double max_logit_diff(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b,
+                      int count = -1);
 
 // doctest checks that a parallel run matches the single-process reference: loss at every step
 // to 1e-5 relative, every replica of every element identical, every weight tensor to 1e-5

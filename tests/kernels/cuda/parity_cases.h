@@ -178,6 +178,20 @@ inline std::vector<ParityCase> attention_parity_cases() {
       be.run(AttentionBackwardOp{t["dqkv"], t["dout"], t["qkv"], t["out"], t["lse"], n_head, n_kv_head});
     };
     cases.push_back(b);
+    // Generation: the last rows of the sequence (one, or a few) against a cache holding the
+    // rest (random values stand for the earlier rows' k and v).
+    for (int64_t n : {int64_t(1), std::min<int64_t>(T, 5)}) {
+      const int64_t past = T - n, t_max = T + 3, D = s[4];
+      ParityCase k;
+      k.label = dims_label("attention_cached", s) + " new=" + std::to_string(n);
+      k.args = {output("out", Kind::act, {B * n, C}, tol), accumulated("k_cache", Kind::act, {B, Hkv, t_max, D}, kTolAct),
+                accumulated("v_cache", Kind::act, {B, Hkv, t_max, D}, kTolAct),
+                input("qkv", Kind::act, {B, n, W}, -1.5f, 1.5f)};
+      k.run = [n_head, n_kv_head, past](Backend& be, const ParityArgs& t) {
+        be.run(AttentionCachedOp{t["out"], t["k_cache"], t["v_cache"], t["qkv"], n_head, n_kv_head, past});
+      };
+      cases.push_back(k);
+    }
   }
   return cases;
 }
