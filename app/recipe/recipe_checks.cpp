@@ -42,7 +42,8 @@ void check_tokenizer(const Recipe& r, const KeyOrigins& o) {
   if (!named && tokenizer_json_path(d.tokenizer).empty())
     fail(o, "data.tokenizer",
          fmt::format("unknown tokenizer {}: neither gpt2 nor byte nor a tokenizer.json file or a "
-                     "folder holding one; valid: gpt2, byte, or a path to a tokenizer.json",
+                     "folder holding one; valid: gpt2, byte, or a path to a tokenizer.json (the Llama 2 and 3 "
+                     "and Qwen 3 files of configs/ come from scripts/fetch_data.sh --hf)",
                      message_quote(d.tokenizer)));
   int ids = d.tokenizer == "gpt2" ? kGpt2TokenizerIds : kByteTokenizerIds;
   if (!named || d.bos != "auto" || d.eos != "auto") {
