@@ -46,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/backend_fused_ops.h"
 #include "kernels/backend_generation_ops.h"
 #include "kernels/backend_llama_ops.h"
 #include "kernels/base/enum_names.h"
@@ -165,7 +166,7 @@ struct AttentionBackwardOp {
   int n_kv_head = 0;
 };
 // The Llama ops (RmsnormForwardOp ... SwigluBackwardOp) are in backend_llama_ops.h,
-// AttentionCachedOp in backend_generation_ops.h.
+// AttentionCachedOp in backend_generation_ops.h, XentFusedOp in backend_fused_ops.h.
 // GELU, tanh approximation; all act with one element count. In place: out may be inp.
 struct GeluForwardOp {
   static constexpr const char* kName = "gelu_forward";
@@ -343,6 +344,7 @@ class Backend {
   void run(const XentSumexpOp& op);
   void run(const XentLossOp& op);
   void run(const XentBackwardOp& op);
+  void run(const XentFusedOp& op);
   void run(const AdamWOp& op);
 
   // ---- the same front doors, positionally (argument order of the structs) ----
@@ -417,6 +419,9 @@ class Backend {
                      int64_t vocab_start, int64_t valid_cols, float dloss) {
     run(XentBackwardOp{dlogits, logits, maxes, sumexp, targets, vocab_start, valid_cols, dloss});
   }
+  void xent_fused(Tensor losses, Tensor logits, Tensor targets, int64_t valid_cols, XentGrad grad, float dloss) {
+    run(XentFusedOp{losses, logits, targets, valid_cols, grad, dloss});
+  }
   void adamw(Tensor param, Tensor grad, Tensor m, Tensor v, Tensor param_copy, const AdamWStep& h) {
     run(AdamWOp{param, grad, m, v, param_copy, h});
   }
@@ -455,6 +460,7 @@ class Backend {
   virtual void compute(const XentSumexpOp& op) = 0;
   virtual void compute(const XentLossOp& op) = 0;
   virtual void compute(const XentBackwardOp& op) = 0;
+  virtual void compute(const XentFusedOp& op) = 0;
   virtual void compute(const AdamWOp& op) = 0;
 
  private:

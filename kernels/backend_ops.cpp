@@ -405,6 +405,19 @@ void check(const XentBackwardOp& op, ArgCheck& k) {
   k.in_place("dlogits", "logits");
 }
 
+void check(const XentFusedOp& op, ArgCheck& k) {
+  k.arg("losses", op.losses, Want::f32, kOut);
+  k.arg("logits", op.logits, Want::act, op.grad == XentGrad::in_place ? kOut : kIn);
+  k.arg("targets", op.targets, Want::i32, kIn);
+  const int64_t N = matrix_rows(op.logits), V = matrix_cols(op.logits);
+  k.that(op.valid_cols >= 1 && op.valid_cols <= V, "valid_cols", [&] {
+    return std::to_string(op.valid_cols) + " outside [1, " + std::to_string(V) + "] for logits " +
+           op.logits.shape_str();
+  });
+  k.numel("losses", op.losses, N);
+  k.numel("targets", op.targets, N);
+}
+
 void check(const AdamWOp& op, ArgCheck& k) {
   k.arg("param", op.param, Want::f32, kOut);
   k.arg("grad", op.grad, Want::f32, kIn);
@@ -465,6 +478,9 @@ Key profile_key(const XentMaxOp& op) { return {op.kName, shape_of(op.logits)}; }
 Key profile_key(const XentSumexpOp& op) { return {op.kName, shape_of(op.logits)}; }
 Key profile_key(const XentLossOp& op) { return {op.kName, shape_of(op.losses)}; }
 Key profile_key(const XentBackwardOp& op) { return {op.kName, shape_of(op.logits)}; }
+Key profile_key(const XentFusedOp& op) {
+  return {op.kName, shape_of(op.logits) + (op.grad == XentGrad::in_place ? " +grad" : "")};
+}
 // One row for all AdamW calls: their shapes are the parameter tensors, dozens of them.
 Key profile_key(const AdamWOp& op) { return {op.kName, "all parameters"}; }
 
@@ -514,6 +530,7 @@ void Backend::run(const XentMaxOp& op) { enter(op); }
 void Backend::run(const XentSumexpOp& op) { enter(op); }
 void Backend::run(const XentLossOp& op) { enter(op); }
 void Backend::run(const XentBackwardOp& op) { enter(op); }
+void Backend::run(const XentFusedOp& op) { enter(op); }
 void Backend::run(const AdamWOp& op) { enter(op); }
 
 }  // namespace trainer

@@ -71,6 +71,7 @@ class MetaBackend final : public Backend {
   void compute(const XentSumexpOp&) override {}
   void compute(const XentLossOp&) override {}
   void compute(const XentBackwardOp&) override {}
+  void compute(const XentFusedOp&) override {}
   void compute(const AdamWOp&) override {}
 
  private:

@@ -217,18 +217,25 @@ struct GptStage::Impl {
     Tensor x = s.resid[L];
     block_parts::norm_into(ctx(), lnf, lnf_mean, lnf_rstd, x, h.normw, h.normb);
     backend.matmul(logits, lnf, h.wte, kN, kT, Tensor{}, Accumulate::overwrite, Tensor{});
-    // Vocabulary-parallel cross-entropy: reduce the row max, then sum-exp and target logit.
     Tensor targets = s.targets.view({N});
-    backend.xent_max(maxes, logits, valid_cols);
-    if (tp && tp_size > 1) tp->all_reduce(maxes, ReduceOp::max);
-    Tensor sumexp = sumexp_tl.flat(0, N), tlogit = sumexp_tl.flat(N, 2 * N);
-    backend.xent_sumexp(sumexp, tlogit, logits, maxes, targets, vocab_start, valid_cols);
-    if (tp && tp_size > 1) tp->all_reduce(sumexp_tl, ReduceOp::sum);
-    backend.xent_loss(losses, maxes, sumexp, tlogit);
+    if (tp_size == 1) {
+      // The whole vocabulary here: loss and, in training, the gradient in one op.
+      backend.xent_fused(losses, logits, targets, valid_cols,
+                         mode == StageMode::train ? XentGrad::in_place : XentGrad::none, opt.dloss);
+    } else {
+      // Vocabulary-parallel cross-entropy: reduce the row max, then sum-exp and target logit.
+      backend.xent_max(maxes, logits, valid_cols);
+      tp->all_reduce(maxes, ReduceOp::max);
+      Tensor sumexp = sumexp_tl.flat(0, N), tlogit = sumexp_tl.flat(N, 2 * N);
+      backend.xent_sumexp(sumexp, tlogit, logits, maxes, targets, vocab_start, valid_cols);
+      tp->all_reduce(sumexp_tl, ReduceOp::sum);
+      backend.xent_loss(losses, maxes, sumexp, tlogit);
+      if (mode == StageMode::train)
+        backend.xent_backward(logits, logits, maxes, sumexp, targets, vocab_start, valid_cols, opt.dloss);
+    }
     // Summed per row on the device; read once per step (take_loss_sum), not per micro-batch.
     backend.add(loss_acc, loss_acc, losses);
     if (mode == StageMode::train) {
-      backend.xent_backward(logits, logits, maxes, sumexp, targets, vocab_start, valid_cols, opt.dloss);
       Tensor gwte = store.view(store.grads(uw), uw, head_name(cfg));
       backend.matmul(gwte, logits, lnf, kT, kN, Tensor{}, Accumulate::add, Tensor{});
       backend.matmul(dlnf, logits, h.wte, kN, kN, Tensor{}, Accumulate::overwrite, Tensor{});

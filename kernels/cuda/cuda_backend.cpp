@@ -124,6 +124,7 @@ class CudaBackend final : public Backend {
   void compute(const XentSumexpOp& op) override { cuda::xent_sumexp(ctx_, op); }
   void compute(const XentLossOp& op) override { cuda::xent_loss(ctx_, op); }
   void compute(const XentBackwardOp& op) override { cuda::xent_backward(ctx_, op); }
+  void compute(const XentFusedOp& op) override { cuda::xent_fused(ctx_, op); }
   void compute(const AdamWOp& op) override { cuda::adamw(ctx_, op, rounding_); }
 
  private:

@@ -68,6 +68,7 @@ void xent_max(const Context& ctx, const XentMaxOp& op);
 void xent_sumexp(const Context& ctx, const XentSumexpOp& op);
 void xent_loss(const Context& ctx, const XentLossOp& op);
 void xent_backward(const Context& ctx, const XentBackwardOp& op);
+void xent_fused(const Context& ctx, const XentFusedOp& op);
 
 enum class Rounding : uint8_t { nearest, stochastic };
 void adamw(const Context& ctx, const AdamWOp& op, Rounding rounding);

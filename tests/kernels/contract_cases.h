@@ -285,6 +285,14 @@ inline std::vector<ContractCase> contract_cases() {
              {wrong_shape("dlogits", &XB::dlogits), wrong_dtype("sumexp", &XB::sumexp),
               wrong_device("targets", &XB::targets), alias("dlogits", &XB::dlogits, &XB::logits),
               alias("dlogits", &XB::dlogits, &XB::maxes)});
+  using XF = XentFusedOp;
+  auto fused = [](ContractPool& p) { return XF{p.f32({6}), p.act({6, 5}), p.i32({6}), 5, XentGrad::in_place, 0.5f}; };
+  add_op<XF>(c, fused,
+             {wrong_shape("losses", &XF::losses), wrong_shape("targets", &XF::targets), wrong_dtype("logits", &XF::logits),
+              wrong_device("targets", &XF::targets), alias("losses", &XF::losses, &XF::logits),
+              missing("targets", &XF::targets), other<XF>("valid_cols", [](XF& op) { op.valid_cols = 0; }),
+              other<XF>("valid_cols", [](XF& op) { op.valid_cols = 6; })});
+  add_op<XF>(c, [fused](ContractPool& p) { XF op = fused(p); op.grad = XentGrad::none; return op; }, {});
   add_op<AdamWOp>(c,
                   [](ContractPool& p) {
                     return AdamWOp{p.f32({6}), p.f32({6}), p.f32({6}), p.f32({6}), p.act({6}), AdamWStep{}};

@@ -298,6 +298,21 @@ inline std::vector<ParityCase> xent_parity_cases() {
                             1.0f / float(r.N)});
     };
     cases.push_back(bw);
+
+    // The fused op over a whole vocabulary (tensor degree 1: slices starting at 0 only).
+    if (r.vocab_start == 0)
+      for (XentGrad grad : {XentGrad::none, XentGrad::in_place}) {
+        ParityCase fu;
+        fu.label = std::string("xent_fused") + dims + (grad == XentGrad::in_place ? " +grad" : "");
+        fu.args = {output("losses", Kind::f32, {N}, kTolSums),
+                   grad == XentGrad::in_place ? accumulated("logits", Kind::act, {N, r.Vl}, kTolAct, Compare::close, -4, 4)
+                                              : input("logits", Kind::act, {N, r.Vl}, -4, 4),
+                   ints("targets", {N}, r.vocab_total)};
+        fu.run = [r, grad](Backend& be, const ParityArgs& t) {
+          be.run(XentFusedOp{t["losses"], t["logits"], t["targets"], r.valid, grad, 1.0f / float(r.N)});
+        };
+        cases.push_back(fu);
+      }
   }
   return cases;
 }
