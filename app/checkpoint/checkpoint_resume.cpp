@@ -98,10 +98,11 @@ void check_model_matches(const CheckpointReader& reader, const GptConfig& config
                                     both));
 }
 
-void load_checkpoint(Trainer& t, CheckpointReader& reader) {
+void load_checkpoint(Trainer& t, CheckpointReader& reader, LoadStates states) {
   for (const LocalParam& p : t.layout().params()) {
     const std::string& name = t.layout().spec(p).name;
     for (OptimizerState s : kOptimizerStates) {
+      if (states == LoadStates::weights && s != OptimizerState::master) continue;
       Range need = t.store().needed_range(p, s);
       std::vector<float> values(size_t(need.size()));
       reader.read(name, s, slice_to_global(p.runs, need.begin, need.end), values.data());
@@ -110,7 +111,7 @@ void load_checkpoint(Trainer& t, CheckpointReader& reader) {
   }
   t.store().sync_compute_from_master();
   t.set_step(reader.manifest().step);
-  if (t.train_loader()) t.train_loader()->restore(reader.manifest().loader);
+  if (states == LoadStates::all && t.train_loader()) t.train_loader()->restore(reader.manifest().loader);
 }
 
 void roll_back_to(Trainer& t, const std::string& dir) {

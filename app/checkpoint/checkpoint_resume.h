@@ -28,9 +28,12 @@ struct Resumed {
 Resumed resume_from_checkpoint(Trainer& trainer, Reporting reporting);
 // Throws ConfigError when the checkpoint's model shape differs from the trainer's.
 void check_model_matches(const CheckpointReader& reader, const GptConfig& config);
-// Loads parameters, optimizer state, step and data position (collective; the reader's files
-// must already have been validated).
-void load_checkpoint(Trainer& trainer, CheckpointReader& reader);
+// What load_checkpoint reads: everything a resume needs, or the weights alone (generation:
+// the moment files are neither read nor checked).
+enum class LoadStates : uint8_t { all, weights };
+// Loads parameters, and with LoadStates::all the optimizer state and data position, and the
+// step (collective; each file is checked against its checksum when first read).
+void load_checkpoint(Trainer& trainer, CheckpointReader& reader, LoadStates states = LoadStates::all);
 // A rollback's reload of this run's checkpoint `dir` (collective): validated as a resume is,
 // then loaded; the data position is left past the batches already read (the ones that led to
 // the rollback are never trained on). A problem is an InputError on every rank.
