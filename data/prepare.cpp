@@ -191,7 +191,11 @@ bool staged_shards_intact(const fs::path& staging, const SinkPoint& p) {
     if (!fs::is_regular_file(staging / name, ec)) return false;
   }
   int64_t tokens = 0;
-  for (const std::string& name : p.names) tokens += Shard((staging / name).string(), 0).tokens();
+  try {
+    for (const std::string& name : p.names) tokens += Shard((staging / name).string(), 0).tokens();
+  } catch (const InputError&) {  // a damaged staged shard: start afresh rather than trust it
+    return false;
+  }
   return tokens == p.tokens;
 }
 
