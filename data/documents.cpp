@@ -1,6 +1,8 @@
 // Document splitting at runs of blank lines (see documents.h).
 #include "data/documents.h"
 
+#include <utility>
+
 namespace trainer {
 namespace {
 
@@ -13,33 +15,54 @@ bool is_blank(std::string_view line) {
 
 }  // namespace
 
+bool BlankLineSplitter::emit(std::string* doc, size_t* offset) {
+  const bool any = has_text_;
+  if (any) {
+    *doc = std::move(doc_);
+    if (offset) *offset = doc_offset_;
+  }
+  doc_.clear();
+  pending_.clear();
+  has_text_ = false;
+  return any;
+}
+
+bool BlankLineSplitter::feed(std::string_view line, std::string* doc, size_t* offset) {
+  const size_t at = stream_pos_;
+  stream_pos_ += line.size();
+  if (blank_lines_ <= 0) {  // the whole stream, verbatim
+    if (doc_.empty() && !has_text_) doc_offset_ = at;
+    doc_.append(line);
+    has_text_ = has_text_ || !is_blank(line);
+    return false;
+  }
+  if (is_blank(line)) {
+    if (has_text_) pending_.append(line);
+    return ++blanks_ == blank_lines_ && emit(doc, offset);
+  }
+  if (!has_text_) doc_offset_ = at;
+  doc_.append(pending_);
+  pending_.clear();
+  doc_.append(line);
+  has_text_ = true;
+  blanks_ = 0;
+  return false;
+}
+
+bool BlankLineSplitter::finish(std::string* doc, size_t* offset) { return emit(doc, offset); }
+
 std::vector<DocumentSpan> split_documents(std::string_view text, int blank_lines) {
   std::vector<DocumentSpan> docs;
-  if (blank_lines <= 0) {
-    if (!is_blank(text)) docs.push_back({0, text.size()});
-    return docs;
+  BlankLineSplitter splitter(blank_lines);
+  std::string doc;
+  size_t offset = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t eol = text.find('\n', pos);
+    const size_t end = eol == std::string_view::npos ? text.size() : eol + 1;
+    if (splitter.feed(text.substr(pos, end - pos), &doc, &offset)) docs.push_back({offset, doc.size()});
+    pos = end;
   }
-  constexpr size_t kNone = static_cast<size_t>(-1);
-  size_t doc_start = kNone, doc_end = 0;  // open document: [doc_start, doc_end)
-  int blanks = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t eol = text.find('\n', pos);
-    const size_t line_end = eol == std::string_view::npos ? text.size() : eol + 1;
-    const std::string_view line = text.substr(pos, line_end - pos);
-    if (is_blank(line)) {
-      if (++blanks == blank_lines && doc_start != kNone) {
-        docs.push_back({doc_start, doc_end - doc_start});
-        doc_start = kNone;
-      }
-    } else {
-      if (doc_start == kNone) doc_start = pos;
-      doc_end = line_end;
-      blanks = 0;
-    }
-    pos = line_end;
-  }
-  if (doc_start != kNone) docs.push_back({doc_start, doc_end - doc_start});
+  if (splitter.finish(&doc, &offset)) docs.push_back({offset, doc.size()});
   return docs;
 }
 

@@ -43,6 +43,7 @@ PACKAGES=(
   "libcli11-dev build"
   "doctest-dev build"
   "libxxhash-dev build"          "libxxhash0 run"
+  "zlib1g-dev build"             "libzstd-dev build"       "libzstd1 run"
   "libopenblas-openmp-dev build" "libopenblas0-openmp run"
   "libgfortran5 fallback"        "libquadmath0 fallback"   # libopenblas.so.0 -> libgfortran.so.5 -> libquadmath.so.0
   "libopenmpi-dev build"         "libopenmpi3 run"         "openmpi-bin run"   "openmpi-common run"

@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev doctest-dev
-          libopenmpi-dev openmpi-bin libopenblas-openmp-dev libxxhash-dev
+          libopenmpi-dev openmpi-bin libopenblas-openmp-dev libxxhash-dev zlib1g-dev libzstd-dev
           python3 python3-torch python3-numpy python3-matplotlib
           slurmd slurmctld slurm-client munge)
 # slurmd, slurmctld, slurm-client, munge: the slurm tests' one-node cluster (tests/slurm/). The
@@ -24,7 +24,7 @@ PACKAGES=(cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev doct
 if [[ "${SETUP_PACKAGES:-all}" == quickstart ]]; then
   # doctest-dev: CMake configures the tests even when only the trainer is built.
   PACKAGES=(cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev doctest-dev
-            libopenmpi-dev openmpi-bin libopenblas-openmp-dev libxxhash-dev
+            libopenmpi-dev openmpi-bin libopenblas-openmp-dev libxxhash-dev zlib1g-dev libzstd-dev
             python3 python3-matplotlib curl ca-certificates)
 else
   command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)

@@ -37,18 +37,22 @@ std::string thousands(int64_t v) {
   return v < 0 ? "-" + s : s;
 }
 
-// Progress of `data prepare` on stderr: a redrawn bar on a terminal (inputs of 1 MB or more),
-// one line per 10% otherwise (inputs of 64 MB or more, so that logs of big jobs show life).
+// Progress of `data prepare` on stderr, only on a terminal or with --progress: a redrawn line
+// on a terminal, one line per 10% otherwise (so that logs of big jobs show life), per pass.
+enum class ProgressMode { off, on };
+
 class ProgressBar {
  public:
-  ProgressBar(bool quiet) : tty_(isatty(STDERR_FILENO) == 1), quiet_(quiet) {}
+  explicit ProgressBar(ProgressMode mode) : tty_(isatty(STDERR_FILENO) == 1), mode_(mode) {}
 
-  void update(int64_t done, int64_t total) {
-    if (quiet_ || total <= 0) return;
-    if (total < (tty_ ? (int64_t{1} << 20) : (int64_t{64} << 20))) return;
-    if (last_pct_ < 0 && start_done_ < 0) {  // rates count from the first document on
+  void update(PreparePhase phase, int64_t done, int64_t total) {
+    if (mode_ == ProgressMode::off || total <= 0) return;
+    if (phase != phase_ || start_done_ < 0) {  // rates count from the start of each pass
+      if (phase != phase_) finish();
+      phase_ = phase;
       start_ = Clock::now();
       start_done_ = done;
+      last_pct_ = -1;
     }
     const int pct = static_cast<int>(done * 100 / total);
     if (pct == last_pct_ || (!tty_ && pct / 10 == last_pct_ / 10)) return;
@@ -57,26 +61,31 @@ class ProgressBar {
     const double bytes = static_cast<double>(done - start_done_);
     const double mbps = secs > 0 ? bytes / 1e6 / secs : 0.0;
     const double eta = bytes > 0 ? secs * static_cast<double>(total - done) / bytes : 0.0;
+    const char* what = phase == PreparePhase::scanning ? "scanning  " : "tokenizing";
     if (tty_) {
       const int filled = pct * 30 / 100;
-      std::fprintf(stderr, "\rtokenizing [%s%s] %3d%%  %.1f MB/s  ETA %.0f s ",
+      std::fprintf(stderr, "\r%s [%s%s] %3d%%  %.1f MB/s  ETA %.0f s ", what,
                    std::string(static_cast<size_t>(filled), '#').c_str(),
                    std::string(static_cast<size_t>(30 - filled), '.').c_str(), pct, mbps, eta);
       drawn_ = true;
     } else {
-      std::fprintf(stderr, "tokenizing: %d%% (%.1f MB/s, ETA %.0f s)\n", pct, mbps, eta);
+      std::fprintf(stderr, "%s: %d%% (%.1f MB/s, ETA %.0f s)\n", what, pct, mbps, eta);
     }
     std::fflush(stderr);
   }
 
   void finish() {
     if (drawn_) std::fprintf(stderr, "\n");
+    drawn_ = false;
   }
 
  private:
   Clock::time_point start_ = Clock::now();
   int64_t start_done_ = -1;
-  bool tty_, quiet_, drawn_ = false;
+  bool tty_;
+  ProgressMode mode_;
+  bool drawn_ = false;
+  PreparePhase phase_ = PreparePhase::scanning;
   int last_pct_ = -1;
 };
 
@@ -84,14 +93,18 @@ struct PrepareArgs {
   PrepareOptions opt;
   std::string tokenizer = "gpt2";
   bool quiet = false;
+  bool progress = false;
+  bool skip_bad_lines = false;
 };
 
 int run_prepare(PrepareArgs& a) {
   a.opt.tokenizer = a.tokenizer;
-  ProgressBar bar(a.quiet);
+  a.opt.bad_lines = a.skip_bad_lines ? BadLines::skip : BadLines::fail;
+  const bool show = !a.quiet && (a.progress || isatty(STDERR_FILENO) == 1);
+  ProgressBar bar(show ? ProgressMode::on : ProgressMode::off);
   const auto t0 = Clock::now();
-  const PrepareSummary s =
-      prepare_shards(a.opt, [&](int64_t done, int64_t total) { bar.update(done, total); });
+  const PrepareSummary s = prepare_shards(
+      a.opt, [&](PreparePhase phase, int64_t done, int64_t total) { bar.update(phase, done, total); });
   bar.finish();
   const double secs = seconds_since(t0);
   auto list = [](const std::vector<std::string>& v) {
@@ -112,6 +125,10 @@ int run_prepare(PrepareArgs& a) {
              s.train_shards.size(), list(s.train_shards));
   fmt::print("  val:   {} tokens in {} shard(s): {}\n", thousands(s.val_tokens),
              s.val_shards.size(), list(s.val_shards));
+  if (s.skipped_lines > 0)
+    fmt::print("  skipped {} bad JSONL line(s) (--skip-bad-lines)\n", thousands(s.skipped_lines));
+  if (s.resumed_shards > 0)
+    fmt::print("  resumed: {} shard(s) finished by an earlier run kept\n", s.resumed_shards);
   if (s.stale_shards_removed > 0)
     fmt::print("  removed {} shard(s) left from an earlier run\n", s.stale_shards_removed);
   fmt::print("  time: {:.2f} s ({:.2f} MB/s, {} thread(s))\n", secs,
@@ -260,7 +277,9 @@ void add_data_command(CLI::App& app, CommandList& commands) {
       "(recipe: data.train \"OUT/train_*.bin\", data.val \"OUT/val_*.bin\"). Each file is split "
       "into documents at runs of --doc-blank-lines blank lines; every document starts with the "
       "end-of-text id; --val-fraction of the documents, drawn with --seed, go to validation.");
-  p->add_option("--input", prepare->opt.inputs, "text files or glob patterns (quote globs)")
+  p->add_option("--input", prepare->opt.inputs,
+                "files, glob patterns (quote them) or directories: *.jsonl / *.json are JSON "
+                "Lines, anything else text; .gz and .zst are decompressed")
       ->required()
       ->expected(1, -1);
   p->add_option("--tokenizer", prepare->tokenizer, kTokenizerHelp)->capture_default_str();
@@ -296,6 +315,14 @@ void add_data_command(CLI::App& app, CommandList& commands) {
                 "a run of this many blank lines ends a document (3 splits Moby Dick into its "
                 "chapters); 0 = each file is one document")
       ->capture_default_str();
+  p->add_option("--text-field", prepare->opt.text_field,
+                "JSONL: the key holding each document's text (a.b for nested objects)")
+      ->capture_default_str();
+  p->add_flag("--skip-bad-lines", prepare->skip_bad_lines,
+              "JSONL: skip lines that are not JSON or lack the text field, and report how many "
+              "(default: such a line is an error naming file and line)");
+  p->add_flag("--progress", prepare->progress,
+              "progress with MB/s and ETA on stderr even when it is not a terminal");
   p->add_flag("--quiet", prepare->quiet, "no progress bar");
 
   auto inspect = std::make_shared<InspectArgs>();

@@ -61,3 +61,25 @@ TEST_CASE("data CLI: prepare, inspect and encode work, bad input exits 2 naming 
   CHECK(r.exit_code == 0);
   CHECK(r.output.find("--val-fraction") != std::string::npos);
 }
+
+TEST_CASE("data CLI: a bad jsonl line exits 2 naming file and line, --skip-bad-lines reports the count") {
+  const std::string dir = scratch_dir("data_cli_jsonl");
+  write_text_file(dir + "/c.jsonl", "{\"text\": \"one\"}\n{\"body\": \"two\"}\n{\"text\": \"three\"}\n");
+  const std::string exe = trainer_exe();
+  const std::string base = exe + " data prepare --tokenizer byte --input " + dir + "/c.jsonl --out " +
+                           dir + "/out --val-fraction 0";
+  RunResult r = run_command(base);
+  CHECK(r.exit_code == 2);
+  CHECK_MESSAGE(r.output.find(dir + "/c.jsonl:2: no field 'text'") != std::string::npos, r.output);
+  r = run_command(base + " --skip-bad-lines");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(r.output.find("skipped 1 bad JSONL line(s)") != std::string::npos);
+  CHECK(r.output.find("documents: 2 (2 train, 0 val") != std::string::npos);
+  CHECK(r.output.find("tokenizing") == std::string::npos);  // not a terminal: no progress
+  r = run_command(base + " --text-field body --progress");
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find(dir + "/c.jsonl:1: no field 'body' (--text-field body)") != std::string::npos);
+  r = run_command(base + " --skip-bad-lines --progress");
+  CHECK(r.exit_code == 0);
+  CHECK_MESSAGE(r.output.find("tokenizing: 100% (") != std::string::npos, r.output);
+}

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "data/prepare.h"
 #include "data/tokenizer.h"
 #include "tests/support/test_util.h"
 
@@ -70,6 +71,17 @@ inline std::vector<std::string> write_corpus(const std::string& dir) {
   write_text_file(dir + "/a.txt", a);
   write_text_file(dir + "/b.txt", "\n\n" + b);
   return {dir + "/a.txt", dir + "/b.txt"};
+}
+
+// `data prepare` options for the byte tokenizer: 20% validation, 1 Mi-token shards.
+inline PrepareOptions byte_prepare_options(const std::string& out, const std::vector<std::string>& inputs) {
+  PrepareOptions o;
+  o.inputs = inputs;
+  o.tokenizer = "byte";
+  o.out_dir = out;
+  o.val_fraction = 0.2;
+  o.shard_tokens = 1 << 20;
+  return o;
 }
 
 // A reference-id table (tests/data/*_reference.tsv, written by scripts/reference/*.js): '#'

@@ -54,13 +54,7 @@ Docs read_docs(const std::vector<std::string>& shards) {
 }
 
 PrepareOptions byte_options(const std::string& out, const std::vector<std::string>& inputs) {
-  PrepareOptions o;
-  o.inputs = inputs;
-  o.tokenizer = "byte";
-  o.out_dir = out;
-  o.val_fraction = 0.2;
-  o.shard_tokens = 1 << 20;
-  return o;
+  return byte_prepare_options(out, inputs);
 }
 
 }  // namespace
