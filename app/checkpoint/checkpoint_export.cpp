@@ -8,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include <fmt/core.h>
+
 #include "kernels/base/atomic_file.h"
 #include "kernels/base/check.h"
 #include "kernels/base/errors.h"
@@ -101,7 +103,8 @@ std::string safetensors_header(const std::vector<SafetensorsEntry>& entries) {
   return json;
 }
 
-void export_checkpoint(CheckpointReader& reader, ExportFormat format, const std::string& path) {
+void export_checkpoint(CheckpointReader& reader, ExportFormat format, const std::string& path,
+                       int64_t max_shard_bytes) {
   switch (format) {
     case ExportFormat::llmc:
       if (reader.manifest().model.arch != ModelArch::gpt2)
@@ -112,6 +115,7 @@ void export_checkpoint(CheckpointReader& reader, ExportFormat format, const std:
                        [&](const std::string& name) { return reader.read_full(name, OptimizerState::master); });
       return;
     case ExportFormat::safetensors: export_safetensors(reader, path); return;
+    case ExportFormat::hf: fmt::print("tokenizer: {}\n", export_hf_folder(reader, path, max_shard_bytes)); return;
   }
 }
 
