@@ -64,7 +64,7 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   const double t_params = monotonic_seconds(), cpu_params = process_cpu_seconds();
   if (recipe_.model.init_from.empty())
     store_->init_random(tr.seed);
-  else if (is_hf_folder(recipe_.model.init_from))
+  else if (is_hf_folder(recipe_.model.init_from) || config_.arch == ModelArch::llama)
     load_hf_into(*store_, recipe_.model.init_from, recipe_.path);
   else
     load_llmc_into(*store_, recipe_.model.init_from, recipe_.path);

@@ -112,6 +112,11 @@ bool is_hf_folder(const std::string& path) {
   return std::filesystem::is_directory(path, ec) && std::filesystem::exists(path + "/config.json", ec);
 }
 
+bool is_llmc_file_path(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec);
+}
+
 GptConfig gpt_config_from_hf(const std::string& dir) {
   const std::string file = dir + "/config.json";
   const std::string text = read_file(file);

@@ -135,7 +135,7 @@ void check_llama(const ModelConfig& m, const KeyOrigins& o) {
                      "model.ffn_multiple_of {}), more than {}; valid: a smaller d_model or an explicit ffn_dim",
                      llama_ffn_dim64(m.d_model, m.ffn_multiple_of), m.d_model, m.ffn_multiple_of,
                      std::numeric_limits<int>::max()));
-  if (!m.init_from.empty() && !is_hf_folder(m.init_from))
+  if (!m.init_from.empty() && is_llmc_file_path(m.init_from))
     fail(o, "model.init_from",
          fmt::format("{}: llm.c model files hold GPT-2 weights only, and model.arch is llama; valid: \"\" "
                      "(random init), a Hugging Face model folder (config.json + safetensors), or model.arch: gpt2",
