@@ -33,7 +33,7 @@ done
 for layout in "parallel.tensor=2" "parallel.pipeline=2"; do
   "${MPIEXEC[@]}" -n 2 "$trainer" train "${ft[@]}" --set "$layout" --set "log.metrics=$work/l.jsonl" \
     > "$work/l.log" 2>&1 || fail "$layout: $(cat "$work/l.log")"
-  same_losses "$work/ft.jsonl" "$work/l.jsonl" 1e-5 || fail "$layout trains other losses than one process"
+  same_losses "$(losses "$work/ft.jsonl")" "$(losses "$work/l.jsonl")" 1e-5 || fail "$layout trains other losses than one process"
   rm -f "$work/l.jsonl"
 done
 
