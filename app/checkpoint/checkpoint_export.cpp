@@ -10,6 +10,7 @@
 
 #include <fmt/core.h>
 
+#include "app/hf/hf_folder.h"
 #include "kernels/base/atomic_file.h"
 #include "kernels/base/check.h"
 #include "kernels/base/errors.h"
@@ -18,14 +19,6 @@
 namespace trainer {
 
 namespace {
-
-bool is_conv1d_weight(const std::string& name) {
-  for (const char* suffix : {".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight"}) {
-    const size_t n = std::strlen(suffix);
-    if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0) return true;
-  }
-  return false;
-}
 
 // The exported tensor from the stored global one (shape `stored`).
 std::vector<float> transform_tensor(const SafetensorsEntry& e, const std::vector<int64_t>& stored,
@@ -67,20 +60,16 @@ void export_safetensors(CheckpointReader& reader, const std::string& path) {
 }  // namespace
 
 std::vector<SafetensorsEntry> safetensors_entries(const GptConfig& config) {
+  // The HF folder's tensor map (app/hf/hf_folder.h): the same names, shapes and transforms.
   std::vector<SafetensorsEntry> out;
   int64_t offset = 0;
-  for (const ParamSpec& spec : param_table(config)) {
+  for (const HfTensor& t : hf_tensors(config)) {
     SafetensorsEntry e;
-    e.key = spec.name;
-    e.shape = spec.shape;
-    // The vocabulary tables (token table, untied head) lose their padding rows.
-    if (spec.name == embedding_name(config) || spec.name == "lm_head.weight") {
-      e.transform = SafetensorsTransform::drop_pad_rows;
-      e.shape[0] = config.vocab_size;
-    } else if (is_conv1d_weight(spec.name)) {
-      e.transform = SafetensorsTransform::transpose;
-      e.shape = {spec.shape[1], spec.shape[0]};
-    }
+    e.key = t.name;
+    e.shape = t.hf_shape;
+    e.transform = t.transform == HfTransform::transpose    ? SafetensorsTransform::transpose
+                  : t.transform == HfTransform::vocab_rows ? SafetensorsTransform::drop_pad_rows
+                                                           : SafetensorsTransform::copy;
     int64_t numel = 1;
     for (int64_t d : e.shape) numel *= d;
     e.begin = offset;

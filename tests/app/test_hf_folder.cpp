@@ -95,16 +95,6 @@ void check_import_equals_checkpoint(const GptConfig& config, const std::string& 
   }
 }
 
-template <typename F>
-std::string user_error(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST_CASE("hf folder: gpt2 export then import gives the checkpoint's weights bit for bit") {
   const GptConfig config = tiny_gpt_config();
   const std::string folder = export_folder("hf_gpt2", config, kDefaultMaxShardBytes);
@@ -148,7 +138,7 @@ TEST_CASE("hf folder: every shape mismatch is listed, exit code 2") {
   GptConfig recipe = config;
   recipe.n_layer = 3;
   recipe.ffn_dim = 32;
-  const std::string e = user_error([&] { check_hf_config("r.yaml", folder, gpt_config_from_hf(folder), recipe); });
+  const std::string e = error_of([&] { check_hf_config("r.yaml", folder, gpt_config_from_hf(folder), recipe); });
   CHECK(e.find("model.n_layer: folder 2, recipe 3") != std::string::npos);
   CHECK(e.find("model.ffn_dim: folder 24, recipe 32") != std::string::npos);
 }
@@ -169,7 +159,7 @@ TEST_CASE("hf folder: missing, extra and misshapen tensors are named") {
   {
     const std::string folder = export_folder("hf_missing", config, kDefaultMaxShardBytes);
     edit_header(folder, "\"model.norm.weight\"", "\"model.nrm_.weight\"");
-    const std::string e = user_error([&] { check_hf_tensors(folder, SafetensorsSet(folder), config); });
+    const std::string e = error_of([&] { check_hf_tensors(folder, SafetensorsSet(folder), config); });
     CHECK(e.find("missing tensor model.norm.weight [16]") != std::string::npos);
     CHECK(e.find("extra tensor model.nrm_.weight") != std::string::npos);
   }
@@ -178,7 +168,7 @@ TEST_CASE("hf folder: missing, extra and misshapen tensors are named") {
     // gate and up are both (24, 16): swapping a shape's numbers keeps the byte count.
     edit_header(folder, "\"mlp.up_proj.weight\":{\"dtype\":\"F32\",\"shape\":[24,16]",
                 "\"mlp.up_proj.weight\":{\"dtype\":\"F32\",\"shape\":[16,24]");
-    const std::string e = user_error([&] { check_hf_tensors(folder, SafetensorsSet(folder), config); });
+    const std::string e = error_of([&] { check_hf_tensors(folder, SafetensorsSet(folder), config); });
     CHECK(e.find("tensor model.layers.0.mlp.up_proj.weight has shape [16, 24], expected [24, 16]") !=
           std::string::npos);
   }
