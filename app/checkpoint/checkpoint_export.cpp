@@ -8,8 +8,6 @@
 #include <cstring>
 #include <filesystem>
 
-#include <fmt/core.h>
-
 #include "app/hf/hf_folder.h"
 #include "kernels/base/atomic_file.h"
 #include "kernels/base/check.h"
@@ -92,7 +90,7 @@ std::string safetensors_header(const std::vector<SafetensorsEntry>& entries) {
   return json;
 }
 
-void export_checkpoint(CheckpointReader& reader, ExportFormat format, const std::string& path,
+std::string export_checkpoint(CheckpointReader& reader, ExportFormat format, const std::string& path,
                        int64_t max_shard_bytes) {
   switch (format) {
     case ExportFormat::llmc:
@@ -102,10 +100,11 @@ void export_checkpoint(CheckpointReader& reader, ExportFormat format, const std:
                           " model, and llm.c model files hold GPT-2 weights only; valid for it: --format safetensors");
       write_llmc_model(path, reader.manifest().model,
                        [&](const std::string& name) { return reader.read_full(name, OptimizerState::master); });
-      return;
-    case ExportFormat::safetensors: export_safetensors(reader, path); return;
-    case ExportFormat::hf: fmt::print("tokenizer: {}\n", export_hf_folder(reader, path, max_shard_bytes)); return;
+      return "";
+    case ExportFormat::safetensors: export_safetensors(reader, path); return "";
+    case ExportFormat::hf: return "tokenizer: " + export_hf_folder(reader, path, max_shard_bytes);
   }
+  return "";
 }
 
 }  // namespace trainer

@@ -49,7 +49,8 @@ std::string safetensors_header(const std::vector<SafetensorsEntry>& entries);
 // Export the checkpoint that `reader` opened; problems reading it (bad checksum, missing
 // piece) and writing `path` are InputErrors, and `path` is then left as it was.
 // hf writes a folder at `path` (app/hf/hf_export.h), sharded past max_shard_bytes.
-void export_checkpoint(CheckpointReader& reader, ExportFormat format, const std::string& path,
+// Returns a note for the user (hf: which tokenizer files were written), else "".
+std::string export_checkpoint(CheckpointReader& reader, ExportFormat format, const std::string& path,
                        int64_t max_shard_bytes = kDefaultMaxShardBytes);
 
 }  // namespace trainer

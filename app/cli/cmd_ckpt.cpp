@@ -98,7 +98,8 @@ int run_export(const CkptOptions& o) {
                       enum_choices(kExportFormatNames));
   const std::string dir = resolve_checkpoint_dir(o.export_dir);
   CheckpointReader reader(dir);
-  export_checkpoint(reader, *format, o.out, parse_shard_size(o.max_shard_size));
+  const std::string note = export_checkpoint(reader, *format, o.out, parse_shard_size(o.max_shard_size));
+  if (!note.empty()) fmt::print("{}\n", note);
   fmt::print("exported {} (step {}) as {} to {}\n", dir, reader.manifest().step, o.format, o.out);
   return 0;
 }

@@ -166,8 +166,8 @@ TEST_CASE("hf folder: missing, extra and misshapen tensors are named") {
   {
     const std::string folder = export_folder("hf_misshapen", config, kDefaultMaxShardBytes);
     // gate and up are both (24, 16): swapping a shape's numbers keeps the byte count.
-    edit_header(folder, "\"mlp.up_proj.weight\":{\"dtype\":\"F32\",\"shape\":[24,16]",
-                "\"mlp.up_proj.weight\":{\"dtype\":\"F32\",\"shape\":[16,24]");
+    edit_header(folder, "layers.0.mlp.up_proj.weight\":{\"dtype\":\"F32\",\"shape\":[24,16]",
+                "layers.0.mlp.up_proj.weight\":{\"dtype\":\"F32\",\"shape\":[16,24]");
     const std::string e = error_of([&] { check_hf_tensors(folder, SafetensorsSet(folder), config); });
     CHECK(e.find("tensor model.layers.0.mlp.up_proj.weight has shape [16, 24], expected [24, 16]") !=
           std::string::npos);
