@@ -114,7 +114,7 @@ bool is_hf_folder(const std::string& path) {
 
 bool is_llmc_file_path(const std::string& path) {
   std::error_code ec;
-  return std::filesystem::is_regular_file(path, ec);
+  return std::filesystem::is_regular_file(path, ec) || std::filesystem::path(path).extension() == ".bin";
 }
 
 GptConfig gpt_config_from_hf(const std::string& dir) {

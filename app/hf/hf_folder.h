@@ -48,8 +48,8 @@ void load_hf_into(ParamStore& store, const std::string& dir, const std::string& 
 
 // Whether `path` is a folder with a config.json (an HF folder rather than an llm.c file).
 bool is_hf_folder(const std::string& path);
-// Whether `path` is an existing regular file (what an llm.c model file is); a path that does
-// not exist yet is neither, and is judged when training opens it.
+// Whether `path` is an llm.c model file: an existing regular file, or a name ending in .bin; any
+// other path (a folder not written yet, say) is judged when training opens it.
 bool is_llmc_file_path(const std::string& path);
 
 }  // namespace trainer
