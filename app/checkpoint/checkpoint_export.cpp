@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "app/hf/hf_folder.h"
 #include "kernels/base/atomic_file.h"
 #include "kernels/base/check.h"
 #include "kernels/base/errors.h"
@@ -16,14 +17,6 @@
 namespace trainer {
 
 namespace {
-
-bool is_conv1d_weight(const std::string& name) {
-  for (const char* suffix : {".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight"}) {
-    const size_t n = std::strlen(suffix);
-    if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0) return true;
-  }
-  return false;
-}
 
 // The exported tensor from the stored global one (shape `stored`).
 std::vector<float> transform_tensor(const SafetensorsEntry& e, const std::vector<int64_t>& stored,
@@ -65,20 +58,16 @@ void export_safetensors(CheckpointReader& reader, const std::string& path) {
 }  // namespace
 
 std::vector<SafetensorsEntry> safetensors_entries(const GptConfig& config) {
+  // The HF folder's tensor map (app/hf/hf_folder.h): the same names, shapes and transforms.
   std::vector<SafetensorsEntry> out;
   int64_t offset = 0;
-  for (const ParamSpec& spec : param_table(config)) {
+  for (const HfTensor& t : hf_tensors(config)) {
     SafetensorsEntry e;
-    e.key = spec.name;
-    e.shape = spec.shape;
-    // The vocabulary tables (token table, untied head) lose their padding rows.
-    if (spec.name == embedding_name(config) || spec.name == "lm_head.weight") {
-      e.transform = SafetensorsTransform::drop_pad_rows;
-      e.shape[0] = config.vocab_size;
-    } else if (is_conv1d_weight(spec.name)) {
-      e.transform = SafetensorsTransform::transpose;
-      e.shape = {spec.shape[1], spec.shape[0]};
-    }
+    e.key = t.name;
+    e.shape = t.hf_shape;
+    e.transform = t.transform == HfTransform::transpose    ? SafetensorsTransform::transpose
+                  : t.transform == HfTransform::vocab_rows ? SafetensorsTransform::drop_pad_rows
+                                                           : SafetensorsTransform::copy;
     int64_t numel = 1;
     for (int64_t d : e.shape) numel *= d;
     e.begin = offset;
@@ -101,7 +90,8 @@ std::string safetensors_header(const std::vector<SafetensorsEntry>& entries) {
   return json;
 }
 
-void export_checkpoint(CheckpointReader& reader, ExportFormat format, const std::string& path) {
+std::string export_checkpoint(CheckpointReader& reader, ExportFormat format, const std::string& path,
+                       int64_t max_shard_bytes) {
   switch (format) {
     case ExportFormat::llmc:
       if (reader.manifest().model.arch != ModelArch::gpt2)
@@ -110,9 +100,11 @@ void export_checkpoint(CheckpointReader& reader, ExportFormat format, const std:
                           " model, and llm.c model files hold GPT-2 weights only; valid for it: --format safetensors");
       write_llmc_model(path, reader.manifest().model,
                        [&](const std::string& name) { return reader.read_full(name, OptimizerState::master); });
-      return;
-    case ExportFormat::safetensors: export_safetensors(reader, path); return;
+      return "";
+    case ExportFormat::safetensors: export_safetensors(reader, path); return "";
+    case ExportFormat::hf: return "tokenizer: " + export_hf_folder(reader, path, max_shard_bytes);
   }
+  return "";
 }
 
 }  // namespace trainer

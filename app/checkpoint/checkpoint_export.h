@@ -5,7 +5,8 @@
 //   wte.weight keeps only the vocab_size real rows (the padding rows are dropped); the four
 //   Conv1D weights (attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj) are stored (in, out), the
 //   transpose of our nn.Linear (out, in); everything else as it is. All tensors F32.
-// Both stream one tensor at a time (the model is never held twice) and write to a temporary
+// - a Hugging Face model folder (hf): app/hf/hf_export.h.
+// All stream one tensor at a time (the model is never held twice) and write to a temporary
 // file renamed into place, so the output path never holds a partial file.
 #pragma once
 
@@ -14,14 +15,16 @@
 #include <vector>
 
 #include "app/checkpoint/checkpoint_reader.h"
+#include "app/hf/hf_export.h"
 #include "kernels/base/enum_names.h"
 
 namespace trainer {
 
-enum class ExportFormat : uint8_t { llmc, safetensors };
+enum class ExportFormat : uint8_t { llmc, safetensors, hf };
 // `ckpt export --format` names.
 inline constexpr EnumName<ExportFormat> kExportFormatNames[] = {{ExportFormat::llmc, "llmc"},
-                                                                {ExportFormat::safetensors, "safetensors"}};
+                                                                {ExportFormat::safetensors, "safetensors"},
+                                                                {ExportFormat::hf, "hf"}};
 
 // How a stored global tensor becomes a safetensors tensor.
 enum class SafetensorsTransform : uint8_t {
@@ -45,6 +48,9 @@ std::string safetensors_header(const std::vector<SafetensorsEntry>& entries);
 
 // Export the checkpoint that `reader` opened; problems reading it (bad checksum, missing
 // piece) and writing `path` are InputErrors, and `path` is then left as it was.
-void export_checkpoint(CheckpointReader& reader, ExportFormat format, const std::string& path);
+// hf writes a folder at `path` (app/hf/hf_export.h), sharded past max_shard_bytes.
+// Returns a note for the user (hf: which tokenizer files were written), else "".
+std::string export_checkpoint(CheckpointReader& reader, ExportFormat format, const std::string& path,
+                       int64_t max_shard_bytes = kDefaultMaxShardBytes);
 
 }  // namespace trainer

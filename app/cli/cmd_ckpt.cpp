@@ -1,6 +1,6 @@
 // trainer ckpt inspect|export: look into and convert checkpoints. Single process, no MPI.
 //   trainer ckpt inspect DIR [--state master|adam_m|adam_v|all]...
-//   trainer ckpt export DIR --format llmc|safetensors --out FILE
+//   trainer ckpt export DIR --format llmc|safetensors|hf --out FILE|DIR [--max-shard-size 5GB]
 // DIR is a step_NNNNNNNN checkpoint or a checkpoint.dir (its newest checkpoint). A file that
 // fails its size or checksum check is an InputError (exit code 2).
 #include <fmt/core.h>
@@ -25,7 +25,28 @@ struct CkptOptions {
   std::string export_dir;
   std::string format;
   std::string out;
+  std::string max_shard_size = "5GB";
 };
+
+// --max-shard-size: bytes, or a number with KB/MB/GB (powers of 1000, as transformers'
+// save_pretrained) or KiB/MiB/GiB.
+int64_t parse_shard_size(const std::string& text) {
+  size_t used = 0;
+  long long n = -1;
+  try {
+    n = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    n = -1;
+  }
+  const std::string unit = n >= 0 ? text.substr(used) : "";
+  const std::pair<const char*, int64_t> units[] = {{"", 1},          {"B", 1},           {"KB", 1000},
+                                                   {"MB", 1000000},  {"GB", 1000000000}, {"KiB", 1024},
+                                                   {"MiB", 1 << 20}, {"GiB", 1 << 30}};
+  for (const auto& [name, scale] : units)
+    if (n > 0 && unit == name && n <= (int64_t(1) << 62) / scale) return int64_t(n) * scale;
+  throw ConfigError("ckpt export --max-shard-size '" + text +
+                    "': valid: a positive size in bytes, or with KB, MB, GB, KiB, MiB or GiB (e.g. 5GB)");
+}
 
 // --state takes a state's manifest name or this word for every state.
 constexpr const char* kAllStates = "all";
@@ -77,7 +98,8 @@ int run_export(const CkptOptions& o) {
                       enum_choices(kExportFormatNames));
   const std::string dir = resolve_checkpoint_dir(o.export_dir);
   CheckpointReader reader(dir);
-  export_checkpoint(reader, *format, o.out);
+  const std::string note = export_checkpoint(reader, *format, o.out, parse_shard_size(o.max_shard_size));
+  if (!note.empty()) fmt::print("{}\n", note);
   fmt::print("exported {} (step {}) as {} to {}\n", dir, reader.manifest().step, o.format, o.out);
   return 0;
 }
@@ -98,13 +120,18 @@ void add_ckpt_command(CLI::App& app, CommandList& commands) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   auto* exp = sub->add_subcommand(
       "export", "Write a checkpoint's fp32 weights as an llm.c model file (version 3) or as safetensors with HF "
-                "GPT-2 names and shapes (what transformers' GPT2LMHeadModel loads)");
+                "GPT-2 names and shapes (what transformers' GPT2LMHeadModel loads), or as a Hugging Face model "
+                "folder (hf: config.json, safetensors, generation_config.json, tokenizer files)");
   exp->add_option("dir", opt->export_dir, "a step_NNNNNNNN checkpoint, or a checkpoint.dir (its newest one)")
       ->required();
   exp->add_option("--format", opt->format, enum_choices(kExportFormatNames, ", ", " or "))
       ->required()
       ->check(CLI::IsMember(enum_names(kExportFormatNames)));
-  exp->add_option("--out", opt->out, "output file (written to a temporary file, then renamed)")->required();
+  exp->add_option("--out", opt->out, "output file (written to a temporary file, then renamed); a folder for hf")
+      ->required();
+  exp->add_option("--max-shard-size", opt->max_shard_size,
+                  "hf: largest safetensors file before sharding with an index (bytes, or KB/MB/GB, KiB/MiB/GiB)")
+      ->capture_default_str();
   commands.push_back({sub, [opt, inspect, exp]() -> int {
                         if (inspect->parsed()) return run_inspect(*opt);
                         if (exp->parsed()) return run_export(*opt);

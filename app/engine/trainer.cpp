@@ -1,6 +1,8 @@
 // Trainer implementation (see trainer.h).
 #include "app/engine/trainer.h"
 
+#include "app/hf/hf_folder.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -62,6 +64,8 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   const double t_params = monotonic_seconds(), cpu_params = process_cpu_seconds();
   if (recipe_.model.init_from.empty())
     store_->init_random(tr.seed);
+  else if (is_hf_folder(recipe_.model.init_from) || config_.arch == ModelArch::llama)
+    load_hf_into(*store_, recipe_.model.init_from, recipe_.path);
   else
     load_llmc_into(*store_, recipe_.model.init_from, recipe_.path);
   startup_.params = monotonic_seconds() - t_params;

@@ -4,6 +4,8 @@
 // be valid.
 #include "app/recipe/recipe_checks.h"
 
+#include "app/hf/hf_folder.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -134,10 +136,10 @@ void check_llama(const ModelConfig& m, const KeyOrigins& o) {
                      "model.ffn_multiple_of {}), more than {}; valid: a smaller d_model or an explicit ffn_dim",
                      llama_ffn_dim64(m.d_model, m.ffn_multiple_of), m.d_model, m.ffn_multiple_of,
                      std::numeric_limits<int>::max()));
-  if (!m.init_from.empty())
+  if (!m.init_from.empty() && is_llmc_file_path(m.init_from))
     fail(o, "model.init_from",
          fmt::format("{}: llm.c model files hold GPT-2 weights only, and model.arch is llama; valid: \"\" "
-                     "(random init), or model.arch: gpt2",
+                     "(random init), a Hugging Face model folder (config.json + safetensors), or model.arch: gpt2",
                      message_quote(m.init_from)));
 }
 

@@ -89,7 +89,8 @@ std::vector<KeySpec> build_schema() {
   s.push_back(make_key("model.vocab_multiple", TRAINER_FIELD(model.vocab_multiple), at_least(1), kNone,
                   "vocabulary padded up to a multiple of this (faster GEMMs)"));
   s.push_back(text_key("model.init_from", TRAINER_FIELD(model.init_from),
-                       "llm.c model file (.bin) to start from; \"\" = random init"));
+                       "llm.c model file (.bin) or Hugging Face model folder (config.json + safetensors) to "
+                       "start from; \"\" = random init"));
   s.push_back(make_key("model.init_std", TRAINER_FIELD(model.init_std), above(0), kNone,
                   "standard deviation of the random weight init"));
   s.push_back(llama_only(make_key("model.n_kv_head", TRAINER_FIELD(model.n_kv_head), at_least(0), kNone,

@@ -1,0 +1,55 @@
+// Hugging Face model folders (config.json + model.safetensors or a sharded
+// model.safetensors.index.json) for the gpt2 and llama families, in and out.
+// Names: llama's are ours (LlamaForCausalLM's); GPT-2's are GPT2LMHeadModel's base-model
+// names, read with or without the "transformer." prefix. GPT-2's Conv1D weights are stored
+// (in, out), the transpose of ours; the token table and an untied head hold vocab_size rows
+// in the folder and padded_vocab rows here (the padding rows load as zero, are dropped on
+// export). GPT-2's attention-mask buffers (h.N.attn.bias, h.N.attn.masked_bias) and Llama's
+// rotary_emb.inv_freq are recomputed, so they are skipped on import.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/gpt_config.h"
+
+namespace trainer {
+
+class ParamStore;
+class SafetensorsSet;
+
+// How one of our global tensors is stored in the folder.
+enum class HfTransform : uint8_t { copy, transpose, vocab_rows };
+struct HfTensor {
+  std::string name;               // ours (also the exported HF name)
+  std::vector<int64_t> hf_shape;  // in the folder
+  HfTransform transform = HfTransform::copy;
+};
+std::vector<HfTensor> hf_tensors(const GptConfig& config);
+
+// The model shape config.json describes; padded_vocab is the real vocabulary (the recipe
+// pads it). InputError naming the file and key for a family or setting we do not implement.
+GptConfig gpt_config_from_hf(const std::string& dir);
+// config.json text for `config` (a transformers-loadable GPT2Config or LlamaConfig).
+std::string hf_config_json(const GptConfig& config);
+
+// Every field where the folder's shape differs from the recipe's, listed in one ConfigError
+// naming the recipe, the folder and the recipe keys.
+void check_hf_config(const std::string& recipe_path, const std::string& dir, const GptConfig& folder,
+                     const GptConfig& recipe);
+
+// Missing, extra and misshapen tensors, listed in one InputError naming each tensor.
+void check_hf_tensors(const std::string& dir, const SafetensorsSet& set, const GptConfig& config);
+
+// model.init_from: DIR: checks the folder against the store's model, then sets every
+// parameter this rank holds from the memory-mapped files (only its own slices are read).
+void load_hf_into(ParamStore& store, const std::string& dir, const std::string& recipe_path);
+
+// Whether `path` is a folder with a config.json (an HF folder rather than an llm.c file).
+bool is_hf_folder(const std::string& path);
+// Whether `path` is an llm.c model file: an existing regular file, or a name ending in .bin; any
+// other path (a folder not written yet, say) is judged when training opens it.
+bool is_llmc_file_path(const std::string& path);
+
+}  // namespace trainer

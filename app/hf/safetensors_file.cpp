@@ -1,0 +1,188 @@
+// Safetensors reading (see safetensors_file.h).
+#include "app/hf/safetensors_file.h"
+
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "data/json_value.h"
+#include "kernels/base/check.h"
+#include "kernels/base/errors.h"
+
+namespace trainer {
+
+namespace {
+
+// A header larger than this is not a model's (the format's own reader caps it at 100 MB).
+constexpr uint64_t kMaxHeaderBytes = uint64_t(100) << 20;
+
+bool parse_dtype(const std::string& name, StDtype* out) {
+  if (name == "F32") *out = StDtype::f32;
+  else if (name == "F16") *out = StDtype::f16;
+  else if (name == "BF16") *out = StDtype::bf16;
+  else return false;
+  return true;
+}
+
+int64_t json_int(const JsonValue& v, const std::string& what, const std::string& file) {
+  if (v.kind != JsonKind::number || !v.is_integer || v.integer < 0)
+    throw InputError(file + ": " + what + " is not a non-negative integer");
+  return v.integer;
+}
+
+}  // namespace
+
+int st_dtype_bytes(StDtype dtype) { return dtype == StDtype::f32 ? 4 : 2; }
+
+const char* st_dtype_name(StDtype dtype) {
+  switch (dtype) {
+    case StDtype::f32: return "F32";
+    case StDtype::f16: return "F16";
+    case StDtype::bf16: return "BF16";
+  }
+  return "?";
+}
+
+int64_t StTensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+float bf16_to_f32(uint16_t bits) {
+  const uint32_t u = uint32_t(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+float f16_to_f32(uint16_t bits) {
+  const uint32_t sign = uint32_t(bits & 0x8000u) << 16;
+  uint32_t exp = (bits >> 10) & 0x1fu, mant = bits & 0x3ffu, u;
+  if (exp == 0x1f) {
+    u = sign | 0x7f800000u | (mant << 13);  // inf, nan
+  } else if (exp == 0) {
+    if (mant == 0) {
+      u = sign;
+    } else {  // subnormal: normalise
+      int e = -1;
+      do {
+        ++e;
+        mant <<= 1;
+      } while ((mant & 0x400u) == 0);
+      u = sign | (uint32_t(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
+    }
+  } else {
+    u = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+SafetensorsSet::SafetensorsSet(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const std::string index_path = dir + "/model.safetensors.index.json";
+  const std::string single_path = dir + "/model.safetensors";
+  std::error_code ec;
+  if (fs::exists(index_path, ec)) {
+    const std::string text = read_file(index_path);
+    const JsonValue index = parse_json(text, index_path);
+    const JsonValue* map = index.find("weight_map");
+    if (!map || map->kind != JsonKind::object)
+      throw InputError(index_path + ": no \"weight_map\" object (valid: {\"weight_map\": {tensor: file}})");
+    std::map<std::string, std::vector<std::string>> by_file;
+    for (const auto& [name, file] : map->members) {
+      if (file.kind != JsonKind::string)
+        throw InputError(json_location(text, file.offset, index_path) + ": weight_map[\"" + name +
+                         "\"] is not a file name");
+      if (file.text.empty() || file.text.find('/') != std::string::npos || file.text == "..")
+        throw InputError(json_location(text, file.offset, index_path) + ": shard '" + file.text +
+                         "' is not a plain file name beside the index");
+      by_file[file.text].push_back(name);
+    }
+    for (const auto& [file, names] : by_file) add_file(dir + "/" + file, &names);
+    for (const auto& [name, file] : map->members)
+      if (!tensors_.count(name))
+        throw InputError(index_path + ": weight_map names tensor " + name + " in " + file.text +
+                         ", which does not hold it");
+    return;
+  }
+  if (!fs::exists(single_path, ec))
+    throw InputError("'" + dir + "' holds neither model.safetensors nor model.safetensors.index.json");
+  add_file(single_path, nullptr);
+}
+
+void SafetensorsSet::add_file(const std::string& path, const std::vector<std::string>* expected) {
+  MappedFile file(path);
+  const uint64_t size = file.size();
+  if (size < 8) throw InputError("safetensors file '" + path + "' is shorter than its 8-byte header length");
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= uint64_t(static_cast<unsigned char>(file.data()[i])) << (8 * i);
+  if (n > kMaxHeaderBytes || n > size - 8)
+    throw InputError("safetensors file '" + path + "': header length " + std::to_string(n) +
+                     " exceeds the file or the 100 MB limit");
+  const std::string_view text(file.data() + 8, size_t(n));
+  const JsonValue header = parse_json(text, path + " (header)");
+  if (header.kind != JsonKind::object) throw InputError("safetensors file '" + path + "': header is not an object");
+  const char* data = file.data() + 8 + n;
+  const int64_t data_bytes = int64_t(size - 8 - n);
+  const std::set<std::string> wanted = expected ? std::set<std::string>(expected->begin(), expected->end())
+                                                : std::set<std::string>();
+  for (const auto& [name, v] : header.members) {
+    if (name == "__metadata__") continue;
+    const std::string where = "safetensors file '" + path + "': tensor " + name;
+    const JsonValue* dtype = v.find("dtype");
+    const JsonValue* shape = v.find("shape");
+    const JsonValue* offsets = v.find("data_offsets");
+    if (!dtype || dtype->kind != JsonKind::string || !shape || shape->kind != JsonKind::array || !offsets ||
+        offsets->kind != JsonKind::array || offsets->items.size() != 2)
+      throw InputError(where + ": needs dtype, shape and data_offsets [begin, end]");
+    StTensor t;
+    if (!parse_dtype(dtype->text, &t.dtype))
+      throw InputError(where + " has dtype " + dtype->text + "; valid: F32, F16, BF16");
+    for (const JsonValue& d : shape->items) t.shape.push_back(json_int(d, name + " shape", path));
+    const int64_t begin = json_int(offsets->items[0], name + " data_offsets", path);
+    const int64_t end = json_int(offsets->items[1], name + " data_offsets", path);
+    if (begin > end || end > data_bytes || end - begin != t.numel() * st_dtype_bytes(t.dtype))
+      throw InputError(where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                       "] do not hold " + std::to_string(t.numel()) + " " + dtype->text + " values inside its " +
+                       std::to_string(data_bytes) + "-byte data section");
+    if (expected && !wanted.count(name))
+      throw InputError(where + " is not listed for this file in model.safetensors.index.json");
+    if (tensors_.count(name)) throw InputError(where + " is also in " + file_of(tensors_.at(name)));
+    t.data = data + begin;
+    t.file = int(files_.size());
+    tensors_[name] = t;
+  }
+  files_.push_back(std::move(file));
+}
+
+const StTensor* SafetensorsSet::find(const std::string& name) const {
+  auto it = tensors_.find(name);
+  return it == tensors_.end() ? nullptr : &it->second;
+}
+
+void SafetensorsSet::read(const std::string& name, Range range, float* out) const {
+  const StTensor* t = find(name);
+  TRAINER_CHECK(t != nullptr, "safetensors: no tensor " + name);
+  TRAINER_CHECK(range.begin >= 0 && range.begin <= range.end && range.end <= t->numel(),
+                "safetensors: read outside " + name);
+  const int64_t n = range.size();
+  switch (t->dtype) {
+    case StDtype::f32: std::memcpy(out, t->data + range.begin * 4, size_t(n) * 4); return;
+    case StDtype::bf16:
+    case StDtype::f16: {
+      const char* src = t->data + range.begin * 2;
+      const bool bf = t->dtype == StDtype::bf16;
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t bits;
+        std::memcpy(&bits, src + 2 * i, 2);
+        out[i] = bf ? bf16_to_f32(bits) : f16_to_f32(bits);
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace trainer

@@ -1,0 +1,57 @@
+// Reading safetensors files (Hugging Face's tensor format: an 8-byte little-endian header
+// length, a JSON header {name: {dtype, shape, data_offsets: [begin, end]}, "__metadata__":
+// {...}}, then the raw little-endian data), alone or as the shards of a
+// model.safetensors.index.json ({"weight_map": {name: file}}).
+// Files are memory-mapped and tensors converted to fp32 on read (F32, F16, BF16; any other
+// dtype is an InputError naming the tensor), so a rank that reads only its slices touches
+// only their pages. Every header is checked on open: offsets inside the data section, sizes
+// that match dtype x shape, no tensor named twice across shards.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/file_io.h"
+#include "kernels/base/range.h"
+
+namespace trainer {
+
+enum class StDtype : uint8_t { f32, f16, bf16 };
+int st_dtype_bytes(StDtype dtype);
+const char* st_dtype_name(StDtype dtype);  // "F32", "F16", "BF16"
+
+struct StTensor {
+  StDtype dtype = StDtype::f32;
+  std::vector<int64_t> shape;
+  const char* data = nullptr;  // into the mapped file
+  int file = 0;                // which of the set's files holds it
+  int64_t numel() const;
+};
+
+// The tensors of one folder's weights: model.safetensors, or the shards an index names.
+class SafetensorsSet {
+ public:
+  // dir holds model.safetensors or model.safetensors.index.json (the index wins when both
+  // exist). InputError naming the file for anything malformed.
+  explicit SafetensorsSet(const std::string& dir);
+
+  const std::map<std::string, StTensor>& tensors() const { return tensors_; }
+  const StTensor* find(const std::string& name) const;
+  const std::string& file_of(const StTensor& t) const { return files_[size_t(t.file)].path(); }
+  // Flat elements [range.begin, range.end) of tensor `name`, converted to fp32.
+  void read(const std::string& name, Range range, float* out) const;
+
+ private:
+  void add_file(const std::string& path, const std::vector<std::string>* expected);
+  std::vector<MappedFile> files_;
+  std::map<std::string, StTensor> tensors_;
+};
+
+// fp32 from the two 16-bit formats (exact: every bf16 and fp16 value is an fp32 value).
+float bf16_to_f32(uint16_t bits);
+float f16_to_f32(uint16_t bits);
+
+}  // namespace trainer
