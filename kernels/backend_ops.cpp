@@ -187,10 +187,13 @@ void check(const AttentionCachedOp& op, ArgCheck& k) {
   k.arg("qkv", op.qkv, Want::act, kIn);
   const AttentionDims s = check_qkv("qkv", op.qkv, op.n_head, op.n_kv_head, k);
   k.matrix("out", op.out, s.B * s.T, s.H * s.D);
-  for (auto [name, cache] : {std::pair{"k_cache", &op.k_cache}, std::pair{"v_cache", &op.v_cache}}) {
-    k.exact(name, *cache, 4, "(B, Hkv, Tmax, D)");
-    k.that(cache->shape[0] == s.B && cache->shape[1] == s.Hkv && cache->shape[3] == s.D, name, [&] {
-      return cache->shape_str() + " should be (" + std::to_string(s.B) + ", " + std::to_string(s.Hkv) + ", Tmax, " +
+  // Not a structured binding: a lambda may not capture one before C++20 (clang).
+  for (const auto& entry : {std::pair{"k_cache", &op.k_cache}, std::pair{"v_cache", &op.v_cache}}) {
+    const char* name = entry.first;
+    const Tensor& cache = *entry.second;
+    k.exact(name, cache, 4, "(B, Hkv, Tmax, D)");
+    k.that(cache.shape[0] == s.B && cache.shape[1] == s.Hkv && cache.shape[3] == s.D, name, [&] {
+      return cache.shape_str() + " should be (" + std::to_string(s.B) + ", " + std::to_string(s.Hkv) + ", Tmax, " +
              std::to_string(s.D) + ")";
     });
   }
