@@ -27,8 +27,10 @@ prof = d["profile"]
 if len(sys.argv) > 3:
     ops = {r["op"] for r in prof}
     for op in ("encoder_forward", "layernorm_forward", "matmul+bias", "attention_forward", "attention_backward",
-               "gelu_backward", "xent_backward", "adamw"):
+               "gelu_backward", "adamw"):
         assert op in ops, (op, sorted(ops))
+    # The head's cross-entropy: fused with the whole vocabulary on a rank, in passes when split.
+    assert ("xent_fused" in ops) != ("xent_backward" in ops), sorted(ops)
     total = sum(r["seconds_per_step"] for r in prof)
     assert 0 < total <= d["step_s"] * 1.01, (total, d["step_s"])
     assert all(r["calls_per_step"] > 0 and r["shape"] for r in prof), prof
