@@ -1,30 +1,36 @@
-// DataLoader (see loader.h): the epoch's global order of samples is shard order (shuffled from
-// (seed, epoch)) and, within each shard, sample order (shuffled from (seed, epoch, shard)).
-// Global sample g of the epoch is found by a binary search over the shards' cumulative sample
-// counts in the epoch's shard order; the permutations of the shards in use are cached.
+// DataLoader (see loader.h). A single source reads the epoch's order of its ShardSet along the
+// stream. A blend plans each step when its first micro-batch is asked for: the source of every
+// one of the step's global_batch samples is drawn (all ranks draw the same), each source's
+// samples are numbered on from its state, rolling over at its epoch's end, and this rank reads
+// its own share of the plan. The plan is committed to the sources' states as the step ends.
 #include "data/loader.h"
 
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <array>
+#include <cmath>
 
-#include "data/file_glob.h"
+#include "data/blend_mix.h"
 #include "data/shuffle.h"
-#include "data/token_shard.h"
 #include "kernels/base/check.h"
 #include "kernels/base/errors.h"
 
 namespace trainer {
 namespace {
 
-enum Stream : uint64_t { kShardOrderStream = 1, kSampleOrderStream = 2 };
+constexpr uint64_t kSourceSeedStream = 0x5EED5;
+
+std::string describe_sources(const std::vector<BlendSource>& sources) {
+  std::string out;
+  for (const BlendSource& s : sources) out += (out.empty() ? "" : ", ") + s.path;
+  return out;
+}
 
 void check_options(const LoaderOptions& o) {
+  const std::string what = describe_sources(o.sources);
   auto positive = [&](const char* name, int64_t v) {
     if (v <= 0)
-      throw ConfigError(fmt::format("data loader for '{}': {} must be positive, got {}",
-                                    o.pattern, name, v));
+      throw ConfigError(fmt::format("data loader for '{}': {} must be positive, got {}", what, name, v));
   };
   positive("seq_len", o.seq_len);
   positive("micro_batch", o.micro_batch);
@@ -32,120 +38,181 @@ void check_options(const LoaderOptions& o) {
   positive("dp_size", o.dp_size);
   positive("vocab_size", o.vocab_size);
   if (o.dp_rank < 0 || o.dp_rank >= o.dp_size)
-    throw ConfigError(fmt::format("data loader for '{}': dp_rank {} outside [0, {})", o.pattern,
-                                  o.dp_rank, o.dp_size));
+    throw ConfigError(fmt::format("data loader for '{}': dp_rank {} outside [0, {})", what, o.dp_rank, o.dp_size));
+  if (o.sources.empty()) throw ConfigError("data loader without a source");
+  auto check_list = [&](const std::vector<BlendSource>& list) {
+    for (const BlendSource& s : list)
+      if (s.path.empty() || !std::isfinite(s.weight) || !(s.weight > 0))
+        throw ConfigError(fmt::format("data loader: source '{}' weight {}: a source needs a path and a "
+                                      "finite weight > 0", s.path, s.weight));
+  };
+  check_list(o.sources);
+  int64_t previous = 0;
+  for (const BlendStage& st : o.stages) {
+    check_list(st.train);
+    if (st.until_step <= previous)
+      throw ConfigError(fmt::format("data loader: stage until_step {} after {}: stages need increasing "
+                                    "until_step values > 0", st.until_step, previous));
+    previous = st.until_step;
+  }
 }
+
+struct Draw {
+  int32_t source;
+  int64_t epoch, position;
+};
 
 }  // namespace
 
 struct DataLoader::Impl {
-  struct Permutation {
-    int32_t shard = -1;
-    std::vector<uint32_t> order;  // local sample index -> sample index in the shard
-  };
-
   LoaderOptions opt;
+  bool blend = false;
+  std::vector<BlendSource> all;           // a blend: every source of every mix, first use first
+  std::vector<std::string> names;         // display names of `all`
+  std::vector<ShardSet> sets;             // one per source of `all`
+  std::vector<std::vector<double>> mixes; // cumulative weights over `all`: per stage, then the base
   std::vector<std::string> files;
-  std::vector<Shard> shards;
-  std::vector<int64_t> shard_samples;  // per shard, in file order
-  int64_t total_samples = 0;
-  int64_t total_tokens = 0;
-  int64_t global_batch = 0;
+  int64_t total_samples = 0, total_tokens = 0, global_batch = 0;
 
-  int64_t epoch = 0;
-  int64_t position = 0;  // global samples consumed this epoch, at the start of the step
-  int micro = 0;         // micro-batches of the current step already returned
+  int64_t epoch = 0;     // single source
+  int64_t position = 0;  // single source: in the epoch; a blend: samples drawn in the run
+  std::vector<SourceState> states;  // a blend
+  int64_t step = 1;
+  int micro = 0;  // micro-batches of the current step already returned
+  std::vector<Draw> plan;  // a blend: the current step's draws, global_batch of them
+  std::vector<int32_t> sample_buf;  // T + 1 tokens
 
-  int64_t order_epoch = -1;
-  std::vector<int32_t> shard_order;   // the epoch's shard order
-  std::vector<int64_t> order_start;   // cumulative samples along shard_order, size + 1
-  std::array<Permutation, 2> perms;   // most recently used first
-  std::vector<int32_t> sample_buf;    // T + 1 tokens
+  int index_of(const std::string& path) const {
+    for (size_t k = 0; k < all.size(); ++k)
+      if (all[k].path == path) return static_cast<int>(k);
+    return -1;
+  }
+
+  std::vector<double> mix_over_all(const std::vector<BlendSource>& list) const {
+    std::vector<double> w(all.size(), 0.0);
+    for (const BlendSource& s : list) w[static_cast<size_t>(index_of(s.path))] += s.weight;
+    return blend_cumulative(w);
+  }
 
   void open(const LoaderOptions& o) {
     check_options(o);
     opt = o;
-    files = expand_glob_list(o.pattern);
-    const int64_t T = o.seq_len;
-    for (const std::string& f : files) {
-      shards.emplace_back(f, o.vocab_size);
-      const int64_t n = shards.back().tokens();
-      if (n < T + 1)
-        throw InputError(fmt::format("token shard '{}' holds {} tokens, fewer than one sample of "
-                                     "seq_len + 1 = {} tokens", f, n, T + 1));
-      shard_samples.push_back((n - 1) / T);
-      total_samples += shard_samples.back();
-      total_tokens += n;
-    }
+    blend = o.sources.size() > 1 || !o.stages.empty();
     global_batch = int64_t{o.micro_batch} * o.grad_accum * o.dp_size;
-    if (total_samples < global_batch)
+    auto add = [&](const BlendSource& s) {
+      if (index_of(s.path) < 0) all.push_back(s);
+    };
+    for (const BlendSource& s : o.sources) add(s);
+    for (const BlendStage& st : o.stages)
+      for (const BlendSource& s : st.train) add(s);
+    names = blend_source_names(all);
+    for (size_t k = 0; k < all.size(); ++k) {
+      const uint64_t seed = blend ? stream_seed(o.seed, kSourceSeedStream, k) : o.seed;
+      sets.emplace_back(all[k].path, o.seq_len, o.vocab_size, seed, o.shuffle);
+      files.insert(files.end(), sets.back().files().begin(), sets.back().files().end());
+      total_samples += sets.back().samples();
+      total_tokens += sets.back().tokens();
+      states.push_back(SourceState{all[k].path, 0, 0});
+    }
+    if (!blend && total_samples < global_batch)
       throw InputError(fmt::format(
           "token shards '{}' ({} files, {} tokens) give {} samples of seq_len + 1 = {} tokens, "
           "fewer than one global batch of {} (micro_batch {} x grad_accum {} x data ranks {})",
-          o.pattern, files.size(), total_tokens, total_samples, T + 1, global_batch,
+          all[0].path, files.size(), total_tokens, total_samples, o.seq_len + 1, global_batch,
           o.micro_batch, o.grad_accum, o.dp_size));
-    sample_buf.resize(static_cast<size_t>(T + 1));
+    for (const BlendStage& st : o.stages) mixes.push_back(mix_over_all(st.train.empty() ? o.sources : st.train));
+    mixes.push_back(mix_over_all(o.sources));
+    if (!blend) states.clear();
+    sample_buf.resize(static_cast<size_t>(o.seq_len + 1));
   }
 
-  void build_order(int64_t e) {
-    if (order_epoch == e) return;
-    for (const Shard& s : shards) s.check_unchanged();
-    const int32_t n = static_cast<int32_t>(shards.size());
-    shard_order.resize(static_cast<size_t>(n));
-    for (int32_t i = 0; i < n; ++i) shard_order[i] = i;
-    if (opt.shuffle == Shuffle::on) {
-      SplitMix64 rng(stream_seed(opt.seed, static_cast<uint64_t>(e), kShardOrderStream));
-      fisher_yates(&shard_order, &rng);
+  int stage_at(int64_t s) const {
+    int i = 0;
+    while (i < static_cast<int>(opt.stages.size()) && s > opt.stages[static_cast<size_t>(i)].until_step) ++i;
+    return i;
+  }
+
+  void plan_step() {
+    const std::vector<double>& c = mixes[static_cast<size_t>(stage_at(step))];
+    plan.resize(static_cast<size_t>(global_batch));
+    std::vector<SourceState> next_states = states;
+    for (int64_t j = 0; j < global_batch; ++j) {
+      const int k = blend_pick(opt.seed, position + j, c);
+      SourceState& st = next_states[static_cast<size_t>(k)];
+      if (st.position >= sets[static_cast<size_t>(k)].samples()) {
+        ++st.epoch;
+        st.position = 0;
+      }
+      plan[static_cast<size_t>(j)] = Draw{k, st.epoch, st.position++};
     }
-    order_start.assign(1, 0);
-    for (int32_t s : shard_order) order_start.push_back(order_start.back() + shard_samples[s]);
-    for (Permutation& p : perms) p.shard = -1;
-    order_epoch = e;
   }
 
-  const std::vector<uint32_t>& permutation(int32_t shard) {
-    if (perms[0].shard == shard) return perms[0].order;
-    std::swap(perms[0], perms[1]);
-    if (perms[0].shard == shard) return perms[0].order;
-    Permutation& p = perms[0];
-    p.shard = shard;
-    p.order.resize(static_cast<size_t>(shard_samples[shard]));
-    for (size_t i = 0; i < p.order.size(); ++i) p.order[i] = static_cast<uint32_t>(i);
-    if (opt.shuffle == Shuffle::on) {
-      SplitMix64 rng(stream_seed(opt.seed, static_cast<uint64_t>(order_epoch), kSampleOrderStream,
-                                 static_cast<uint64_t>(shard)));
-      fisher_yates(&p.order, &rng);
+  void commit_plan() {
+    for (const Draw& d : plan) {
+      SourceState& st = states[static_cast<size_t>(d.source)];
+      st.epoch = d.epoch;
+      st.position = d.position + 1;
     }
-    return p.order;
-  }
-
-  // Reads global sample g of the current epoch's order: T + 1 tokens into sample_buf.
-  void read_sample(int64_t g) {
-    const auto it = std::upper_bound(order_start.begin(), order_start.end(), g);
-    const size_t k = static_cast<size_t>(it - order_start.begin()) - 1;
-    const int32_t shard = shard_order[k];
-    const int64_t local = g - order_start[k];
-    const int64_t sample = permutation(shard)[static_cast<size_t>(local)];
-    shards[shard].read(sample * opt.seq_len, opt.seq_len + 1, sample_buf.data());
+    position += global_batch;
   }
 
   void next(int32_t* inputs, int32_t* targets) {
-    if (micro == 0 && position + global_batch > total_samples) {
-      ++epoch;
-      position = 0;
+    if (micro == 0) {
+      if (blend) {
+        plan_step();
+      } else if (position + global_batch > total_samples) {
+        ++epoch;
+        position = 0;
+      }
     }
-    build_order(epoch);
     const int64_t B = opt.micro_batch, T = opt.seq_len;
-    const int64_t first = position + (int64_t{opt.dp_rank} * opt.grad_accum + micro) * B;
+    const int64_t first = (int64_t{opt.dp_rank} * opt.grad_accum + micro) * B;
     for (int64_t b = 0; b < B; ++b) {
-      read_sample(first + b);
+      if (blend) {
+        const Draw& d = plan[static_cast<size_t>(first + b)];
+        sets[static_cast<size_t>(d.source)].read(d.epoch, d.position, sample_buf.data());
+      } else {
+        sets[0].read(epoch, position + first + b, sample_buf.data());
+      }
       std::copy(sample_buf.begin(), sample_buf.begin() + T, inputs + b * T);
       std::copy(sample_buf.begin() + 1, sample_buf.end(), targets + b * T);
     }
     if (++micro == opt.grad_accum) {
       micro = 0;
-      position += global_batch;
+      if (blend) commit_plan();
+      else position += global_batch;
+      ++step;
     }
+  }
+
+  [[noreturn]] void bad_state(const LoaderState& s, const std::string& why) const {
+    throw InputError(fmt::format("data loader state (epoch {}, position {}, {} sources) does not fit the data "
+                                 "'{}': {} (were the sources, shards or seq_len changed since the checkpoint?)",
+                                 s.epoch, s.position, s.sources.size(), describe_sources(all), why));
+  }
+
+  void restore(const LoaderState& s) {
+    if (s.epoch < 0 || s.position < 0) bad_state(s, "negative epoch or position");
+    if (!blend) {
+      if (!s.sources.empty()) bad_state(s, "it is a blend's state, and the data is one source");
+      if (s.position > total_samples) bad_state(s, fmt::format("the shards give {} samples per epoch", total_samples));
+      epoch = s.epoch;
+      position = s.position;
+    } else {
+      if (s.sources.size() != all.size())
+        bad_state(s, fmt::format("the data is a blend of {} sources", all.size()));
+      for (size_t k = 0; k < all.size(); ++k) {
+        const SourceState& st = s.sources[k];
+        if (st.path != all[k].path)
+          bad_state(s, fmt::format("source {} is '{}' in the state and '{}' here", k, st.path, all[k].path));
+        if (st.epoch < 0 || st.position < 0 || st.position > sets[k].samples())
+          bad_state(s, fmt::format("source '{}' at epoch {}, position {} has {} samples", st.path, st.epoch,
+                                   st.position, sets[k].samples()));
+      }
+      position = s.position;
+      states = s.sources;
+    }
+    micro = 0;
   }
 };
 
@@ -157,30 +224,44 @@ DataLoader::~DataLoader() = default;
 DataLoader::DataLoader(DataLoader&&) noexcept = default;
 DataLoader& DataLoader::operator=(DataLoader&&) noexcept = default;
 
+void DataLoader::set_step(int64_t step) {
+  TRAINER_CHECK(impl_->micro == 0, "set_step inside a step");
+  impl_->step = step;
+}
+
 void DataLoader::next(int32_t* inputs, int32_t* targets) { impl_->next(inputs, targets); }
 
 LoaderState DataLoader::state() const {
   TRAINER_CHECK(impl_->micro == 0,
                 fmt::format("loader state taken inside a step ({} of {} micro-batches done)",
                             impl_->micro, impl_->opt.grad_accum));
-  return {impl_->epoch, impl_->position};
+  return {impl_->epoch, impl_->position, impl_->states};
 }
 
-void DataLoader::restore(const LoaderState& state) {
-  if (state.epoch < 0 || state.position < 0 || state.position > impl_->total_samples)
-    throw InputError(fmt::format(
-        "data loader state (epoch {}, position {}) does not fit the shards '{}', which give {} "
-        "samples per epoch (were the shards or seq_len changed since the checkpoint?)",
-        state.epoch, state.position, impl_->opt.pattern, impl_->total_samples));
-  impl_->epoch = state.epoch;
-  impl_->position = state.position;
-  impl_->micro = 0;
-}
+void DataLoader::restore(const LoaderState& state) { impl_->restore(state); }
 
-void DataLoader::reset() { restore(LoaderState{}); }
+void DataLoader::reset() {
+  LoaderState start;
+  for (const SourceState& s : impl_->states) start.sources.push_back(SourceState{s.path, 0, 0});
+  impl_->restore(start);
+  impl_->step = 1;
+}
 
 int64_t DataLoader::samples_per_epoch() const { return impl_->total_samples; }
 int64_t DataLoader::total_tokens() const { return impl_->total_tokens; }
 const std::vector<std::string>& DataLoader::files() const { return impl_->files; }
+
+int DataLoader::stage_at(int64_t step) const { return impl_->stage_at(step); }
+
+std::string DataLoader::mix_text(int stage) const {
+  const std::vector<double>& c = impl_->mixes.at(static_cast<size_t>(stage));
+  std::string out;
+  double below = 0;
+  for (size_t k = 0; k < c.size(); ++k) {
+    if (c[k] > below) out += fmt::format("{}{} {:.3g}", out.empty() ? "" : ", ", impl_->names[k], c[k] - below);
+    below = c[k];
+  }
+  return out;
+}
 
 }  // namespace trainer

@@ -1,27 +1,24 @@
 // DataLoader: training samples from token shards (llm.c format, read in place), distributed
-// over data-parallel ranks.
+// over data-parallel ranks, from one source or a weighted blend of several.
 //
 // Invariants:
-// - A sample is T+1 consecutive tokens (inputs are the first T, targets the last T) taken at
-//   a multiple of T within one shard.
-// - Per epoch there is one global order of samples, fixed by (seed, epoch) alone: shard order
-//   and sample order within shards are shuffled (or kept in file order with
-//   Shuffle::off). The order does not depend on the number of data ranks.
+// - A sample is T+1 consecutive tokens (inputs are the first T, targets the last T); see
+//   shard_set.h for how each source orders its samples per epoch from (seed, epoch).
 // - An optimizer step consumes global_batch = micro_batch * grad_accum * dp_size consecutive
-//   samples of that order; data rank d's micro-batch m of the step holds samples
+//   samples of the run's sample stream; data rank d's micro-batch m of the step holds samples
 //   [pos + (d * grad_accum + m) * B, +B). So the step's global batch is the same for every
 //   data-parallel layout, and no sample appears twice within a step.
+// - One source (a single glob): the stream is the epoch's order; an epoch ends when fewer than
+//   global_batch samples remain, and the next one starts with a new order.
+// - A blend: the source of the stream's sample s is drawn from (seed, s) with probability
+//   proportional to the weights of the mix in force at the step (blend_mix.h); each source
+//   keeps its own epoch and position in its own order (seeded by (seed, source index)) and
+//   rolls over to its next epoch, sample by sample, when it runs out. Stages switch the mix at
+//   step boundaries (set_step says which step the next micro-batches are for).
 // - state() taken between steps and restore()d later, with any dp_size, continues at the same
-//   global position. An epoch ends when fewer than global_batch samples remain; the next one
-//   starts with a new order.
-// - Shuffling uses SplitMix64 with hand-written Fisher-Yates and bounded draws (shuffle.h),
-//   so the order is the same on every platform and standard library.
-// - Opening checks every shard (shard.h: magic, version, size, every token < vocab_size) and
-//   fails with an InputError naming the file for those, for a missing file or empty glob, for a
-//   shard with fewer than T+1 tokens (no sample) and for data with fewer samples than one
-//   global batch. Shards stay open and are read sample by sample (pread), never copied whole;
-//   a shard that shrinks or grows during the run (checked at each epoch, and on every short
-//   read) is an InputError naming it.
+//   global position (for a blend: every source's too).
+// - Opening checks every shard (shard_set.h) and fails with an InputError naming the file; a
+//   single source with fewer samples than one global batch is an InputError too.
 #pragma once
 
 #include <cstdint>
@@ -29,12 +26,14 @@
 #include <string>
 #include <vector>
 
+#include "data/blend_source.h"
+#include "data/shard_set.h"
+
 namespace trainer {
 
-enum class Shuffle : uint8_t { off, on };
-
 struct LoaderOptions {
-  std::string pattern;      // glob (or several separated by commas) of shard files
+  std::vector<BlendSource> sources;  // one = a plain glob list; several = a blend
+  std::vector<BlendStage> stages;    // mixes by step; empty = `sources` for the whole run
   int seq_len = 0;          // T
   int micro_batch = 0;      // B
   int grad_accum = 1;       // micro-batches per step per data rank
@@ -45,30 +44,45 @@ struct LoaderOptions {
   Shuffle shuffle = Shuffle::on;
 };
 
-struct LoaderState {
+struct SourceState {
+  std::string path;      // the source's glob, to check it against the recipe on restore
   int64_t epoch = 0;
-  int64_t position = 0;  // global samples consumed in this epoch
+  int64_t position = 0;  // samples of this source consumed in its epoch
+};
+
+struct LoaderState {
+  int64_t epoch = 0;     // single source: the epoch; a blend: 0
+  int64_t position = 0;  // single source: samples consumed this epoch; a blend: in the run
+  std::vector<SourceState> sources;  // a blend: every source's state; single source: empty
 };
 
 class DataLoader {
  public:
-  // Opens and checks every shard; bad input throws InputError naming the file.
+  // Opens and checks every shard; bad input throws InputError naming the file, bad options
+  // ConfigError.
   explicit DataLoader(const LoaderOptions& options);
   ~DataLoader();
   DataLoader(DataLoader&&) noexcept;
   DataLoader& operator=(DataLoader&&) noexcept;
 
+  // The 1-based optimizer step the next micro-batches are for (it picks a blend's stage).
+  void set_step(int64_t step);
   // This rank's next micro-batch: inputs and targets, each (B, T) int32. After grad_accum
   // calls the loader has advanced by one global step.
   void next(int32_t* inputs, int32_t* targets);
   LoaderState state() const;
   void restore(const LoaderState& state);
-  // Back to the start of epoch 0 (evaluation reads the validation data from its start).
+  // Back to the start (evaluation reads the validation data from its start).
   void reset();
-  // All samples of the shards (an epoch uses the largest multiple of global_batch of them).
+  // All samples of the shards (one source: an epoch uses the largest multiple of global_batch).
   int64_t samples_per_epoch() const;
   int64_t total_tokens() const;
   const std::vector<std::string>& files() const;
+
+  // A blend's stage at 1-based `step` (0 without stages; stages.size() after the last one)
+  // and the mix it draws from as "name weight, ..." (weights normalised to sum to 1).
+  int stage_at(int64_t step) const;
+  std::string mix_text(int stage) const;
 
  private:
   struct Impl;

@@ -5,6 +5,7 @@
 // bounded draws, and Fisher-Yates from the last element down.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>

@@ -149,6 +149,8 @@ void inspect_checkpoint(const std::string& path, const std::vector<OptimizerStat
   fmt::print("checkpoint: {}{}\n", dir, dir == path ? "" : fmt::format(" (the newest in {})", path));
   fmt::print("step: {} (seed {}, data loader epoch {}, position {})\n", m.step, m.seed, m.loader.epoch,
              m.loader.position);
+  for (const SourceState& s : m.loader.sources)
+    fmt::print("  data source {}: epoch {}, position {}\n", s.path, s.epoch, s.position);
   fmt::print("program version: {} (checkpoint format {})\n", m.program_version, m.format);
   print_recipe_summary(m);
   const int world = m.data * m.tensor * m.pipeline;

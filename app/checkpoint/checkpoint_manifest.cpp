@@ -139,7 +139,15 @@ std::string manifest_to_yaml(const CkptManifest& m) {
   e << YAML::Key << "run" << YAML::Value << m.run;
   e << YAML::Key << "loss" << YAML::Value << m.loss;
   e << YAML::Key << "loader" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "epoch" << YAML::Value
-    << m.loader.epoch << YAML::Key << "position" << YAML::Value << m.loader.position << YAML::EndMap;
+    << m.loader.epoch << YAML::Key << "position" << YAML::Value << m.loader.position;
+  if (!m.loader.sources.empty()) {  // a blend: every source's own place
+    e << YAML::Key << "sources" << YAML::Value << YAML::BeginSeq;
+    for (const SourceState& s : m.loader.sources)
+      e << YAML::BeginMap << YAML::Key << "path" << YAML::Value << s.path << YAML::Key << "epoch" << YAML::Value
+        << s.epoch << YAML::Key << "position" << YAML::Value << s.position << YAML::EndMap;
+    e << YAML::EndSeq;
+  }
+  e << YAML::EndMap;
   e << YAML::Key << "layout" << YAML::Value << YAML::Flow << YAML::BeginMap;
   e << YAML::Key << "data" << YAML::Value << m.data << YAML::Key << "tensor" << YAML::Value << m.tensor;
   e << YAML::Key << "pipeline" << YAML::Value << m.pipeline << YAML::Key << "zero" << YAML::Value << m.zero;
@@ -208,6 +216,15 @@ CkptManifest parse_manifest(const std::string& text, const std::string& path) {
     const YAML::Node loader = section(n, "loader", path);
     m.loader.epoch = field<int64_t>(loader, "epoch", path, "loader");
     m.loader.position = field<int64_t>(loader, "position", path, "loader");
+    if (loader["sources"]) {
+      const YAML::Node sources = sequence(loader, "sources", path);
+      for (size_t i = 0; i < sources.size(); ++i) {
+        const std::string entry = "loader.sources[" + std::to_string(i) + "]";
+        m.loader.sources.push_back(SourceState{field<std::string>(sources[i], "path", path, entry),
+                                               field<int64_t>(sources[i], "epoch", path, entry),
+                                               field<int64_t>(sources[i], "position", path, entry)});
+      }
+    }
     const YAML::Node l = section(n, "layout", path);
     m.data = field<int>(l, "data", path, "layout");
     m.tensor = field<int>(l, "tensor", path, "layout");

@@ -48,6 +48,12 @@ void check_header(const CkptManifest& m, const std::string& path) {
   if (m.step < 0) bad_number(path, "step", m.step, "a checkpoint's step must be >= 0");
   if (m.loader.epoch < 0) bad_number(path, "loader.epoch", m.loader.epoch, "must be >= 0");
   if (m.loader.position < 0) bad_number(path, "loader.position", m.loader.position, "must be >= 0");
+  for (size_t i = 0; i < m.loader.sources.size(); ++i) {
+    const SourceState& s = m.loader.sources[i];
+    const std::string entry = fmt::format("loader.sources[{}].", i);
+    if (s.epoch < 0) bad_number(path, entry + "epoch", s.epoch, "must be >= 0");
+    if (s.position < 0) bad_number(path, entry + "position", s.position, "must be >= 0");
+  }
   const std::pair<const char*, int> degrees[] = {{"data", m.data}, {"tensor", m.tensor}, {"pipeline", m.pipeline}};
   for (const auto& [key, v] : degrees)
     if (v < 1 || v > kMaxCkptDegree)

@@ -199,7 +199,9 @@ int run_inspect(const InspectArgs& a) {
   if (n_files > 1) fmt::print("total: {} tokens in {} files\n", thousands(total), n_files);
   if (a.seq_len > 0) {
     LoaderOptions o;
-    for (const std::string& f : a.files) o.pattern += (o.pattern.empty() ? "" : ",") + f;
+    std::string patterns;
+    for (const std::string& f : a.files) patterns += (patterns.empty() ? "" : ",") + f;
+    o.sources = single_source(patterns);
     o.seq_len = a.seq_len;
     o.micro_batch = a.global_batch;
     o.vocab_size = tok ? tok->vocab_size() : std::numeric_limits<int>::max();

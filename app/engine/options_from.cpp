@@ -96,7 +96,8 @@ LrSchedule lr_schedule_from(const Recipe& r) {
 LoaderOptions train_loader_options_from(const Recipe& r, const GridCoords& c) {
   const TrainConfig& tr = r.train;
   LoaderOptions o;
-  o.pattern = r.data.train;
+  o.sources = r.data.train;
+  o.stages = r.data.stages;
   o.seq_len = tr.seq_len;
   o.micro_batch = tr.micro_batch;
   o.grad_accum = r.grad_accum();
@@ -108,12 +109,17 @@ LoaderOptions train_loader_options_from(const Recipe& r, const GridCoords& c) {
   return o;
 }
 
-LoaderOptions val_loader_options_from(const Recipe& r, const GridCoords& c) {
-  LoaderOptions o = train_loader_options_from(r, c);
-  o.pattern = r.data.val;
-  o.grad_accum = r.eval.batches / r.parallel.data;
-  o.shuffle = Shuffle::off;
-  return o;
+std::vector<LoaderOptions> val_loader_options_from(const Recipe& r, const GridCoords& c) {
+  std::vector<LoaderOptions> out;
+  for (const BlendSource& source : r.data.val) {
+    LoaderOptions o = train_loader_options_from(r, c);
+    o.sources = {BlendSource{source.path, 1, ""}};
+    o.stages.clear();
+    o.grad_accum = r.eval.batches / r.parallel.data;
+    o.shuffle = Shuffle::off;
+    out.push_back(o);
+  }
+  return out;
 }
 
 AdamWStep adamw_step_from(const Recipe& r, double lr, double grad_norm, int64_t step) {

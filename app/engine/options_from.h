@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "app/checkpoint/checkpoint_manifest.h"
 #include "app/plan/plan_memory.h"
@@ -36,10 +37,10 @@ ZeroPolicy zero_policy_from(const Recipe& recipe);
 // n_slots: micro-batches alive at once on this stage (max_in_flight of the schedule).
 StageOptions stage_options_from(const Recipe& recipe, int n_slots);
 LrSchedule lr_schedule_from(const Recipe& recipe);
-// data.train for the data rank at coords.dp, shuffled.
+// data.train (and data.stages) for the data rank at coords.dp, shuffled.
 LoaderOptions train_loader_options_from(const Recipe& recipe, const GridCoords& coords);
-// data.val: eval.batches split over the data ranks, in file order.
-LoaderOptions val_loader_options_from(const Recipe& recipe, const GridCoords& coords);
+// data.val, one loader per source: eval.batches split over the data ranks, in file order.
+std::vector<LoaderOptions> val_loader_options_from(const Recipe& recipe, const GridCoords& coords);
 // The AdamW step for 1-based step `step` at learning rate lr, with grad_clip applied to
 // grad_norm as torch.nn.utils.clip_grad_norm_ does.
 AdamWStep adamw_step_from(const Recipe& recipe, double lr, double grad_norm, int64_t step);

@@ -116,14 +116,23 @@ int train_under_mpi(const Recipe& recipe, int64_t stop_at, MpiRuntime& mpi) {
   // progress line count the steps alone.
   auto run_eval = [&]() {
     const double t0 = monotonic_seconds();
-    double val = t.evaluate();
+    const EvalResult val = t.evaluate();
     const double took = monotonic_seconds() - t0;
+    std::string per_source;
+    std::vector<std::pair<std::string, double>> fields = {{"step", double(t.step())}, {"val_loss", val.mean}};
+    if (val.per_source.size() > 1)
+      for (size_t k = 0; k < val.per_source.size(); ++k) {
+        per_source += fmt::format("{}{} {:.4f}", k ? ", " : " (", val.names[k], val.per_source[k]);
+        fields.push_back({"val_loss_" + val.names[k], val.per_source[k]});
+      }
+    if (!per_source.empty()) per_source += ")";
+    fields.push_back({"eval_s", took});
     if (rank0) {
-      fmt::print("step {:>6} | val loss {:.4f} | eval {:.2f} s\n", t.step(), val, took);
+      fmt::print("step {:>6} | val loss {:.4f}{} | eval {:.2f} s\n", t.step(), val.mean, per_source, took);
       std::fflush(stdout);
     }
-    metrics.write({{"step", double(t.step())}, {"val_loss", val}, {"eval_s", took}});
-    return val;
+    metrics.write(fields);
+    return val.mean;
   };
   auto run_sample = [&]() {
     const double t0 = monotonic_seconds();
@@ -142,7 +151,21 @@ int train_under_mpi(const Recipe& recipe, int64_t stop_at, MpiRuntime& mpi) {
   double run_step_s = 0;
   int64_t interval_steps = 0;
   int64_t steps_done = 0;
+  int data_stage = -1;  // the data.stages entry the last step drew from
+  auto note_data_stage = [&]() {
+    if (recipe.data.stages.empty()) return;
+    const int stage = t.train_loader()->stage_at(t.step() + 1);
+    if (stage == data_stage) return;
+    data_stage = stage;
+    const std::string mix = t.train_loader()->mix_text(stage);
+    if (rank0) {
+      fmt::print("step {:>6} | data stage {} of {}: {}\n", t.step() + 1, stage, recipe.data.stages.size(), mix);
+      std::fflush(stdout);
+    }
+    metrics.write({{"step", double(t.step() + 1)}, {"data_stage", double(stage)}}, {{"mix", mix}});
+  };
   while (t.step() < steps) {
+    note_data_stage();
     const double step_t0 = monotonic_seconds();
     const StepOutcome outcome = guard.run_step(t, newest_checkpoint, last);
     if (outcome == StepOutcome::stopped) {

@@ -87,7 +87,7 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
       if (recipe_.data.val.empty())
         throw ConfigError(recipe_.path + ": eval.every is " + std::to_string(recipe_.eval.every) +
                           " but data.val is empty; set data.val or eval.every: 0");
-      val_loader_ = std::make_unique<DataLoader>(val_loader_options_from(recipe_, c));
+      for (const LoaderOptions& o : val_loader_options_from(recipe_, c)) val_loaders_.emplace_back(o);
     }
   }
   startup_.total = monotonic_seconds() - t_begin;
@@ -122,6 +122,7 @@ StepResult Trainer::compute_step() {
     TraceScope data_scope(trace, "data", "data", {TraceArg::num("micro_batches", m)});
     for (int i = 0; i < m; ++i) {
       if (train_loader_) {
+        if (i == 0) train_loader_->set_step(step_ + 1);
         train_loader_->next(in[i].data(), tg[i].data());
       } else {
         // Bench without data: tokens from the counter-based generator.
@@ -217,22 +218,34 @@ void Trainer::run_forward_only(int n_micro, const std::vector<std::vector<int32_
   backend_->synchronize();
 }
 
-double Trainer::evaluate() {
-  TRAINER_CHECK(val_loader_ != nullptr, "evaluate without validation data");
+EvalResult Trainer::evaluate() {
+  TRAINER_CHECK(!val_loaders_.empty(), "evaluate without validation data");
   TraceScope eval_scope(tracer(), "eval", "eval");
   const TrainConfig& tr = recipe_.train;
   const int m = recipe_.eval.batches / recipe_.parallel.data;
   const int64_t BT = int64_t(tr.micro_batch) * tr.seq_len;
-  val_loader_->reset();
   std::vector<std::vector<int32_t>> in(m, std::vector<int32_t>(BT)), tg(m, std::vector<int32_t>(BT));
-  for (int i = 0; i < m; ++i) val_loader_->next(in[i].data(), tg[i].data());
-  stage_->take_loss_sum();
-  run_forward_only(m, in, tg, StageMode::eval);
   const bool loss_owner = grid_->last_stage() && grid_->coords().tp == 0;
-  float sum = loss_owner ? float(stage_->take_loss_sum()) : 0.0f;
-  stage_->take_loss_sum();
-  host_->all_reduce(make_tensor(&sum, DType::f32, Device::cpu, {1}), ReduceOp::sum);
-  return double(sum) / (double(recipe_.eval.batches) * double(BT));
+  EvalResult result;
+  result.names = blend_source_names(recipe_.data.val);
+  double weight_sum = 0;
+  for (size_t k = 0; k < val_loaders_.size(); ++k) {
+    DataLoader& loader = val_loaders_[k];
+    loader.reset();
+    for (int i = 0; i < m; ++i) loader.next(in[i].data(), tg[i].data());
+    stage_->take_loss_sum();
+    run_forward_only(m, in, tg, StageMode::eval);
+    float sum = loss_owner ? float(stage_->take_loss_sum()) : 0.0f;
+    stage_->take_loss_sum();
+    host_->all_reduce(make_tensor(&sum, DType::f32, Device::cpu, {1}), ReduceOp::sum);
+    const double loss = double(sum) / (double(recipe_.eval.batches) * double(BT));
+    result.per_source.push_back(loss);
+    const double w = recipe_.data.val[k].weight;
+    result.mean += w * loss;
+    weight_sum += w;
+  }
+  result.mean /= weight_sum;
+  return result;
 }
 
 RankMemory Trainer::memory() const { return RankMemory{store_->memory(), stage_->activation_memory()}; }

@@ -34,6 +34,14 @@ struct StepTimes {
   double optimizer_s = 0;
 };
 
+// A validation pass: the loss of each data.val source and their mean weighted by the sources'
+// weights (the loss on the validation mix); one source gives a mean equal to its loss.
+struct EvalResult {
+  double mean = 0;
+  std::vector<std::string> names;   // data.val sources' display names (blend_source_names)
+  std::vector<double> per_source;
+};
+
 struct StepResult {
   int64_t step = 0;  // 1-based number of the step just taken
   double loss = 0;
@@ -101,8 +109,8 @@ class Trainer {
   // The computed step is counted (step() advances, the learning rate schedule moves on) but
   // the weights and optimizer state stay as they were.
   void skip_step(StepResult& computed);
-  // Mean validation loss over eval.batches batches from the start of data.val.
-  double evaluate();
+  // Mean validation loss over eval.batches batches from the start of each data.val source.
+  EvalResult evaluate();
   // Continues `prompt_ids` by o.tokens tokens; identical on every rank (generate.cpp).
   std::vector<int32_t> generate(const std::vector<int32_t>& prompt_ids, const GenerateOptions& o);
 
@@ -163,7 +171,8 @@ class Trainer {
   std::unique_ptr<StageLayout> layout_;
   std::unique_ptr<ParamStore> store_;
   std::unique_ptr<GptStage> stage_;
-  std::unique_ptr<DataLoader> train_loader_, val_loader_;
+  std::unique_ptr<DataLoader> train_loader_;
+  std::vector<DataLoader> val_loaders_;  // one per data.val source
   LrSchedule lr_schedule_;
   int n_slots_ = 1;
   int64_t step_ = 0;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "data/blend_source.h"
 #include "data/tokenizer.h"
 #include "kernels/backend.h"
 #include "kernels/base/enum_names.h"
@@ -116,8 +117,9 @@ struct TrainConfig {
 };
 
 struct DataConfig {
-  std::string train;
-  std::string val;
+  std::vector<BlendSource> train;  // one glob (a plain string in YAML) or a weighted blend
+  std::vector<BlendSource> val;    // empty = none; several = a val loss per source
+  std::vector<BlendStage> stages;  // mixes by step range; steps after the last use train
   std::string tokenizer = "gpt2";  // gpt2, byte, or a tokenizer.json path (data/tokenizer.h)
   std::string tokenizer_dir = "datasets/tokenizer";  // encoder.json + vocab.bpe
   std::string bos = "auto", eos = "auto";  // per-document marks (data/tokenizer_config.h)

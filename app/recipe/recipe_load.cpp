@@ -206,8 +206,11 @@ class RecipeReader {
                                     "configs/README.md",
                                     excerpt(arg), excerpt(path), hint.empty() ? "" : "did you mean " + hint + "? "));
     }
-    bool literal = key && std::holds_alternative<StringField>(key->field) &&
-                   (text.empty() || (text[0] != '"' && text[0] != '\''));
+    // A source list reads as YAML only when it is written as a list.
+    const bool literal_string = key && std::holds_alternative<StringField>(key->field);
+    const bool literal_sources = key && std::holds_alternative<SourceListField>(key->field) &&
+                                 (text.empty() || text[0] != '[');
+    bool literal = (literal_string || literal_sources) && (text.empty() || (text[0] != '"' && text[0] != '\''));
     if (literal) {
       set_string_key(*key, text, source, recipe_);
       origins_.where[path] = source.at(YAML::Mark::null_mark());

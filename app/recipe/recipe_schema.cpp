@@ -70,6 +70,9 @@ KeySpec choice_key(std::string path, ChoiceField field, const EnumName<E> (&tabl
   return k;
 }
 
+constexpr const char* kSourcesValid =
+    "a non-empty glob, or a list of {path: glob, weight: number > 0 (default 1), name: [A-Za-z0-9_.-]+}";
+
 std::vector<KeySpec> build_schema() {
   std::vector<KeySpec> s;
   // model
@@ -198,14 +201,23 @@ std::vector<KeySpec> build_schema() {
   s.push_back(choice_key("train.spike.action", TRAINER_CHOICE(train.spike.action, kSpikeActionNames),
                          "a spike: warn and apply the update, skip the update, or roll back past its batches"));
   // data
-  KeySpec train_glob = text_key("data.train", TRAINER_FIELD(data.train),
-                                "glob of training token shards, llm.c .bin format");
-  train_glob.presence = Presence::required;
-  train_glob.text_rule = TextRule::non_empty;
-  train_glob.valid_note = "non-empty path or glob";
-  s.push_back(train_glob);
-  s.push_back(text_key("data.val", TRAINER_FIELD(data.val),
-                       "glob of validation token shards; \"\" = none"));
+  KeySpec train_sources = make_key("data.train", TRAINER_FIELD(data.train), kNone, kNone,
+                                   "training token shards (llm.c .bin format): a glob (several "
+                                   "comma-separated), or a blend: a list of {path, weight, name}");
+  train_sources.presence = Presence::required;
+  train_sources.text_rule = TextRule::non_empty;
+  train_sources.valid_note = kSourcesValid;
+  s.push_back(train_sources);
+  KeySpec val_sources = make_key("data.val", TRAINER_FIELD(data.val), kNone, kNone,
+                                 "validation token shards, as data.train; a list gives a val loss "
+                                 "per source and their weighted mean; \"\" = none");
+  val_sources.valid_note = "\"\" (none), or sources as for data.train";
+  s.push_back(val_sources);
+  KeySpec stages = make_key("data.stages", TRAINER_FIELD(data.stages), kNone, kNone,
+                            "mixes by step range: stage i trains on its train list (or data.train "
+                            "when it has none) up to until_step; later steps use data.train");
+  stages.valid_note = "list of {until_step: integer >= 1, increasing; train: sources}";
+  s.push_back(stages);
   KeySpec tokenizer = text_key("data.tokenizer", TRAINER_FIELD(data.tokenizer),
                                "gpt2 BPE (50,257 ids), byte (256 ids + end-of-text), or the path "
                                "of a Hugging Face tokenizer.json (or of a folder holding one)");
@@ -362,6 +374,8 @@ std::string key_type_name(const KeySpec& key) {
   if (stored_as<StringField>(key)) return key.choices.empty() ? "string" : "choice";
   if (stored_as<ChoiceField>(key)) return "choice";
   if (stored_as<IntListField>(key)) return "integer list";
+  if (stored_as<SourceListField>(key)) return "sources";
+  if (stored_as<StageListField>(key)) return "stages";
   return "number pair";
 }
 
@@ -375,6 +389,8 @@ std::string key_valid_text(const KeySpec& key) {
   if (stored_as<BoolField>(key)) return "true or false";
   if (stored_as<StringField>(key)) return "any string";
   if (stored_as<IntListField>(key)) return "list of integers " + range;
+  if (stored_as<SourceListField>(key)) return kSourcesValid;
+  if (stored_as<StageListField>(key)) return "list of {until_step, train}";
   return "list of 2 numbers, each " + range;
 }
 
@@ -412,6 +428,24 @@ std::string key_value_yaml(const KeySpec& key, const Recipe& recipe) {
     std::string operator()(PairField f) const {
       auto [a, b] = f(r);
       return "[" + format_number(*a) + ", " + format_number(*b) + "]";
+    }
+    std::string operator()(SourceListField f) const { return sources_yaml(f(r)); }
+    std::string operator()(StageListField f) const {
+      std::vector<std::string> items;
+      for (const BlendStage& st : f(r))
+        items.push_back(fmt::format("{{until_step: {}{}}}", st.until_step,
+                                    st.train.empty() ? "" : ", train: " + sources_yaml(st.train)));
+      return "[" + join(items, ", ") + "]";
+    }
+    // A single glob prints as a string; a blend as a flow list of maps.
+    static std::string sources_yaml(const std::vector<BlendSource>& sources) {
+      if (sources.empty()) return "\"\"";
+      if (is_single_glob(sources)) return yaml_quote(sources[0].path);
+      std::vector<std::string> items;
+      for (const BlendSource& b : sources)
+        items.push_back("{path: " + yaml_quote(b.path) + ", weight: " + format_number(b.weight) +
+                        (b.name.empty() ? "" : ", name: " + yaml_quote(b.name)) + "}");
+      return "[" + join(items, ", ") + "]";
     }
   };
   return std::visit(Printer{key, copy}, key.field);

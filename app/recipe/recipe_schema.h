@@ -26,8 +26,12 @@ using StringField = std::string& (*)(Recipe&);
 using ChoiceField = uint8_t& (*)(Recipe&);  // an enum with uint8_t storage
 using IntListField = std::vector<int>& (*)(Recipe&);
 using PairField = std::pair<double*, double*> (*)(Recipe&);  // a 2-element YAML list
+// A glob string, or a list of {path, weight, name} maps (data/blend_source.h).
+using SourceListField = std::vector<BlendSource>& (*)(Recipe&);
+// A list of {until_step, train} maps.
+using StageListField = std::vector<BlendStage>& (*)(Recipe&);
 using FieldRef = std::variant<IntField, U64Field, DoubleField, FloatField, BoolField, StringField,
-                              ChoiceField, IntListField, PairField>;
+                              ChoiceField, IntListField, PairField, SourceListField, StageListField>;
 
 enum class BoundKind : uint8_t { none, closed, open };
 struct Bound {
@@ -66,7 +70,8 @@ bool key_applies(const KeySpec& key, const Recipe& recipe);
 // Direct children names (keys and sub-sections) of a section; "" = the top level.
 std::vector<std::string> section_children(const std::string& section);
 
-// "integer", "number", "boolean", "string", "choice", "integer list", "number pair".
+// "integer", "number", "boolean", "string", "choice", "integer list", "number pair",
+// "sources", "stages".
 std::string key_type_name(const KeySpec& key);
 // What is valid, e.g. "integer >= 1", "number in (0, 1]", "one of: gpt2, byte".
 std::string key_valid_text(const KeySpec& key);

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -135,6 +136,91 @@ const YAML::Node& list_node(const KeySpec& key, const YAML::Node& node, const st
   return node;
 }
 
+
+// The keys of one map inside a list value (a blend source, a stage): each known, none twice.
+void check_item_keys(const KeySpec& key, const YAML::Node& item, const std::string& where,
+                     const std::vector<std::string>& known, const char* what) {
+  if (!item.IsMap()) fail(where, key, fmt::format("each {} is a map, got {}", what, describe(item)));
+  std::vector<std::string> seen;
+  for (auto it = item.begin(); it != item.end(); ++it) {
+    const std::string name = it->first.IsScalar() ? it->first.Scalar() : "";
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string valid;
+      for (const std::string& k : known) valid += (valid.empty() ? "" : ", ") + k;
+      fail(where, key, fmt::format("unknown key {} in a {} (keys: {})", message_quote(name), what, valid));
+    }
+    if (std::find(seen.begin(), seen.end(), name) != seen.end())
+      fail(where, key, fmt::format("duplicate key {} in a {}", name, what));
+    seen.push_back(name);
+  }
+}
+
+bool is_source_name(const std::string& name) {
+  return all_of_chars(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-");
+}
+
+// A glob string (a single source; "" = none), or a list of {path, weight, name} maps.
+std::vector<BlendSource> parse_sources(const KeySpec& key, const YAML::Node& node, const YamlSource& source,
+                                       const YAML::Mark& key_mark) {
+  auto where = [&](const YAML::Node& n) { return source.at(n.IsDefined() && !n.IsNull() ? n.Mark() : key_mark); };
+  if (!node.IsSequence()) {
+    const std::string text = checked_text(key, scalar_text(key, node, where(node), "a glob or a list of sources",
+                                                           Quotes::accepted), where(node));
+    return text.empty() ? std::vector<BlendSource>{} : std::vector<BlendSource>{BlendSource{text, 1, ""}};
+  }
+  std::vector<BlendSource> out;
+  for (const YAML::Node& item : list_node(key, node, where(node))) {
+    check_item_keys(key, item, where(item), {"path", "weight", "name"}, "source");
+    BlendSource b;
+    if (!item["path"]) fail(where(item), key, "a source needs a path");
+    b.path = scalar_text(key, item["path"], where(item["path"]), "a glob", Quotes::accepted);
+    if (b.path.empty()) fail(where(item["path"]), key, "a source's path is empty");
+    if (item["weight"]) {
+      const std::string text = scalar_text(key, item["weight"], where(item["weight"]), "a number", Quotes::refused);
+      const std::optional<double> w = parse_number(text);
+      if (!w || !(*w > 0)) fail(where(item["weight"]), key, fmt::format("weight {} is not a number > 0", excerpt(text)));
+      b.weight = *w;
+    }
+    if (item["name"]) {
+      b.name = scalar_text(key, item["name"], where(item["name"]), "a name", Quotes::accepted);
+      if (!is_source_name(b.name))
+        fail(where(item["name"]), key, fmt::format("name {} is not [A-Za-z0-9_.-]+", message_quote(b.name)));
+    }
+    for (const BlendSource& other : out) {
+      if (other.path == b.path) fail(where(item), key, fmt::format("the path {} is listed twice", message_quote(b.path)));
+      if (!b.name.empty() && other.name == b.name)
+        fail(where(item), key, fmt::format("the name {} is given twice", message_quote(b.name)));
+    }
+    out.push_back(b);
+  }
+  if (out.empty() && key.text_rule == TextRule::non_empty) fail(where(node), key, "the list of sources is empty");
+  return out;
+}
+
+std::vector<BlendStage> parse_stages(const KeySpec& key, const YAML::Node& node, const YamlSource& source,
+                                     const YAML::Mark& key_mark) {
+  auto where = [&](const YAML::Node& n) { return source.at(n.IsDefined() && !n.IsNull() ? n.Mark() : key_mark); };
+  std::vector<BlendStage> out;
+  for (const YAML::Node& item : list_node(key, node, where(node))) {
+    check_item_keys(key, item, where(item), {"until_step", "train"}, "stage");
+    if (!item["until_step"]) fail(where(item), key, "a stage needs until_step");
+    BlendStage st;
+    KeySpec step_key = key;
+    step_key.lo = Bound{BoundKind::closed, 1};
+    st.until_step = parse_integer(step_key, item["until_step"], where(item["until_step"]), INT_MAX);
+    if (!out.empty() && st.until_step <= out.back().until_step)
+      fail(where(item["until_step"]), key, fmt::format("until_step {} does not come after the previous stage's {}",
+                                                       st.until_step, out.back().until_step));
+    if (item["train"]) {
+      KeySpec list_key = key;
+      list_key.text_rule = TextRule::non_empty;
+      st.train = parse_sources(list_key, item["train"], source, key_mark);
+    }
+    out.push_back(st);
+  }
+  return out;
+}
+
 struct Setter {
   const KeySpec& key;
   const YAML::Node& node;
@@ -187,6 +273,8 @@ struct Setter {
     *first = parse_bounded_number(key, list[0], where(list[0]));
     *second = parse_bounded_number(key, list[1], where(list[1]));
   }
+  void operator()(SourceListField f) const { f(recipe) = parse_sources(key, node, source, key_mark); }
+  void operator()(StageListField f) const { f(recipe) = parse_stages(key, node, source, key_mark); }
 };
 
 }  // namespace
@@ -199,6 +287,12 @@ void set_key_from_yaml(const KeySpec& key, const YAML::Node& value, const YAML::
 void set_string_key(const KeySpec& key, const std::string& text, const YamlSource& source,
                     Recipe& recipe) {
   const std::string where = source.at(YAML::Mark::null_mark());
+  if (std::holds_alternative<SourceListField>(key.field)) {
+    const std::string glob = checked_text(key, text, where);
+    std::get<SourceListField>(key.field)(recipe) =
+        glob.empty() ? std::vector<BlendSource>{} : std::vector<BlendSource>{BlendSource{glob, 1, ""}};
+    return;
+  }
   if (!std::holds_alternative<StringField>(key.field))
     throw std::logic_error("set_string_key on non-string key " + key.path);
   std::get<StringField>(key.field)(recipe) = checked_text(key, text, where);

@@ -25,7 +25,8 @@ struct YamlSource {
 void set_key_from_yaml(const KeySpec& key, const YAML::Node& value, const YAML::Mark& key_mark,
                        const YamlSource& source, Recipe& recipe);
 
-// Stores the literal text of a --set into a string key (choices are still checked).
+// Stores the literal text of a --set into a string key (choices are still checked), or into a
+// source list as one glob ("" = none).
 void set_string_key(const KeySpec& key, const std::string& text, const YamlSource& source,
                     Recipe& recipe);
 

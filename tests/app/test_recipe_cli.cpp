@@ -101,7 +101,7 @@ std::vector<BadRecipe> bad_recipes() {
       {"empty value", kData + "train:\n  steps:\n", {},
        "bad.yaml:3:3: train.steps: no value given; valid: integer >= 1"},
       {"empty required string", "data: {train: \"\"}\n", {},
-       "bad.yaml:1:15: data.train: the value is empty; valid: non-empty path or glob"},
+       "bad.yaml:1:15: data.train: the value is empty; valid: a non-empty glob, or a list of"},
       {"duplicate key", kData + "train:\n  steps: 5\n  steps: 6\n", {},
        "bad.yaml:4:3: duplicate key train.steps (first set at line 3)"},
       {"duplicate section", kData + "eval: {every: 0}\neval: {every: 0}\n", {},

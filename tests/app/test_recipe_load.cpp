@@ -24,7 +24,7 @@ std::string roundtrip_yaml(const Recipe& recipe) {
 TEST_CASE("a recipe with only data.train gets every default and a resolved seq_len") {
   Recipe r = load_recipe_text("data: {train: \"shards/train_*.bin\"}\n");
   const Recipe d;
-  CHECK(r.data.train == "shards/train_*.bin");
+  CHECK(r.data.train == single_source("shards/train_*.bin"));
   CHECK(r.model.n_layer == d.model.n_layer);
   CHECK(r.model.d_model == 768);
   CHECK(r.model.vocab_size == 50257);
@@ -78,7 +78,7 @@ TEST_CASE("--set overrides file values, parses YAML, and is checked like the fil
                                      "log.sample_prompt='quoted: yes'", "train.micro_batch=1"});
   CHECK(r.train.optimizer.beta2 == 0.99);
   CHECK(r.train.steps == 7);
-  CHECK(r.data.train == "other/*.bin");  // a string key takes the text literally
+  CHECK(r.data.train == single_source("other/*.bin"));  // a string key takes the text literally
   CHECK(r.train.optimizer.lr == 0.01);
   CHECK(r.train.optimizer.eps == 1e-5);
   CHECK(r.log.sample_prompt == "quoted: yes");
@@ -88,7 +88,7 @@ TEST_CASE("--set overrides file values, parses YAML, and is checked like the fil
   CHECK(load_recipe_text("data: {train: x}\nparallel: {data: 2}\n", {"train.global_batch=8"})
             .train.global_batch == 8);
   // A required key may come from --set alone.
-  CHECK(load_recipe_text("model: {n_layer: 2}\n", {"data.train=t.bin"}).data.train == "t.bin");
+  CHECK(load_recipe_text("model: {n_layer: 2}\n", {"data.train=t.bin"}).data.train == single_source("t.bin"));
 
   CHECK(load_error(base, {"train.micro_batch=0"}) ==
         "--set train.micro_batch=0: train.micro_batch: 0 is out of range; valid: integer >= 1");

@@ -60,7 +60,7 @@ Recipe parity_recipe(const std::string& train_glob) {
   r.train.lr_schedule.kind = LrKind::cosine;
   r.train.lr_schedule.warmup_steps = 2;
   r.train.lr_schedule.min_lr_ratio = 0.1;
-  r.data.train = train_glob;
+  r.data.train = single_source(train_glob);
   r.data.tokenizer = "byte";
   r.eval.every = 0;
   return r;

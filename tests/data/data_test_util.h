@@ -112,4 +112,21 @@ inline std::vector<ReferenceCase> read_reference_table(const std::string& path) 
   return cases;
 }
 
+// A loader's next micro-batch of B samples of T tokens from shards whose tokens count up
+// (token p of a source is its start + p): the first token of each sample, after checking that
+// inputs are consecutive and targets are the inputs shifted by one.
+template <class Loader>
+std::vector<int32_t> next_sample_starts(Loader& loader, int B, int T) {
+  std::vector<int32_t> x(static_cast<size_t>(B * T)), y(x.size()), starts;
+  loader.next(x.data(), y.data());
+  for (int b = 0; b < B; ++b) {
+    for (int t = 0; t < T; ++t) {
+      CHECK(x[b * T + t] == x[b * T] + t);
+      CHECK(y[b * T + t] == x[b * T] + t + 1);
+    }
+    starts.push_back(x[b * T]);
+  }
+  return starts;
+}
+
 }  // namespace trainer::testing

@@ -36,7 +36,7 @@ std::string make_dataset(const std::string& name, const std::vector<int>& sizes)
 LoaderOptions options(const std::string& pattern, int B, int accum, int dp_rank, int dp_size,
                       uint64_t seed = 1) {
   LoaderOptions o;
-  o.pattern = pattern;
+  o.sources = single_source(pattern);
   o.seq_len = kT;
   o.micro_batch = B;
   o.grad_accum = accum;
@@ -48,18 +48,7 @@ LoaderOptions options(const std::string& pattern, int B, int accum, int dp_rank,
 }
 
 // One micro-batch as the first tokens of its samples; checks inputs/targets are a sample.
-std::vector<int32_t> next_ids(DataLoader& l, int B) {
-  std::vector<int32_t> x(static_cast<size_t>(B * kT)), y(x.size()), ids;
-  l.next(x.data(), y.data());
-  for (int b = 0; b < B; ++b) {
-    for (int t = 0; t < kT; ++t) {
-      CHECK(x[b * kT + t] == x[b * kT] + t);
-      CHECK(y[b * kT + t] == x[b * kT] + t + 1);
-    }
-    ids.push_back(x[b * kT]);
-  }
-  return ids;
-}
+std::vector<int32_t> next_ids(DataLoader& l, int B) { return next_sample_starts(l, B, kT); }
 
 // The samples of one step, in the order of the global batch: rank-major, micro-batch-minor.
 std::vector<int32_t> step_ids(std::vector<DataLoader>& ranks, int B, int accum) {
@@ -208,8 +197,8 @@ TEST_CASE("loader: state and restore resume exactly, also into another dp size")
 TEST_CASE("loader: a state from other data is an InputError, state inside a step is a bug") {
   const std::string p = make_dataset("loader_badstate", {10 * kT + 1});
   DataLoader l(options(p, 2, 2, 0, 1));
-  CHECK_THROWS_WITH_AS(l.restore({0, 11}), doctest::Contains("position 11"), InputError);
-  CHECK_THROWS_AS(l.restore({-1, 0}), InputError);
+  CHECK_THROWS_WITH_AS(l.restore({0, 11, {}}), doctest::Contains("position 11"), InputError);
+  CHECK_THROWS_AS(l.restore({-1, 0, {}}), InputError);
   next_ids(l, 2);
   CHECK_THROWS_AS(l.state(), std::logic_error);
 }

@@ -49,7 +49,7 @@ TEST_CASE("shard: a file built field by field like llm.c's write_datafile loads 
   for (int64_t i = 0; i < 300; ++i) CHECK(s.token(i) == static_cast<int32_t>(raw.tokens[i]));
 
   LoaderOptions o;
-  o.pattern = dir + "/fineweb_train_*.bin";
+  o.sources = single_source(dir + "/fineweb_train_*.bin");
   o.seq_len = 16;
   o.micro_batch = 2;
   o.vocab_size = 50257;
@@ -105,7 +105,7 @@ void check_bad_shard(const std::string& path, const std::string& what, int64_t v
   CHECK_THROWS_WITH_AS(Shard(path, vocab), doctest::Contains(path.c_str()), InputError);
   CHECK_THROWS_WITH_AS(Shard(path, vocab), doctest::Contains(what.c_str()), InputError);
   LoaderOptions o;
-  o.pattern = path;
+  o.sources = single_source(path);
   o.seq_len = 4;
   o.micro_batch = 1;
   o.vocab_size = static_cast<int>(vocab);

@@ -99,7 +99,7 @@ Recipe tiny_recipe(const std::string& train_glob, const TinyLayout& l, int accum
   r.train.optimizer.eps = 1e-6;
   r.train.lr_schedule.kind = LrKind::cosine;
   r.train.lr_schedule.warmup_steps = 2;
-  r.data.train = train_glob;
+  r.data.train = single_source(train_glob);
   r.data.tokenizer = "byte";
   r.eval.every = 0;
   r.log.every = 1;
