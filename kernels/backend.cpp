@@ -57,6 +57,13 @@ bool cuda_available() {
 #endif
 }
 
+std::string first_gpu_name() {
+#ifdef TRAINER_HAVE_CUDA
+  if (cuda_device_count() > 0) return cuda_device_name(0);
+#endif
+  return "";
+}
+
 std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
   DeviceChoice choice = options.device;
   bool use_cuda = choice == DeviceChoice::cuda || (choice == DeviceChoice::auto_detect && cuda_available());

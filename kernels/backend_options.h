@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "kernels/base/enum_names.h"
 
@@ -38,6 +39,8 @@ struct BackendOptions {
 // True when this build has CUDA and a GPU answers (any error counts as "no GPU").
 bool cuda_available();
 bool cuda_compiled();
+// The name of the first GPU, "" without one (or without CUDA in this build).
+std::string first_gpu_name();
 // Resolves device auto and builds the backend. A request that cannot be met (cuda without a
 // GPU or in a build without CUDA, bf16 on the CPU) throws ConfigError naming what is valid.
 std::unique_ptr<Backend> make_backend(const BackendOptions& options);

@@ -20,6 +20,7 @@
 #include <optional>
 
 #include "app/cli/commands.h"
+#include "app/engine/auto_layout.h"
 #include "app/engine/flops.h"
 #include "app/engine/metrics.h"
 #include "app/engine/recipe_agreement.h"
@@ -95,9 +96,13 @@ int run_bench(const BenchOptions& o) {
   return mpi.run([&] { return bench_under_mpi(o, *data, recipe, mpi); });
 }
 
-int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& recipe, MpiRuntime& mpi) {
-  check_recipe_agreement(recipe, mpi.world());
+int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, MpiRuntime& mpi) {
+  check_recipe_agreement(given, mpi.world());
+  std::vector<std::string> auto_report;
+  const Recipe recipe = resolve_auto_layout(given, mpi.world().size(), &auto_report);
   const bool rank0 = mpi.world().rank() == 0;
+  if (rank0 && !o.json)
+    for (const std::string& line : auto_report) fmt::print("{}\n", line);
   Trainer t(recipe, mpi.world(), mpi.local_rank(), data == BenchData::recipe ? DataNeed::train : DataNeed::none,
             o.profile ? OpProfile::on : OpProfile::off);
   t.set_sync_timing(true);

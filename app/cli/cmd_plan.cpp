@@ -14,6 +14,7 @@
 
 #include "app/cli/cli_checks.h"
 #include "app/cli/commands.h"
+#include "app/engine/auto_layout.h"
 #include "app/engine/flops.h"
 #include "app/engine/options_from.h"
 #include "app/plan/plan_device.h"
@@ -43,48 +44,26 @@ PlanDevice resolve_device(const PlanOptions& opt, const Recipe& r) {
                                 device_choice_name(r.train.device), enum_choices(kPlanDeviceNames, ", ", " or ")));
 }
 
-// Bytes of the activation dtype, as the trainer resolves train.precision for the device.
-int64_t resolve_act_bytes(const Recipe& r, PlanDevice device) {
-  if (device == PlanDevice::cpu) {
-    if (r.train.precision == PrecisionChoice::bf16)
-      throw ConfigError(fmt::format("{}: train.precision is bf16, which the CPU path does not have; valid with "
-                                    "--device cpu: fp32 or auto (--set train.precision=fp32)",
-                                    r.path));
-    return 4;
-  }
-  return precision_from(r, Device::cuda) == Precision::fp32 ? 4 : 2;
-}
-
 int run_plan(const PlanOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
   Recipe recipe = load_recipe(opt.recipe, opt.overrides);
+  if (recipe.auto_layout() && opt.world == 0)
+    throw ConfigError(fmt::format("{}: parallel has auto degrees, which are chosen for a world size; give --world N",
+                                  opt.recipe));
   const int world = opt.world > 0 ? opt.world : recipe.world();
   const PlanDevice device = resolve_device(opt, recipe);
-
-  PlanContext ctx;
+  PlanContext ctx = plan_context_for(recipe, world, device, opt.memory_gib, opt.mfu);
   ctx.recipe_path = opt.recipe;
-  ctx.config = gpt_config_from(recipe);
-  ctx.device = device_spec(device, world);
-  if (opt.mfu > 0) ctx.device.mfu = opt.mfu;
-  ctx.act_bytes = resolve_act_bytes(recipe, device);
-  ctx.peak_flops = device_peak(ctx.device.gpu ? Device::cuda : Device::cpu, ctx.device.name,
-                               ctx.act_bytes == 2 ? DType::bf16 : DType::f32, recipe.train.peak_tflops)
-                       .flops;
-  ctx.host = device == PlanDevice::cpu ? HostTransients::cpu_path : HostTransients::none;
-  ctx.memory_limit = opt.memory_gib > 0 ? int64_t(opt.memory_gib * 1024.0 * 1024.0 * 1024.0) : ctx.device.memory_bytes;
+  std::string auto_text;
+  if (recipe.auto_layout() && !opt.search) {
+    const AutoLayoutChoice choice = choose_auto_layout(recipe, world, ctx);
+    for (const std::string& line : auto_layout_report(choice, ctx)) auto_text += line + "\n";
+    recipe = choice.resolved;
+  }
 
   std::string text;
   if (opt.search) {
-    SearchInput in;
-    in.config = ctx.config;
-    in.world = world;
-    in.global_batch = recipe.train.global_batch;
-    in.seq_len = recipe.train.seq_len;
-    in.device = ctx.device;
-    in.peak_flops = ctx.peak_flops;
-    in.act_bytes = ctx.act_bytes;
-    in.memory_limit = ctx.memory_limit;
-    in.host = ctx.host;
+    const SearchInput in = search_input_for(recipe, world, ctx);
     std::vector<PlanCandidate> ranked = search_layouts(in);
     if (ranked.empty())
       throw ConfigError(fmt::format("{}: no layout of {} ranks is valid for this model and train.global_batch {} "
@@ -98,7 +77,7 @@ int run_plan(const PlanOptions& opt) {
   } else {
     check_layout(recipe, world);
     PlanReport report = build_plan_report(ctx, plan_layout_from(recipe));
-    text = opt.json ? format_plan_json(report) : format_plan_text(report);
+    text = opt.json ? format_plan_json(report) : auto_text + format_plan_text(report);
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);

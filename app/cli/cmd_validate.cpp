@@ -11,6 +11,7 @@
 
 #include "app/cli/cli_checks.h"
 #include "app/cli/commands.h"
+#include "app/engine/auto_layout.h"
 #include "app/recipe/recipe.h"
 #include "app/recipe/recipe_checks.h"
 
@@ -25,8 +26,23 @@ struct ValidateOptions {
 
 int run_validate(const ValidateOptions& opt) {
   Recipe recipe = load_recipe(opt.recipe, opt.overrides);
+  std::string auto_text;
+  if (recipe.auto_layout()) {
+    if (opt.world == 0) {
+      std::string text = fmt::format("# {} resolved except parallel's auto degrees, which are chosen for a world "
+                                     "size (give --world N to see the choice)\n",
+                                     opt.recipe);
+      for (const std::string& note : recipe_notes(recipe)) text += "# " + note + "\n";
+      text += recipe_to_yaml(recipe);
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      return 0;
+    }
+    std::vector<std::string> report;
+    recipe = resolve_auto_layout(recipe, opt.world, &report);
+    for (const std::string& line : report) auto_text += "# " + line + "\n";
+  }
   if (opt.world > 0) check_layout(recipe, opt.world);
-  std::string text = fmt::format("# {} resolved; layout data {} x tensor {} x pipeline {} = {} "
+  std::string text = auto_text + fmt::format("# {} resolved; layout data {} x tensor {} x pipeline {} = {} "
                                  "rank{}{}\n",
                                  opt.recipe, recipe.parallel.data, recipe.parallel.tensor,
                                  recipe.parallel.pipeline, recipe.world(),

@@ -60,12 +60,17 @@ struct ModelConfig {
   bool qk_norm = false;
 };
 
+// parallel.data/tensor/pipeline/zero written as `auto`: chosen at start from the world size,
+// the device and the model (app/engine/auto_layout.h); a loaded recipe may hold it, a resolved
+// one never does.
+constexpr int kAutoDegree = -1;
+
 struct ParallelConfig {
-  int data = 1;
-  int tensor = 1;
-  int pipeline = 1;
+  int data = 1;      // or kAutoDegree
+  int tensor = 1;    // or kAutoDegree
+  int pipeline = 1;  // or kAutoDegree
   Schedule schedule = Schedule::one_f_one_b;
-  int zero = 0;
+  int zero = 0;      // or kAutoDegree
   double bucket_mb = 25.0;
   std::vector<int> stages;  // layers per pipeline stage; empty = even split
   double timeout_s = 300;   // a collective that waits longer means a dead rank
@@ -160,7 +165,12 @@ struct Recipe {
   int padded_vocab() const {
     return (model.vocab_size + model.vocab_multiple - 1) / model.vocab_multiple * model.vocab_multiple;
   }
-  int world() const { return parallel.data * parallel.tensor * parallel.pipeline; }
+  int world() const { return parallel.data * parallel.tensor * parallel.pipeline; }  // not with auto
+  // Whether any of parallel.data/tensor/pipeline/zero is auto.
+  bool auto_layout() const {
+    const ParallelConfig& p = parallel;
+    return p.data == kAutoDegree || p.tensor == kAutoDegree || p.pipeline == kAutoDegree || p.zero == kAutoDegree;
+  }
   // llama's SwiGLU width: model.ffn_dim, or Llama's rule (llama_ffn_dim) when it is 0.
   int ffn_dim() const {
     return model.ffn_dim > 0 ? model.ffn_dim : llama_ffn_dim(model.d_model, model.ffn_multiple_of);

@@ -17,6 +17,7 @@
 
 #include "app/recipe/recipe_schema.h"
 #include "data/tokenizer.h"
+#include "kernels/base/check.h"
 #include "kernels/base/errors.h"
 #include "parallel/zero_policy.h"
 
@@ -292,8 +293,33 @@ void check_outputs(const Recipe& r, const KeyOrigins& o) {
 
 }  // namespace
 
+// What auto degrees cannot be combined with: choices that only make sense for a known degree.
+void check_auto(const Recipe& r, const KeyOrigins& o) {
+  const ParallelConfig& p = r.parallel;
+  if (p.pipeline == kAutoDegree && !p.stages.empty())
+    fail(o, "parallel.stages",
+         "layers per stage need a fixed parallel.pipeline but it is auto; valid: [] (an even split), or a fixed "
+         "parallel.pipeline");
+  if (p.tensor == kAutoDegree && p.sequence_parallel)
+    fail(o, "parallel.sequence_parallel",
+         "true needs a fixed parallel.tensor > 1 but it is auto; valid: false, or a fixed parallel.tensor");
+}
+
 void check_recipe(const Recipe& recipe, const KeyOrigins& origins) {
   check_model(recipe, origins);
+  if (recipe.auto_layout()) {
+    // The rules that do not involve the auto degrees, checked with them at 1 (zero 0); the
+    // chosen layout is checked in full when it is resolved (app/engine/auto_layout.h).
+    check_auto(recipe, origins);
+    Recipe fixed = recipe;
+    for (int* degree : {&fixed.parallel.data, &fixed.parallel.tensor, &fixed.parallel.pipeline})
+      if (*degree == kAutoDegree) *degree = 1;
+    if (fixed.parallel.zero == kAutoDegree) fixed.parallel.zero = 0;
+    check_parallel(fixed, origins);
+    check_train(fixed, origins);
+    check_outputs(fixed, origins);
+    return;
+  }
   check_parallel(recipe, origins);
   check_train(recipe, origins);
   check_outputs(recipe, origins);
@@ -303,6 +329,7 @@ void check_layout(const Recipe& recipe, int world_size) {
   const ParallelConfig& p = recipe.parallel;
   if (world_size < 1)
     throw ConfigError(fmt::format("world size {} is invalid; valid: 1 or more ranks", world_size));
+  TRAINER_CHECK(!recipe.auto_layout(), "check_layout before parallel: auto was resolved");
   if (recipe.world() != world_size)
     throw ConfigError(fmt::format("{}: parallel: data {} x tensor {} x pipeline {} = {} rank{}, "
                                   "but the job has {}; set the degrees so their product is {}",

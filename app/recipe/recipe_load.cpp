@@ -169,6 +169,14 @@ class RecipeReader {
     if (is_section(path)) {
       origins_.where[path] = source.at(key_mark);
       if (value.IsNull()) return;  // "eval:" with nothing under it: all defaults
+      const std::vector<const KeySpec*> auto_keys = section_auto_keys(path);
+      if (!auto_keys.empty() && value.IsScalar() && value.Tag() == "?" && value.Scalar() == "auto") {
+        for (const KeySpec* k : auto_keys) {  // "parallel: auto": every degree is chosen at start
+          set_key_from_yaml(*k, value, key_mark, source, recipe_);
+          origins_.where[k->path] = source.at(value.Mark());
+        }
+        return;
+      }
       if (!value.IsMap())
         throw ConfigError(fmt::format("{}: {} is a section and takes a map of keys, got {}; "
                                       "valid keys: {}",

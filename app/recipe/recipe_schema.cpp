@@ -51,6 +51,11 @@ KeySpec make_key(std::string path, FieldRef field, Bound lo, Bound hi, std::stri
   return k;
 }
 
+KeySpec auto_ok(KeySpec k) {
+  k.auto_value = AutoValue::accepted;
+  return k;
+}
+
 KeySpec llama_only(KeySpec k) {
   k.arch = ArchScope::llama;
   return k;
@@ -120,16 +125,16 @@ std::vector<KeySpec> build_schema() {
                   TRAINER_FIELD(model.rope_scaling.original_context), at_least(1), kNone,
                   "llama: the context the model was first trained with")));
   // parallel
-  s.push_back(make_key("parallel.data", TRAINER_FIELD(parallel.data), at_least(1), kNone,
-                  "data-parallel degree (model replicas)"));
-  s.push_back(make_key("parallel.tensor", TRAINER_FIELD(parallel.tensor), at_least(1), kNone,
-                  "tensor-parallel degree (Megatron split of each layer)"));
-  s.push_back(make_key("parallel.pipeline", TRAINER_FIELD(parallel.pipeline), at_least(1), kNone,
-                  "pipeline-parallel degree (stages of consecutive layers)"));
+  s.push_back(auto_ok(make_key("parallel.data", TRAINER_FIELD(parallel.data), at_least(1), kNone,
+                  "data-parallel degree (model replicas); auto = chosen at start")));
+  s.push_back(auto_ok(make_key("parallel.tensor", TRAINER_FIELD(parallel.tensor), at_least(1), kNone,
+                  "tensor-parallel degree (Megatron split of each layer); auto = chosen at start")));
+  s.push_back(auto_ok(make_key("parallel.pipeline", TRAINER_FIELD(parallel.pipeline), at_least(1), kNone,
+                  "pipeline-parallel degree (stages of consecutive layers); auto = chosen at start")));
   s.push_back(choice_key("parallel.schedule", TRAINER_CHOICE(parallel.schedule, kScheduleNames),
                          "pipeline schedule: all forwards then all backwards, or one-forward-one-backward"));
-  s.push_back(make_key("parallel.zero", TRAINER_FIELD(parallel.zero), at_least(0), at_most(3),
-                  "ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also parameters"));
+  s.push_back(auto_ok(make_key("parallel.zero", TRAINER_FIELD(parallel.zero), at_least(0), at_most(3),
+                  "ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also parameters; auto = chosen at start")));
   s.push_back(make_key("parallel.sequence_parallel", TRAINER_FIELD(parallel.sequence_parallel), kNone, kNone,
                   "split LayerNorm and residual regions along the sequence across the tensor group"));
   s.push_back(make_key("parallel.bucket_mb", TRAINER_FIELD(parallel.bucket_mb), above(0), kNone,
@@ -346,6 +351,13 @@ bool is_section(const std::string& path) {
   return std::find(sections.begin(), sections.end(), path) != sections.end();
 }
 
+std::vector<const KeySpec*> section_auto_keys(const std::string& section) {
+  std::vector<const KeySpec*> keys;
+  for (const KeySpec& k : recipe_schema())
+    if (k.auto_value == AutoValue::accepted && parent_of(k.path) == section) keys.push_back(&k);
+  return keys;
+}
+
 std::vector<std::string> section_children(const std::string& section) {
   std::vector<std::string> names;
   auto add = [&](const std::string& path) {
@@ -383,7 +395,7 @@ std::string key_valid_text(const KeySpec& key) {
   if (!key.valid_note.empty()) return key.valid_note;
   if (!key.choices.empty()) return "one of: " + join(key.choices, ", ");
   std::string range = bound_text(key);
-  if (stored_as<IntField>(key)) return "integer " + range;
+  if (stored_as<IntField>(key)) return "integer " + range + (key.auto_value == AutoValue::accepted ? ", or auto" : "");
   if (stored_as<U64Field>(key)) return "integer in [0, 2^64 - 1]";
   if (stored_as<DoubleField>(key) || stored_as<FloatField>(key)) return "number " + range;
   if (stored_as<BoolField>(key)) return "true or false";
@@ -404,7 +416,10 @@ std::string key_value_yaml(const KeySpec& key, const Recipe& recipe) {
   struct Printer {
     const KeySpec& key;
     Recipe& r;
-    std::string operator()(IntField f) const { return fmt::format("{}", f(r)); }
+    std::string operator()(IntField f) const {
+      if (key.auto_value == AutoValue::accepted && f(r) == kAutoDegree) return "auto";
+      return fmt::format("{}", f(r));
+    }
     std::string operator()(U64Field f) const { return fmt::format("{}", f(r)); }
     std::string operator()(DoubleField f) const { return format_number(f(r)); }
     // Shortest text that reads back as the same float.

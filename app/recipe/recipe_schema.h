@@ -44,6 +44,8 @@ enum class TextRule : uint8_t { any, non_empty };  // string keys only
 // The model families a key means something for: every one, or llama only (a gpt2 recipe that
 // sets it is refused, and printed recipes leave it out).
 enum class ArchScope : uint8_t { any, llama };
+// Integer keys that also take `auto` (stored as kAutoDegree).
+enum class AutoValue : uint8_t { refused, accepted };
 
 struct KeySpec {
   std::string path;  // "train.optimizer.lr"
@@ -54,6 +56,7 @@ struct KeySpec {
   Presence presence = Presence::optional;
   TextRule text_rule = TextRule::any;
   ArchScope arch = ArchScope::any;
+  AutoValue auto_value = AutoValue::refused;
   std::string valid_note;  // replaces the generated "valid" text where that would mislead
   std::string description;
 };
@@ -67,6 +70,8 @@ const KeySpec* find_key(const std::string& path);
 bool is_section(const std::string& path);
 // Whether `key` applies to `recipe`'s model family (see ArchScope).
 bool key_applies(const KeySpec& key, const Recipe& recipe);
+// The keys of a section that take `auto` ("parallel: auto" sets them all).
+std::vector<const KeySpec*> section_auto_keys(const std::string& section);
 // Direct children names (keys and sub-sections) of a section; "" = the top level.
 std::vector<std::string> section_children(const std::string& section);
 

@@ -231,7 +231,13 @@ struct Setter {
   std::string where(const YAML::Node& n) const {
     return source.at(n.IsDefined() && !n.IsNull() ? n.Mark() : key_mark);
   }
-  void operator()(IntField f) const { f(recipe) = int(parse_integer(key, node, where(node), INT_MAX)); }
+  void operator()(IntField f) const {
+    if (key.auto_value == AutoValue::accepted && node.IsScalar() && node.Tag() == kPlainTag && node.Scalar() == "auto") {
+      f(recipe) = kAutoDegree;
+      return;
+    }
+    f(recipe) = int(parse_integer(key, node, where(node), INT_MAX));
+  }
   void operator()(U64Field f) const {
     std::string text = scalar_text(key, node, where(node), "an integer", Quotes::refused);
     errno = 0;

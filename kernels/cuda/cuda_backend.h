@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "kernels/backend.h"
 
@@ -19,6 +20,8 @@ namespace trainer {
 
 // Number of usable GPUs; any error from the driver or runtime counts as none.
 int cuda_device_count();
+// The marketing name of GPU `device` ("NVIDIA H100 80GB HBM3"); "" on any error.
+std::string cuda_device_name(int device);
 // Builds the CUDA backend on GPU (options.local_rank % device count). ConfigError for
 // attention: cudnn (not in this build).
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options);

@@ -1,4 +1,4 @@
-// GPU discovery: how many devices answer. Any error (no driver, no device, a driver older than
+// GPU discovery: how many devices answer, and what the first is called. Any error (no driver, no device, a driver older than
 // the runtime) means "no GPU" rather than a failure, so device: auto falls back to the CPU and
 // CUDA tests report themselves skipped.
 #include <cuda_runtime.h>
@@ -14,6 +14,15 @@ int cuda_device_count() {
     return 0;
   }
   return count;
+}
+
+std::string cuda_device_name(int device) {
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    cudaGetLastError();
+    return "";
+  }
+  return prop.name;
 }
 
 }  // namespace trainer
