@@ -84,8 +84,8 @@ def rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)
 
 
-def llama_loss(cfg, freq, p, inputs, targets):
-    """Mean cross-entropy of the Llama model on inputs/targets, both (B, T) int64."""
+def llama_logits(cfg, freq, p, inputs):
+    """The Llama model's logits (B, T, vocab_size) on inputs (B, T) int64."""
     B, T = inputs.shape
     C, H, V, eps = cfg["d_model"], cfg["n_head"], cfg["vocab_size"], cfg["norm_eps"]
     Hkv = cfg["n_kv_head"]
@@ -118,8 +118,13 @@ def llama_loss(cfg, freq, p, inputs, targets):
         x = x + F.linear(h, w("mlp.down_proj.weight"))
     x = rms_norm(x, p["model.norm.weight"], eps)
     head = p["model.embed_tokens.weight"] if cfg["tie_embeddings"] else p["lm_head.weight"]
-    logits = (x @ head.t())[..., :V]
-    return F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))
+    return (x @ head.t())[..., :V]
+
+
+def llama_loss(cfg, freq, p, inputs, targets):
+    """Mean cross-entropy of the Llama model on inputs/targets, both (B, T) int64."""
+    V = cfg["vocab_size"]
+    return F.cross_entropy(llama_logits(cfg, freq, p, inputs).reshape(-1, V), targets.reshape(-1))
 
 
 def main():
