@@ -107,6 +107,23 @@ std::vector<HfTensor> hf_tensors(const GptConfig& config) {
   return out;
 }
 
+std::vector<float> to_hf_values(const HfTensor& t, const std::vector<int64_t>& stored, std::vector<float> values) {
+  switch (t.transform) {
+    case HfTransform::copy: return values;
+    case HfTransform::vocab_rows:  // the padding rows are dropped
+      values.resize(size_t(t.hf_shape[0] * t.hf_shape[1]));
+      return values;
+    case HfTransform::transpose: {
+      const int64_t rows = stored[0], cols = stored[1];  // ours (out, in)
+      std::vector<float> out(values.size());
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) out[size_t(c * rows + r)] = values[size_t(r * cols + c)];
+      return out;
+    }
+  }
+  return values;
+}
+
 bool is_hf_folder(const std::string& path) {
   std::error_code ec;
   return std::filesystem::is_directory(path, ec) && std::filesystem::exists(path + "/config.json", ec);

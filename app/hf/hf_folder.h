@@ -28,6 +28,9 @@ struct HfTensor {
   HfTransform transform = HfTransform::copy;
 };
 std::vector<HfTensor> hf_tensors(const GptConfig& config);
+// The values of one of our global tensors (shape `stored`, all of it) as the folder stores
+// them: the export of `ckpt export --format hf` and `--format safetensors`.
+std::vector<float> to_hf_values(const HfTensor& t, const std::vector<int64_t>& stored, std::vector<float> values);
 
 // The model shape config.json describes; padded_vocab is the real vocabulary (the recipe
 // pads it). InputError naming the file and key for a family or setting we do not implement.
