@@ -200,13 +200,19 @@ def write_losses(spec, losses, norms, lrs):
         json.dump({"losses": losses, "grad_norms": norms, "lrs": lrs}, f)
 
 
-def main():
+def read_spec(usage):
+    """The JSON spec named on the command line (else exit with `usage`), with torch set up as
+    every reference runs: denormals flushed, one thread."""
     if len(sys.argv) != 2:
-        sys.exit(__doc__)
+        sys.exit(usage)
     torch.set_flush_denormal(True)
     torch.set_num_threads(1)
     with open(sys.argv[1]) as f:
-        spec = json.load(f)
+        return json.load(f)
+
+
+def main():
+    spec = read_spec(__doc__)
     cfg, init = read_llmc(spec["model"])
     params = {name: torch.nn.Parameter(t) for name, t in init.items()}
     losses, norms, lrs = train(spec, params, lambda p, x, y: gpt2_loss(cfg, p, x, y))

@@ -31,11 +31,10 @@ Spec (JSON):
 Run with Debian's interpreter: OPENBLAS_NUM_THREADS=1 /usr/bin/python3 hf_folder_torch.py SPEC
 """
 import json
-import sys
 
 import torch
 
-from gpt2_torch import gpt2_logits
+from gpt2_torch import gpt2_logits, read_spec
 from llama_torch import inv_freq, llama_logits
 
 DTYPES = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16}
@@ -131,12 +130,7 @@ def config_json(family, cfg):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    torch.set_flush_denormal(True)
-    torch.set_num_threads(1)
-    with open(sys.argv[1]) as f:
-        spec = json.load(f)
+    spec = read_spec(__doc__)
     family, cfg, dtype = spec["family"], spec["config"], DTYPES[spec["dtype"]]
     torch.manual_seed(spec["seed"])
     listing = llama_tensors(cfg) if family == "llama" else gpt2_tensors(cfg)

@@ -26,7 +26,6 @@ Spec (JSON): gpt2_torch.py's keys, with "model" replaced by
 
 Run with Debian's interpreter: OPENBLAS_NUM_THREADS=1 /usr/bin/python3 llama_torch.py SPEC
 """
-import json
 import math
 import sys
 
@@ -34,7 +33,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from gpt2_torch import train, write_losses
+from gpt2_torch import read_spec, train, write_losses
 
 
 def read_weights(path, names):
@@ -128,12 +127,7 @@ def llama_loss(cfg, freq, p, inputs, targets):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    torch.set_flush_denormal(True)
-    torch.set_num_threads(1)
-    with open(sys.argv[1]) as f:
-        spec = json.load(f)
+    spec = read_spec(__doc__)
     cfg = spec["config"]
     names = spec["weight_names"]
     params = {name: torch.nn.Parameter(t) for name, t in read_weights(spec["weights"], names).items()}
