@@ -47,7 +47,13 @@ void apply_model_from(ModelConfig& m, const KeyOrigins& origins) {
   take("model.vocab_size", m.vocab_size, f.vocab_size);
   take("model.seq_len", m.seq_len, f.max_seq_len);
   if (f.arch == ModelArch::llama) {
-    take("model.n_kv_head", m.n_kv_head, f.kv_heads());
+    if (!origins.has("model.n_kv_head")) {
+      m.n_kv_head = f.kv_heads();
+    } else if ((m.n_kv_head == 0 ? m.n_head : m.n_kv_head) != f.kv_heads()) {  // 0 means n_head
+      diffs.push_back(fmt::format("  model.n_kv_head: recipe {}{} ({}), folder {}", m.n_kv_head,
+                                  m.n_kv_head == 0 ? " (= n_head " + text(m.n_head) + ")" : "",
+                                  origins.of("model.n_kv_head"), f.kv_heads()));
+    }
     take("model.ffn_dim", m.ffn_dim, f.ffn_dim);
     take("model.norm_eps", m.norm_eps, f.norm_eps);
     take("model.rope_theta", m.rope_theta, f.rope_theta);

@@ -75,6 +75,17 @@ TEST_CASE("hf model.from: a gpt2 folder, with agreeing keys the recipe sets") {
   CHECK_NOTHROW(check_hf_config(r.path, dir, gpt_config_from_hf(dir), gpt_config_from(r)));
 }
 
+TEST_CASE("hf model.from: n_kv_head 0 means n_head, so it agrees with a folder without grouped heads") {
+  GptConfig f = folder_llama();
+  f.n_kv_head = f.n_head;
+  const std::string dir = config_folder("hf_from_kv0", f);
+  const Recipe r = load_recipe_text("model: {from: " + dir + ", n_kv_head: 0}\n" + kData);
+  CHECK(gpt_config_from(r).kv_heads() == 4);
+  const std::string e = load_error("model: {from: " + config_folder("hf_from_kv2", folder_llama()) + ", n_kv_head: 0}\n" + kData);
+  CHECK(e.find("model.n_kv_head: recipe 0 (= n_head 4) (") != std::string::npos);
+  CHECK(e.find("folder 2") != std::string::npos);
+}
+
 TEST_CASE("hf model.from: every key that disagrees with the folder is listed, with where it is set") {
   const std::string dir = config_folder("hf_from_mismatch", folder_llama());
   const std::string e = load_error("model:\n  from: " + dir + "\n  n_layer: 5\n  d_model: 32\n  ffn_dim: 64\n" + kData,
