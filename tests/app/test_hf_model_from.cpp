@@ -1,7 +1,8 @@
 // model.from: DIR: a recipe without model keys takes every one from the folder's config.json
 // (llama with rope scaling, gpt2), and the result passes the check model.init_from makes; keys
 // the recipe sets that agree are fine, every one that disagrees is listed with where the
-// recipe sets it (a --set too) and both values; a path that is not an HF folder is named.
+// recipe sets it (a --set too) and both values; n_kv_head 0 is compared as n_head; a path
+// that is not an HF folder is named.
 #include <doctest/doctest.h>
 
 #include <filesystem>
