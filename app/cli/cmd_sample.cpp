@@ -93,7 +93,9 @@ int sample_under_mpi(const SampleOptions& o, const std::string& dir, const Recip
   std::vector<std::vector<float>> rows;
   if (!o.logits.empty()) g.on_logits = [&](const std::vector<float>& row) { rows.push_back(row); };
   std::vector<int32_t> out = t.generate(prompt, g);
-  if (rank0 && !o.logits.empty()) write_logits_json(o.logits, prompt, out, rows);
+  // The rows reach the last pipeline stage's ranks: its leader writes them.
+  if (!o.logits.empty() && mpi.world().rank() == t.stage_leader(recipe.parallel.pipeline - 1))
+    write_logits_json(o.logits, prompt, out, rows);
   if (rank0) {
     std::vector<int32_t> generated(out.begin() + long(prompt.size()), out.end());
     for (auto& id : generated)

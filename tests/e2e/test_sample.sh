@@ -25,6 +25,17 @@ PY
 split=$("${MPIEXEC[@]}" -n 4 "$trainer" sample "$work/ckpt" --prompt "the whale " --tokens 24 --temperature 0 \
   --set parallel.tensor=2 --set parallel.pipeline=2 2>&1) || fail "sample on 4 ranks: $split"
 [[ "$one" == "$split" ]] || fail "tensor 2 x pipeline 2 sample differs: '$one' vs '$split'"
+# On 4 ranks the last stage's leader writes the file: the same ids, the logits to rounding.
+"${MPIEXEC[@]}" -n 4 "$trainer" sample "$work/ckpt" --prompt "the whale " --tokens 5 --temperature 0 \
+  --set parallel.tensor=2 --set parallel.pipeline=2 --logits "$work/logits4.json" > "$work/logits4.log" 2>&1 ||
+  fail "sample --logits on 4 ranks: $(cat "$work/logits4.log")"
+python3 - "$work/logits.json" "$work/logits4.json" <<'PY' || fail "sample --logits on 4 ranks differs from one process"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["ids"] == b["ids"] and len(a["logits"]) == len(b["logits"]) == 5, (a["ids"], b["ids"])
+worst = max(abs(x - y) for r, s in zip(a["logits"], b["logits"]) for x, y in zip(r, s))
+assert worst <= 1e-4 * max(abs(x) for r in a["logits"] for x in r), worst
+PY
 rc=0
 out=$("$trainer" sample "$work/ckpt" --tokens 0 2>&1) || rc=$?
 [[ $rc == 2 && "$out" == *"--tokens: Value 0 not in range 1 to "* ]] || fail "bad --tokens: rc $rc: $out"
