@@ -26,7 +26,8 @@
 # recompiling, seconds, no GPU), the tiny head-64 model fp32 on CPU and
 # CUDA (losses to 1e-4), bf16 (finite, falling, within 2% of fp32), bf16 determinism (two runs
 # bit-identical), bench gpt2-124m and gpt2-1.5b, data 2 / tensor 2 against one GPU (needs 2
-# GPUs), then compute-sanitizer memcheck and racecheck (slow; time-boxed to their budgets, after
+# GPUs), HF folders against transformers (scripts/gpu_check_hf.sh; SKIP where python3 has no
+# transformers), then compute-sanitizer memcheck and racecheck (slow; time-boxed to their budgets, after
 # the numbers so a slow sanitizer can never cost the benchmarks).
 #
 # Invariants:
@@ -64,6 +65,7 @@ STEP_TABLE=(
   "bench_124m  45  trainer bench gpt2-124m, micro-batch 32 x 1024 (tokens/s, MFU, memory, profile)"
   "bench_1p5b 100  trainer bench gpt2-1.5b, micro-batch 8 x 1024, 8 accumulated (global 64)"
   "multi_gpu   60  data 2 and tensor 2 against one GPU on the tiny model, fp32 to 1e-4 (2+ GPUs)"
+  "hf_logits   40  tiny llama and gpt2 exported as HF folders, loaded by transformers: logits to 1e-4 (SKIP without it)"
   "memcheck    90  test_cuda (the kernels; not NCCL) under compute-sanitizer memcheck, time-boxed"
   "racecheck   60  attention and reduction cases under compute-sanitizer racecheck, time-boxed"
 )
@@ -73,6 +75,8 @@ BF16_RTOL=0.02
 
 # shellcheck source=scripts/gpu_check_steps.sh
 source "$ROOT/scripts/gpu_check_steps.sh"
+# shellcheck source=scripts/gpu_check_hf.sh
+source "$ROOT/scripts/gpu_check_hf.sh"
 
 # ---------------------------------------------------------------- driver
 

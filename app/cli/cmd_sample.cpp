@@ -1,8 +1,11 @@
 // trainer sample CHECKPOINT [--prompt TEXT] [--tokens N] [--temperature T] [--top-k K] [--seed S]
-//                [--decoding cache|window]
+//                [--decoding cache|window] [--logits FILE]
 // Generates text from a checkpoint (a step_NNNNNNNN directory, or a checkpoint.dir whose newest
 // complete checkpoint is used). The model shape and tokenizer come from the checkpoint's
-// recipe; it runs on one process by default (any layout via --set under mpirun).
+// recipe; it runs on one process by default (any layout via --set under mpirun). --logits
+// writes JSON {"prompt_ids": [...], "ids": [prompt and generated], "logits": [row, ...]}: row k
+// is the distribution (real vocabulary) the k-th new token was chosen from, i.e. the logits at
+// position len(prompt_ids) - 1 + k (scripts/gpu_check.sh compares them with transformers').
 #include <fmt/core.h>
 
 #include <memory>
@@ -16,6 +19,7 @@
 #include "app/engine/trainer.h"
 #include "app/recipe/recipe.h"
 #include "data/tokenizer.h"
+#include "kernels/base/atomic_file.h"
 #include "kernels/base/errors.h"
 #include "parallel/mpi_runtime.h"
 
@@ -31,10 +35,28 @@ struct SampleOptions {
   int top_k = 40;
   uint64_t seed = 1;
   std::string decoding = "cache";
+  std::string logits;  // --logits FILE ("" = none)
   std::vector<std::string> overrides;
 };
 
 int sample_under_mpi(const SampleOptions& o, const std::string& dir, const Recipe& recipe, MpiRuntime& mpi);
+
+std::string json_ids(const std::vector<int32_t>& ids) {
+  std::string j = "[";
+  for (size_t i = 0; i < ids.size(); ++i) j += (i ? ", " : "") + std::to_string(ids[i]);
+  return j + "]";
+}
+
+void write_logits_json(const std::string& path, const std::vector<int32_t>& prompt, const std::vector<int32_t>& ids,
+                       const std::vector<std::vector<float>>& rows) {
+  std::string j = "{\"prompt_ids\": " + json_ids(prompt) + ", \"ids\": " + json_ids(ids) + ", \"logits\": [";
+  for (size_t r = 0; r < rows.size(); ++r) {
+    j += r ? ",\n[" : "\n[";
+    for (size_t i = 0; i < rows[r].size(); ++i) j += (i ? ", " : "") + fmt::format("{:.9g}", rows[r][i]);
+    j += "]";
+  }
+  write_file_atomically(path, "logits file (--logits)", std::string_view(j + "]}\n"));
+}
 
 int run_sample(const SampleOptions& o) {
   if (o.tokens < 1) throw ConfigError("--tokens " + std::to_string(o.tokens) + ": valid: >= 1");
@@ -68,7 +90,12 @@ int sample_under_mpi(const SampleOptions& o, const std::string& dir, const Recip
   g.top_k = o.top_k;
   g.seed = o.seed;
   g.decoding = *enum_from_name(kDecodingNames, o.decoding);
+  std::vector<std::vector<float>> rows;
+  if (!o.logits.empty()) g.on_logits = [&](const std::vector<float>& row) { rows.push_back(row); };
   std::vector<int32_t> out = t.generate(prompt, g);
+  // The rows reach the last pipeline stage's ranks: its leader writes them.
+  if (!o.logits.empty() && mpi.world().rank() == t.stage_leader(recipe.parallel.pipeline - 1))
+    write_logits_json(o.logits, prompt, out, rows);
   if (rank0) {
     std::vector<int32_t> generated(out.begin() + long(prompt.size()), out.end());
     for (auto& id : generated)
@@ -101,6 +128,8 @@ void add_sample_command(CLI::App& app, CommandList& commands) {
                   "cache: run each new token against a KV cache; window: rerun the whole window per token")
       ->capture_default_str()
       ->check(CLI::IsMember(enum_names(kDecodingNames)));
+  sub->add_option("--logits", o->logits,
+                  "Also write JSON with the prompt's and all ids and every new token's logits to this file");
   sub->add_option("--set", o->overrides, "Override a key of the checkpoint's recipe (e.g. train.device=cuda)");
   commands.push_back({sub, [o]() { return run_sample(*o); }});
 }

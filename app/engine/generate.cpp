@@ -7,10 +7,12 @@
 // the same context and give the same logits up to rounding.
 // The next token is chosen on the last stage's leader (greedy, or top-k sampling with a
 // Philox draw keyed by the seed and the token's position) and broadcast to every rank.
+// Trainer::forward_logits: every position's logits of one sequence from a full forward.
 #include <algorithm>
 #include <cmath>
 
 #include "app/engine/trainer.h"
+#include "kernels/base/check.h"
 #include "model/gpt_decoder.h"
 #include "model/rng.h"
 #include "parallel/pipeline_executor.h"
@@ -94,6 +96,18 @@ std::vector<int32_t> Trainer::generate(const std::vector<int32_t>& prompt_ids, c
     tokens.push_back(next);
   }
   return tokens;
+}
+
+std::vector<std::vector<float>> Trainer::forward_logits(const std::vector<int32_t>& tokens) {
+  const int T = recipe_.train.seq_len, B = recipe_.train.micro_batch;
+  TRAINER_CHECK(!tokens.empty() && tokens.size() <= size_t(T), "forward_logits: 1 to train.seq_len tokens");
+  std::vector<std::vector<int32_t>> in(1, std::vector<int32_t>(size_t(B) * T, 0)), tg = in;
+  std::copy(tokens.begin(), tokens.end(), in[0].begin());
+  run_forward_only(1, in, tg, StageMode::logits);
+  std::vector<std::vector<float>> rows;
+  if (grid_->last_stage())
+    for (size_t t = 0; t < tokens.size(); ++t) rows.push_back(stage_->logits_row(0, int(t)));
+  return rows;
 }
 
 }  // namespace trainer

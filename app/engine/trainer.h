@@ -113,6 +113,10 @@ class Trainer {
   EvalResult evaluate();
   // Continues `prompt_ids` by o.tokens tokens; identical on every rank (generate.cpp).
   std::vector<int32_t> generate(const std::vector<int32_t>& prompt_ids, const GenerateOptions& o);
+  // The logits of every position of `tokens` (1 to train.seq_len of them, one sequence) over
+  // the real vocabulary, from one full forward (generate.cpp); on the last pipeline stage's
+  // ranks, empty elsewhere. Collective, like generate.
+  std::vector<std::vector<float>> forward_logits(const std::vector<int32_t>& tokens);
 
   int64_t step() const { return step_; }
   // Synchronise the device after each forward and backward so their times are exact (bench);

@@ -43,47 +43,6 @@ std::vector<Shard> plan_shards(const std::vector<HfTensor>& tensors, int64_t max
   return shards;
 }
 
-std::vector<float> to_hf(const HfTensor& t, const std::vector<int64_t>& stored, std::vector<float> values) {
-  switch (t.transform) {
-    case HfTransform::copy: return values;
-    case HfTransform::vocab_rows: values.resize(size_t(numel(t.hf_shape))); return values;
-    case HfTransform::transpose: {
-      const int64_t rows = stored[0], cols = stored[1];
-      std::vector<float> out(values.size());
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c) out[size_t(c * rows + r)] = values[size_t(r * cols + c)];
-      return out;
-    }
-  }
-  return values;
-}
-
-void write_shard(CheckpointReader& reader, const Shard& shard, const std::string& path) {
-  std::string json = "{\"__metadata__\":{\"format\":\"pt\"}";
-  int64_t offset = 0;
-  for (const HfTensor& t : shard.tensors) {
-    const int64_t end = offset + numel(t.hf_shape) * 4;
-    json += ",\"" + t.name + "\":{\"dtype\":\"F32\",\"shape\":[";
-    for (size_t k = 0; k < t.hf_shape.size(); ++k) json += (k ? "," : "") + std::to_string(t.hf_shape[k]);
-    json += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(end) + "]}";
-    offset = end;
-  }
-  json += "}";
-  while (json.size() % 8 != 0) json += ' ';
-  write_file_atomically(path, "safetensors file", [&](const AtomicWriteFn& write) {
-    unsigned char length[8];
-    for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(uint64_t(json.size()) >> (8 * i));
-    write(length, 8);
-    write(json.data(), json.size());
-    for (const HfTensor& t : shard.tensors) {
-      const std::vector<float> values =
-          to_hf(t, reader.shape_of(t.name), reader.read_full(t.name, OptimizerState::master));
-      TRAINER_CHECK(int64_t(values.size()) == numel(t.hf_shape), "export_hf_folder: size of " + t.name);
-      write(values.data(), values.size() * 4);
-    }
-  });
-}
-
 void copy_file(const std::string& from, const std::string& to) {
   write_file_atomically(to, "tokenizer file", std::string_view(read_file(from)));
 }
@@ -133,6 +92,37 @@ std::string write_tokenizer(const std::string& dir, const std::string& recipe_ya
 
 }  // namespace
 
+std::string safetensors_header(const std::vector<HfTensor>& tensors) {
+  std::string json = "{\"__metadata__\":{\"format\":\"pt\"}";
+  int64_t offset = 0;
+  for (const HfTensor& t : tensors) {
+    const int64_t end = offset + numel(t.hf_shape) * 4;
+    json += ",\"" + t.name + "\":{\"dtype\":\"F32\",\"shape\":[";
+    for (size_t k = 0; k < t.hf_shape.size(); ++k) json += (k ? "," : "") + std::to_string(t.hf_shape[k]);
+    json += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(end) + "]}";
+    offset = end;
+  }
+  json += "}";
+  while (json.size() % 8 != 0) json += ' ';
+  return json;
+}
+
+void write_safetensors_file(CheckpointReader& reader, const std::vector<HfTensor>& tensors, const std::string& path) {
+  const std::string json = safetensors_header(tensors);
+  write_file_atomically(path, "safetensors file", [&](const AtomicWriteFn& write) {
+    unsigned char length[8];
+    for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(uint64_t(json.size()) >> (8 * i));
+    write(length, 8);
+    write(json.data(), json.size());
+    for (const HfTensor& t : tensors) {
+      const std::vector<float> values =
+          to_hf_values(t, reader.shape_of(t.name), reader.read_full(t.name, OptimizerState::master));
+      TRAINER_CHECK(int64_t(values.size()) == numel(t.hf_shape), "write_safetensors_file: size of " + t.name);
+      write(values.data(), values.size() * 4);
+    }
+  });
+}
+
 std::string export_hf_folder(CheckpointReader& reader, const std::string& dir, int64_t max_shard_bytes) {
   if (max_shard_bytes < 1)
     throw ConfigError("ckpt export --max-shard-size " + std::to_string(max_shard_bytes) + ": valid: >= 1 byte");
@@ -145,13 +135,13 @@ std::string export_hf_folder(CheckpointReader& reader, const std::string& dir, i
   write_file_atomically(dir + "/config.json", "config.json", std::string_view(hf_config_json(config)));
   const std::vector<Shard> shards = plan_shards(hf_tensors(config), max_shard_bytes);
   if (shards.size() == 1) {
-    write_shard(reader, shards[0], dir + "/model.safetensors");
+    write_safetensors_file(reader, shards[0].tensors, dir + "/model.safetensors");
   } else {
     int64_t total = 0;
     std::string map;
     for (size_t k = 0; k < shards.size(); ++k) {
       const std::string file = fmt::format("model-{:05d}-of-{:05d}.safetensors", k + 1, shards.size());
-      write_shard(reader, shards[k], dir + "/" + file);
+      write_safetensors_file(reader, shards[k].tensors, dir + "/" + file);
       total += shards[k].bytes;
       for (const HfTensor& t : shards[k].tensors) map += (map.empty() ? "" : ",\n") + fmt::format("    \"{}\": \"{}\"", t.name, file);
     }

@@ -9,6 +9,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "app/hf/hf_folder.h"
 
 namespace trainer {
 
@@ -18,5 +21,13 @@ constexpr int64_t kDefaultMaxShardBytes = int64_t(5) * 1000 * 1000 * 1000;  // t
 
 // Returns a one-line note on the tokenizer files written (or why none were).
 std::string export_hf_folder(CheckpointReader& reader, const std::string& dir, int64_t max_shard_bytes);
+
+// The header JSON of a safetensors file holding `tensors` (F32, in this order, contiguous from
+// offset 0), padded with spaces so that 8 + its size is a multiple of 8 (the 8-byte
+// little-endian length that precedes it in the file is not included).
+std::string safetensors_header(const std::vector<HfTensor>& tensors);
+// That file, written atomically at `path`, from the checkpoint's master weights (to_hf_values);
+// also `ckpt export --format safetensors` (every tensor of hf_tensors in one file).
+void write_safetensors_file(CheckpointReader& reader, const std::vector<HfTensor>& tensors, const std::string& path);
 
 }  // namespace trainer

@@ -107,6 +107,23 @@ std::vector<HfTensor> hf_tensors(const GptConfig& config) {
   return out;
 }
 
+std::vector<float> to_hf_values(const HfTensor& t, const std::vector<int64_t>& stored, std::vector<float> values) {
+  switch (t.transform) {
+    case HfTransform::copy: return values;
+    case HfTransform::vocab_rows:  // the padding rows are dropped
+      values.resize(size_t(t.hf_shape[0] * t.hf_shape[1]));
+      return values;
+    case HfTransform::transpose: {
+      const int64_t rows = stored[0], cols = stored[1];  // ours (out, in)
+      std::vector<float> out(values.size());
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) out[size_t(c * rows + r)] = values[size_t(r * cols + c)];
+      return out;
+    }
+  }
+  return values;
+}
+
 bool is_hf_folder(const std::string& path) {
   std::error_code ec;
   return std::filesystem::is_directory(path, ec) && std::filesystem::exists(path + "/config.json", ec);
@@ -288,8 +305,15 @@ void check_hf_tensors(const std::string& dir, const SafetensorsSet& set, const G
   }
   for (const auto& [key, t] : set.tensors()) {
     if (used.count(key) || is_recomputed_buffer(key)) continue;
-    // A tied model's folder may repeat the token table as the head (save_pretrained omits it).
-    if (config.tied() && strip_prefix(key) == "lm_head.weight") continue;
+    // A tied model's folder may repeat the token table as the head (save_pretrained omits it);
+    // check_tied_head compares the values.
+    if (config.tied() && strip_prefix(key) == "lm_head.weight") {
+      const std::vector<int64_t> table = {config.vocab_size, config.d_model};
+      if (t.shape != table)
+        problems.push_back("tensor " + key + " has shape " + shape_text(t.shape) + ", expected " +
+                           shape_text(table) + " (the token table's: the model ties the head to it)");
+      continue;
+    }
     problems.push_back("extra tensor " + key + " (in " + set.file_of(t) + ")");
   }
   if (problems.empty()) return;
@@ -298,11 +322,40 @@ void check_hf_tensors(const std::string& dir, const SafetensorsSet& set, const G
   throw InputError(msg);
 }
 
+void check_tied_head(const std::string& dir, const SafetensorsSet& set, const GptConfig& config) {
+  if (!config.tied()) return;
+  std::string head, table;
+  for (const auto& [key, t] : set.tensors()) {
+    if (strip_prefix(key) == "lm_head.weight") head = key;
+    if (strip_prefix(key) == embedding_name(config)) table = key;
+  }
+  if (head.empty() || table.empty()) return;
+  const int64_t n = set.tensors().at(head).numel();
+  constexpr int64_t kChunk = int64_t(1) << 20;
+  std::vector<float> a(size_t(std::min(n, kChunk))), b(a.size());
+  for (int64_t begin = 0; begin < n; begin += kChunk) {
+    const int64_t end = std::min(n, begin + kChunk);
+    set.read(head, {begin, end}, a.data());
+    set.read(table, {begin, end}, b.data());
+    for (int64_t k = 0; k < end - begin; ++k) {
+      if (std::memcmp(&a[size_t(k)], &b[size_t(k)], 4) == 0) continue;
+      const int64_t at = begin + k;
+      throw InputError(fmt::format(
+          "model folder '{}': tensor {} (in {}) differs from {} at [{}, {}] ({} vs {}), but the model ({}) "
+          "ties the head to the token table; valid: a folder without {}, or with one equal to {}{}",
+          dir, head, set.file_of(set.tensors().at(head)), table, at / config.d_model, at % config.d_model,
+          a[size_t(k)], b[size_t(k)], describe_shape(config), head, table,
+          config.arch == ModelArch::llama ? " (or an untied model: tie_word_embeddings false, model.tie_embeddings: false)" : ""));
+    }
+  }
+}
+
 void load_hf_into(ParamStore& store, const std::string& dir, const std::string& recipe_path) {
   const GptConfig& config = store.layout().config();
   check_hf_config(recipe_path, dir, gpt_config_from_hf(dir), config);
   const SafetensorsSet set(dir);
   check_hf_tensors(dir, set, config);
+  check_tied_head(dir, set, config);
   std::map<std::string, HfTensor> specs;
   for (HfTensor& t : hf_tensors(config)) specs[t.name] = t;
   std::map<std::string, std::string> keys;

@@ -5,7 +5,8 @@
 // (in, out), the transpose of ours; the token table and an untied head hold vocab_size rows
 // in the folder and padded_vocab rows here (the padding rows load as zero, are dropped on
 // export). GPT-2's attention-mask buffers (h.N.attn.bias, h.N.attn.masked_bias) and Llama's
-// rotary_emb.inv_freq are recomputed, so they are skipped on import.
+// rotary_emb.inv_freq are recomputed, so they are skipped on import. A tied model's folder may
+// also hold lm_head.weight: it must equal the token table.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,9 @@ struct HfTensor {
   HfTransform transform = HfTransform::copy;
 };
 std::vector<HfTensor> hf_tensors(const GptConfig& config);
+// The values of one of our global tensors (shape `stored`, all of it) as the folder stores
+// them: the export of `ckpt export --format hf` and `--format safetensors`.
+std::vector<float> to_hf_values(const HfTensor& t, const std::vector<int64_t>& stored, std::vector<float> values);
 
 // The model shape config.json describes; padded_vocab is the real vocabulary (the recipe
 // pads it). InputError naming the file and key for a family or setting we do not implement.
@@ -41,6 +45,10 @@ void check_hf_config(const std::string& recipe_path, const std::string& dir, con
 
 // Missing, extra and misshapen tensors, listed in one InputError naming each tensor.
 void check_hf_tensors(const std::string& dir, const SafetensorsSet& set, const GptConfig& config);
+
+// A tied model's folder that repeats the head as lm_head.weight: InputError naming it and the
+// first element where it differs from the token table (the model cannot hold both).
+void check_tied_head(const std::string& dir, const SafetensorsSet& set, const GptConfig& config);
 
 // model.init_from: DIR: checks the folder against the store's model, then sets every
 // parameter this rank holds from the memory-mapped files (only its own slices are read).

@@ -48,6 +48,7 @@ struct ModelConfig {
   int seq_len = 1024;         // maximum context (gpt2: rows of the position table)
   int vocab_multiple = 128;   // vocabulary padded up to a multiple of this
   std::string init_from;      // llm.c model file or HF model folder to start from ("" = random init)
+  std::string from;           // HF model folder whose config.json gives the model keys ("" = none)
   float init_std = 0.02f;
   // llama only (check_model refuses them with gpt2):
   int n_kv_head = 0;          // 0 = n_head

@@ -1,8 +1,9 @@
 // load_recipe: reads a recipe file strictly and applies --set overrides. Order: raw bytes
 // (readable, UTF-8, no control characters) -> YAML parse (one document, a map) -> walk every
 // map checking keys against the schema (unknown keys with a suggestion, duplicates, which
-// yaml-cpp would otherwise silently resolve) -> --set -> required keys -> resolve defaults that
-// depend on other keys -> cross-field checks. Nothing here touches data or devices.
+// yaml-cpp would otherwise silently resolve) -> --set -> required keys -> model.from (the keys
+// of an HF folder's config.json) -> resolve defaults that depend on other keys -> cross-field
+// checks. Nothing here touches data or devices but model.from's config.json.
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -12,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "app/hf/hf_model_from.h"
 #include "app/recipe/recipe.h"
 #include "app/recipe/recipe_checks.h"
 #include "app/recipe/recipe_schema.h"
@@ -302,6 +304,7 @@ Recipe load_recipe_text(const std::string& text, const std::string& path,
                                   YamlSource{path, ""}.at(e.mark), e.msg));
   }
   check_required(origins);
+  if (!recipe.model.from.empty()) apply_model_from(recipe.model, origins);
   if (recipe.train.seq_len == 0) recipe.train.seq_len = recipe.model.seq_len;
   check_recipe(recipe, origins);
   return recipe;

@@ -99,6 +99,9 @@ std::vector<KeySpec> build_schema() {
   s.push_back(text_key("model.init_from", TRAINER_FIELD(model.init_from),
                        "llm.c model file (.bin) or Hugging Face model folder (config.json + safetensors) to "
                        "start from; \"\" = random init"));
+  s.push_back(text_key("model.from", TRAINER_FIELD(model.from),
+                       "Hugging Face model folder whose config.json gives the model keys the recipe leaves "
+                       "out (those it sets must agree); the shape only: model.init_from loads weights; \"\" = none"));
   s.push_back(make_key("model.init_std", TRAINER_FIELD(model.init_std), above(0), kNone,
                   "standard deviation of the random weight init"));
   s.push_back(llama_only(make_key("model.n_kv_head", TRAINER_FIELD(model.n_kv_head), at_least(0), kNone,

@@ -100,8 +100,8 @@ def write_llmc(path, cfg, tensors):
             f.write(t.numpy().astype("<f4").tobytes())
 
 
-def gpt2_loss(cfg, p, inputs, targets):
-    """Mean cross-entropy of GPT-2 on inputs/targets, both (B, T) int64."""
+def gpt2_logits(cfg, p, inputs):
+    """GPT-2's logits (B, T, vocab_size) on inputs (B, T) int64."""
     B, T = inputs.shape
     C, nh, V = cfg["d_model"], cfg["n_head"], cfg["vocab_size"]
     hd = C // nh
@@ -120,8 +120,13 @@ def gpt2_loss(cfg, p, inputs, targets):
         h = F.gelu(F.linear(h, w("mlp.c_fc.weight"), w("mlp.c_fc.bias")), approximate="tanh")
         x = x + F.linear(h, w("mlp.c_proj.weight"), w("mlp.c_proj.bias"))
     x = F.layer_norm(x, (C,), p["ln_f.weight"], p["ln_f.bias"], eps=1e-5)
-    logits = (x @ p["wte.weight"].t())[..., :V]  # padded rows never enter the loss
-    return F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))
+    return (x @ p["wte.weight"].t())[..., :V]  # padded rows never enter the loss
+
+
+def gpt2_loss(cfg, p, inputs, targets):
+    """Mean cross-entropy of GPT-2 on inputs/targets, both (B, T) int64."""
+    V = cfg["vocab_size"]
+    return F.cross_entropy(gpt2_logits(cfg, p, inputs).reshape(-1, V), targets.reshape(-1))
 
 
 def lr_at(s, max_lr, step):
@@ -195,13 +200,19 @@ def write_losses(spec, losses, norms, lrs):
         json.dump({"losses": losses, "grad_norms": norms, "lrs": lrs}, f)
 
 
-def main():
+def read_spec(usage):
+    """The JSON spec named on the command line (else exit with `usage`), with torch set up as
+    every reference runs: denormals flushed, one thread."""
     if len(sys.argv) != 2:
-        sys.exit(__doc__)
+        sys.exit(usage)
     torch.set_flush_denormal(True)
     torch.set_num_threads(1)
     with open(sys.argv[1]) as f:
-        spec = json.load(f)
+        return json.load(f)
+
+
+def main():
+    spec = read_spec(__doc__)
     cfg, init = read_llmc(spec["model"])
     params = {name: torch.nn.Parameter(t) for name, t in init.items()}
     losses, norms, lrs = train(spec, params, lambda p, x, y: gpt2_loss(cfg, p, x, y))

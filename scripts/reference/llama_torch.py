@@ -26,7 +26,6 @@ Spec (JSON): gpt2_torch.py's keys, with "model" replaced by
 
 Run with Debian's interpreter: OPENBLAS_NUM_THREADS=1 /usr/bin/python3 llama_torch.py SPEC
 """
-import json
 import math
 import sys
 
@@ -34,7 +33,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from gpt2_torch import train, write_losses
+from gpt2_torch import read_spec, train, write_losses
 
 
 def read_weights(path, names):
@@ -84,8 +83,8 @@ def rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)
 
 
-def llama_loss(cfg, freq, p, inputs, targets):
-    """Mean cross-entropy of the Llama model on inputs/targets, both (B, T) int64."""
+def llama_logits(cfg, freq, p, inputs):
+    """The Llama model's logits (B, T, vocab_size) on inputs (B, T) int64."""
     B, T = inputs.shape
     C, H, V, eps = cfg["d_model"], cfg["n_head"], cfg["vocab_size"], cfg["norm_eps"]
     Hkv = cfg["n_kv_head"]
@@ -118,17 +117,17 @@ def llama_loss(cfg, freq, p, inputs, targets):
         x = x + F.linear(h, w("mlp.down_proj.weight"))
     x = rms_norm(x, p["model.norm.weight"], eps)
     head = p["model.embed_tokens.weight"] if cfg["tie_embeddings"] else p["lm_head.weight"]
-    logits = (x @ head.t())[..., :V]
-    return F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))
+    return (x @ head.t())[..., :V]
+
+
+def llama_loss(cfg, freq, p, inputs, targets):
+    """Mean cross-entropy of the Llama model on inputs/targets, both (B, T) int64."""
+    V = cfg["vocab_size"]
+    return F.cross_entropy(llama_logits(cfg, freq, p, inputs).reshape(-1, V), targets.reshape(-1))
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    torch.set_flush_denormal(True)
-    torch.set_num_threads(1)
-    with open(sys.argv[1]) as f:
-        spec = json.load(f)
+    spec = read_spec(__doc__)
     cfg = spec["config"]
     names = spec["weight_names"]
     params = {name: torch.nn.Parameter(t) for name, t in read_weights(spec["weights"], names).items()}

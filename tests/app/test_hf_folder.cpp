@@ -2,12 +2,15 @@
 // gpt2 and llama tied and untied) imports through model.init_from with every weight equal to
 // the checkpoint's bit for bit (F32 both ways, padding rows zero); config.json round-trips
 // the shape; a folder whose shape differs lists every mismatch, and missing, extra and
-// misshapen tensors are named; bf16 and fp16 decode exactly.
+// misshapen tensors are named; a tied model's repeated lm_head.weight loads when it equals the
+// token table and is an error naming it and the first element that differs otherwise; bf16
+// and fp16 decode exactly.
 #include <doctest/doctest.h>
 #include <mpi.h>
 
 #include <filesystem>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "app/checkpoint/checkpoint_export.h"
@@ -172,6 +175,52 @@ TEST_CASE("hf folder: missing, extra and misshapen tensors are named") {
     CHECK(e.find("tensor model.layers.0.mlp.up_proj.weight has shape [16, 24], expected [24, 16]") !=
           std::string::npos);
   }
+}
+
+// [begin, end) of tensor `name` in a single-file folder's bytes (data_offsets + the header).
+std::pair<size_t, size_t> tensor_bytes(const std::vector<char>& file, const std::string& name) {
+  uint64_t header = 0;
+  for (int i = 0; i < 8; ++i) header |= uint64_t(static_cast<unsigned char>(file[size_t(i)])) << (8 * i);
+  const std::string text(file.begin() + 8, file.begin() + 8 + std::ptrdiff_t(header));
+  const size_t at = text.find("data_offsets\":[", text.find("\"" + name + "\""));
+  REQUIRE(at != std::string::npos);
+  long long begin = 0, end = 0;
+  REQUIRE(std::sscanf(text.c_str() + at + 15, "%lld,%lld", &begin, &end) == 2);
+  return {size_t(8 + header + uint64_t(begin)), size_t(8 + header + uint64_t(end))};
+}
+
+TEST_CASE("hf folder: a tied model's lm_head.weight must equal the token table") {
+  // An untied export holds both tensors, with different values; its config.json then says tied.
+  const std::string folder = export_folder("hf_tied_head", llama_config(TiedEmbeddings::untied), kDefaultMaxShardBytes);
+  const std::string config_path = folder + "/config.json";
+  std::string config_text = read_text_file(config_path);
+  const std::string untied = "\"tie_word_embeddings\": false";
+  REQUIRE(config_text.find(untied) != std::string::npos);
+  config_text.replace(config_text.find(untied), untied.size(), "\"tie_word_embeddings\": true");
+  write_text_file(config_path, config_text);
+  const GptConfig tied = llama_config(TiedEmbeddings::tied);
+  ensure_mpi();
+  MpiComm world(MPI_COMM_SELF, "self", 120);
+  const std::string e = error_of([&] { Trainer t(recipe_for(tied, folder), world, 0, DataNeed::none); });
+  CHECK(e.find("tensor lm_head.weight (in " + folder + "/model.safetensors) differs from model.embed_tokens.weight at [0, 0]") !=
+        std::string::npos);
+  CHECK(e.find("ties the head to the token table") != std::string::npos);
+
+  // The head's bytes made the table's: it loads, and the model holds the table.
+  std::vector<char> bytes = read_bytes_file(folder + "/model.safetensors");
+  const auto [head_begin, head_end] = tensor_bytes(bytes, "lm_head.weight");
+  const auto [table_begin, table_end] = tensor_bytes(bytes, "model.embed_tokens.weight");
+  REQUIRE(head_end - head_begin == table_end - table_begin);
+  std::copy(bytes.begin() + std::ptrdiff_t(table_begin), bytes.begin() + std::ptrdiff_t(table_end),
+            bytes.begin() + std::ptrdiff_t(head_begin));
+  write_bytes_file(folder + "/model.safetensors", bytes);
+  check_import_equals_checkpoint(tied, folder);
+
+  // One element off, the last: named by its row and column.
+  bytes[head_end - 1] ^= 0x01;
+  write_bytes_file(folder + "/model.safetensors", bytes);
+  const std::string last = error_of([&] { Trainer t(recipe_for(tied, folder), world, 0, DataNeed::none); });
+  CHECK(last.find("differs from model.embed_tokens.weight at [9, 15]") != std::string::npos);
 }
 
 TEST_CASE("hf folder: bf16 and fp16 decode exactly") {

@@ -9,7 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 script=scripts/gpu_check.sh
 compare=scripts/gpu_check_compare.py
-steps=(prereqs gpu build ctest resources data fp32 bf16 determinism bench_124m bench_1p5b multi_gpu memcheck racecheck)
+steps=(prereqs gpu build ctest resources data fp32 bf16 determinism bench_124m bench_1p5b multi_gpu hf_logits memcheck racecheck)
 unset OUT GPU_CHECK_FAKE GPU_CHECK_FAKE_SLEEP GPU_CHECK_FAKE_BUDGET GPU_CHECK_FAKE_FAIL GPU_CHECK_FAKE_SLOW \
   GPU_CHECK_FAKE_SLOW_S GPU_CHECK_NVIDIA_SMI
 nobundle=(--bundle "$work/no-bundle")
@@ -20,7 +20,8 @@ for s in "${steps[@]}"; do
   grep -qE "^ *[0-9]+\. $s +[0-9]+ s  " <<<"$out" || fail "--dry-run does not list step $s with a budget: $out"
 done
 for c in "cmake -S" "ctest --test-dir" "trainer train" "trainer bench" "compute-sanitizer --tool memcheck" \
-         "compute-sanitizer --tool racecheck" "cuobjdump --dump-resource-usage" "mpiexec" "deadline 540 s"; do
+         "compute-sanitizer --tool racecheck" "cuobjdump --dump-resource-usage" "mpiexec" "deadline 540 s" \
+         "ckpt export" "hf_transformers_check.py"; do
   grep -qF -- "$c" <<<"$out" || fail "--dry-run does not show '$c'"
 done
 [[ ! -e "$work/dry" ]] || fail "--dry-run created the build directory"
