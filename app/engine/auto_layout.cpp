@@ -29,16 +29,16 @@ Recipe with_layout(const Recipe& recipe, const PlanLayout& l) {
   return r;
 }
 
-// Whether the resolved recipe passes every rule (llama's k/v heads and SwiGLU width, the
-// evaluation split, ... beyond what the search enumerates by).
-bool passes_checks(const Recipe& r) {
+// The first recipe rule the resolved recipe breaks ("" when none): llama's k/v heads and SwiGLU
+// width, the evaluation split, ... beyond what the search enumerates by.
+std::string broken_rule(const Recipe& r) {
   KeyOrigins origins;
   origins.file = r.path;
   try {
     check_recipe(r, origins);
-    return true;
-  } catch (const ConfigError&) {
-    return false;
+    return "";
+  } catch (const ConfigError& e) {
+    return e.what();
   }
 }
 
@@ -122,7 +122,12 @@ AutoLayoutChoice choose_auto_layout(const Recipe& recipe, int world, const PlanC
         !keeps(p.zero, l.zero) || l.micro_batch != recipe.train.micro_batch ||
         (l.pipeline > 1 && l.schedule != p.schedule))
       continue;
-    if (!passes_checks(with_layout(recipe, l))) continue;
+    const std::string rule = broken_rule(with_layout(recipe, l));
+    if (!rule.empty()) {
+      if (choice.refused == 0) choice.first_refusal = layout_text(l) + ": " + rule;
+      ++choice.refused;
+      continue;
+    }
     choice.ranked.push_back(c);
   }
   const std::string keys = auto_keys_text(recipe);
@@ -162,6 +167,9 @@ std::vector<std::string> auto_layout_report(const AutoLayoutChoice& choice, cons
       "  why: the fastest modelled step of the {} layouts that fit (of {} keeping micro_batch {} and the fixed keys; "
       "{} searched); ties go to less memory",
       fitting, choice.ranked.size(), best.layout.micro_batch, choice.searched));
+  if (choice.refused > 0)
+    lines.push_back(fmt::format("  {} more layout{} of the search broke a recipe rule, the best of them {}",
+                                choice.refused, choice.refused == 1 ? "" : "s", choice.first_refusal));
   int shown = 0;
   for (size_t i = 1; i < choice.ranked.size() && shown < runners_up; ++i) {
     const PlanCandidate& c = choice.ranked[i];

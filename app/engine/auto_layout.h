@@ -38,6 +38,8 @@ struct AutoLayoutChoice {
   Recipe resolved;                    // the recipe with the chosen degrees
   std::vector<PlanCandidate> ranked;  // candidates keeping the recipe's fixed choices, best first
   size_t searched = 0;                // layouts the search evaluated for the world size
+  size_t refused = 0;                 // of those keeping the fixed choices, how many broke a recipe rule
+  std::string first_refusal;          // the best-ranked of them, with the rule's message
 };
 
 // The choice for a recipe with auto degrees (see the top of this file).

@@ -1,6 +1,8 @@
 // Helpers for the recipe tests: write a recipe into a scratch directory and load it.
 #pragma once
 
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
@@ -20,9 +22,11 @@ inline std::string write_recipe(const std::string& dir_name, const std::string& 
   return path;
 }
 
+// Each process writes its own directory: ctest runs test cases as parallel processes, and
+// scratch_dir empties a directory another one may be reading.
 inline Recipe load_recipe_text(const std::string& text,
                                const std::vector<std::string>& overrides = {}) {
-  return load_recipe(write_recipe("recipe_text", "r.yaml", text), overrides);
+  return load_recipe(write_recipe("recipe_text_" + std::to_string(::getpid()), "r.yaml", text), overrides);
 }
 
 // The ConfigError message load_recipe throws for `text` (fails the test if none is thrown).
