@@ -20,6 +20,7 @@
 #include <optional>
 
 #include "app/cli/commands.h"
+#include "app/engine/auto_bench.h"
 #include "app/engine/auto_layout.h"
 #include "app/engine/flops.h"
 #include "app/engine/metrics.h"
@@ -99,7 +100,9 @@ int run_bench(const BenchOptions& o) {
 int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, MpiRuntime& mpi) {
   check_recipe_agreement(given, mpi.world());
   std::vector<std::string> auto_report;
-  const Recipe recipe = resolve_auto_layout(given, mpi.world().size(), &auto_report);
+  const Recipe recipe = resolve_auto_layout(given, mpi.world().size(), &auto_report, [&](const Recipe& candidate) {
+    return time_layout_on_job(candidate, mpi.world(), mpi.local_rank());
+  });
   const bool rank0 = mpi.world().rank() == 0;
   if (rank0 && !o.json)
     for (const std::string& line : auto_report) fmt::print("{}\n", line);

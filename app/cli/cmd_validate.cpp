@@ -26,13 +26,14 @@ struct ValidateOptions {
 
 int run_validate(const ValidateOptions& opt) {
   Recipe recipe = load_recipe(opt.recipe, opt.overrides);
+  const std::vector<std::string> notes = recipe_notes(recipe);  // of the recipe as written
   std::string auto_text;
   if (recipe.auto_layout()) {
     if (opt.world == 0) {
       std::string text = fmt::format("# {} resolved except parallel's auto degrees, which are chosen for a world "
                                      "size (give --world N to see the choice)\n",
                                      opt.recipe);
-      for (const std::string& note : recipe_notes(recipe)) text += "# " + note + "\n";
+      for (const std::string& note : notes) text += "# " + note + "\n";
       text += recipe_to_yaml(recipe);
       std::fwrite(text.data(), 1, text.size(), stdout);
       return 0;
@@ -48,7 +49,7 @@ int run_validate(const ValidateOptions& opt) {
                                  recipe.parallel.pipeline, recipe.world(),
                                  recipe.world() == 1 ? "" : "s",
                                  opt.world > 0 ? " (checked against --world)" : "");
-  for (const std::string& note : recipe_notes(recipe)) text += "# " + note + "\n";
+  for (const std::string& note : notes) text += "# " + note + "\n";
   text += recipe_to_yaml(recipe);
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);

@@ -183,17 +183,38 @@ std::vector<std::string> auto_layout_report(const AutoLayoutChoice& choice, cons
   return lines;
 }
 
-Recipe resolve_auto_layout(const Recipe& recipe, int world, std::vector<std::string>* report) {
+Recipe resolve_auto_layout(const Recipe& recipe, int world, std::vector<std::string>* report,
+                           const LayoutTimer& timer) {
   if (!recipe.auto_layout()) return recipe;
   std::string note;
   const PlanDevice device = runtime_plan_device(recipe, &note);
   const PlanContext ctx = plan_context_for(recipe, world, device);
   const AutoLayoutChoice choice = choose_auto_layout(recipe, world, ctx);
-  if (report) {
-    if (!note.empty()) report->push_back(note);
-    for (const std::string& line : auto_layout_report(choice, ctx)) report->push_back(line);
+  std::vector<std::string> lines = auto_layout_report(choice, ctx);
+  if (!note.empty()) lines.insert(lines.begin(), note);
+  Recipe chosen = choice.resolved;
+  const int k = recipe.parallel.auto_bench;
+  if (k > 0 && timer) {
+    double best_s = 0;
+    int timed = 0;
+    for (const PlanCandidate& c : choice.ranked) {
+      if (timed == k || !c.fits) break;
+      const Recipe candidate = with_layout(recipe, c.layout);
+      const double s = timer(candidate);
+      lines.push_back(fmt::format("  auto_bench {}: {}: measured {:.4g} s/step (modelled {:.4g})", timed + 1,
+                                  layout_text(c.layout), s, c.time.step_s));
+      if (timed == 0 || s < best_s) {
+        best_s = s;
+        chosen = candidate;
+      }
+      ++timed;
+    }
+    const PlanLayout won = plan_layout_from(chosen);
+    lines.push_back(fmt::format("parallel: auto_bench kept {}: the fastest measured of {} timed", layout_text(won),
+                                timed));
   }
-  return choice.resolved;
+  if (report) report->insert(report->end(), lines.begin(), lines.end());
+  return chosen;
 }
 
 }  // namespace trainer

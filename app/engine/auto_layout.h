@@ -11,6 +11,7 @@
 // - No layout fitting, or none valid, is a ConfigError (exit 2) naming the closest candidates.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,8 +51,14 @@ AutoLayoutChoice choose_auto_layout(const Recipe& recipe, int world, const PlanC
 std::vector<std::string> auto_layout_report(const AutoLayoutChoice& choice, const PlanContext& ctx,
                                             int runners_up = 3);
 
+// Seconds per step of a resolved recipe on the job, identical on every rank (auto_bench.h).
+using LayoutTimer = std::function<double(const Recipe&)>;
+
 // For train and bench: the recipe with its auto degrees chosen for this process's device and
 // `world` ranks, the report lines appended to *report; a recipe without auto is returned as is.
-Recipe resolve_auto_layout(const Recipe& recipe, int world, std::vector<std::string>* report);
+// With parallel.auto_bench k > 0 and a timer, the k best fitting candidates are timed and the
+// fastest measured wins (ties: the better modelled).
+Recipe resolve_auto_layout(const Recipe& recipe, int world, std::vector<std::string>* report,
+                           const LayoutTimer& timer = nullptr);
 
 }  // namespace trainer

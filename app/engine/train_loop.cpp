@@ -12,6 +12,7 @@
 #include "app/checkpoint/checkpoint_lock.h"
 #include "app/checkpoint/checkpoint_resume.h"
 #include "app/checkpoint/checkpoint_writer.h"
+#include "app/engine/auto_bench.h"
 #include "app/engine/auto_layout.h"
 #include "app/engine/flops.h"
 #include "app/engine/metrics.h"
@@ -68,7 +69,9 @@ void note_other_runs(const std::string& dir, const std::string& run) {
 int train_under_mpi(const Recipe& given, int64_t stop_at, MpiRuntime& mpi) {
   check_recipe_agreement(given, mpi.world());
   std::vector<std::string> auto_report;
-  const Recipe recipe = resolve_auto_layout(given, mpi.world().size(), &auto_report);
+  const Recipe recipe = resolve_auto_layout(given, mpi.world().size(), &auto_report, [&](const Recipe& candidate) {
+    return time_layout_on_job(candidate, mpi.world(), mpi.local_rank());
+  });
   const bool rank0 = mpi.world().rank() == 0;
   const Reporting reporting = rank0 ? Reporting::on : Reporting::off;
   PreemptionGuard preemption;
@@ -86,7 +89,7 @@ int train_under_mpi(const Recipe& given, int64_t stop_at, MpiRuntime& mpi) {
   print_run_report(t, mpi, reporting);
   if (rank0) {
     for (const std::string& line : auto_report) fmt::print("{}\n", line);
-    for (const std::string& note : recipe_notes(recipe)) fmt::print("{}\n", note);
+    for (const std::string& note : recipe_notes(given)) fmt::print("{}\n", note);
   }
   const Resumed resumed = resume_from_checkpoint(t, reporting);
   const std::string run = resumed.dir.empty() ? new_run_id(mpi.world()) : resumed.run;

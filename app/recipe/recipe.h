@@ -76,6 +76,7 @@ struct ParallelConfig {
   std::vector<int> stages;  // layers per pipeline stage; empty = even split
   double timeout_s = 300;   // a collective that waits longer means a dead rank
   bool sequence_parallel = false;  // split LayerNorm regions along the sequence (tensor > 1)
+  int auto_bench = 0;  // with auto degrees: candidates timed on the job (0 = the model's choice)
 };
 
 struct OptimizerConfig {

@@ -340,6 +340,11 @@ void check_layout(const Recipe& recipe, int world_size) {
 
 std::vector<std::string> recipe_notes(const Recipe& r) {
   std::vector<std::string> notes;
+  if (r.parallel.auto_bench > 0 && !r.auto_layout())
+    notes.push_back(fmt::format("parallel: note: parallel.auto_bench {} times candidates only for auto degrees, and "
+                                "every degree is fixed here; it does nothing (valid with effect: parallel: auto, or "
+                                "one degree auto)",
+                                r.parallel.auto_bench));
   const LrScheduleConfig& s = r.train.lr_schedule;
   if (s.warmup_steps > r.train.steps)
     notes.push_back(fmt::format(

@@ -146,6 +146,9 @@ std::vector<KeySpec> build_schema() {
                   "layers per pipeline stage, one entry per stage; [] = even split"));
   s.push_back(make_key("parallel.timeout_s", TRAINER_FIELD(parallel.timeout_s), above(0), kNone,
                   "a collective waiting longer than this means a dead rank: abort the job"));
+  s.push_back(make_key("parallel.auto_bench", TRAINER_FIELD(parallel.auto_bench), at_least(0), kNone,
+                  "with auto degrees: time this many of the best modelled layouts for a few steps each on the "
+                  "job and keep the fastest; 0 = the model's choice"));
   // train
   s.push_back(choice_key("train.device", TRAINER_CHOICE(train.device, kDeviceChoiceNames),
                          "where to compute; auto = cuda when a GPU is present, else cpu"));

@@ -2,7 +2,8 @@
 # parallel: auto chooses the layout at start: `validate --world 8` prints the same choice the
 # 8-rank run reports and trains with (the same layout; the modelled times follow the threads); the checkpoint's resolved recipe holds the chosen
 # degrees; a resume on 4 ranks chooses anew for 4 and continues from the checkpoint; a fixed
-# degree is kept; auto combined with what needs a fixed degree, or with no layout that fits, is
+# degree is kept; parallel.auto_bench times the best candidates on the job and keeps the
+# fastest; auto combined with what needs a fixed degree, or with no layout that fits, is
 # refused with exit 2.
 source "$(dirname "$0")/lib.sh"
 make_byte_data "$work/data"
@@ -29,6 +30,19 @@ sed -n '/^recipe:/,$p' "$manifest" | grep -q "^    data: $d$" || fail "the manif
 grep -q "parallel: auto chose .* on 4 x cpu" "$work/run4.log" || fail "no choice for 4 ranks: $(cat "$work/run4.log")"
 grep -q "resuming from .*step_00000003" "$work/run4.log" || fail "4 ranks did not resume: $(cat "$work/run4.log")"
 grep -q "step      6/6" "$work/run4.log" || fail "4 ranks did not finish: $(cat "$work/run4.log")"
+
+# auto_bench 2: the two best modelled candidates are timed on the job and the faster is kept.
+"${MPIEXEC[@]}" -n 4 "$trainer" train configs/debug/layouts.yaml --set parallel=auto --set parallel.auto_bench=2 \
+  --set "data.train=$work/data/train_*.bin" --set "checkpoint.dir=$work/bench" --set train.steps=2 \
+  > "$work/bench.log" 2>&1 || fail "auto_bench: $(cat "$work/bench.log")"
+[[ $(grep -c "^  auto_bench [12]: data .*: measured [0-9.e-]* s/step (modelled" "$work/bench.log") == 2 ]] \
+  || fail "auto_bench did not time 2 candidates: $(cat "$work/bench.log")"
+kept=$(sed -nE 's/^parallel: auto_bench kept (.*): the fastest measured of 2 timed$/\1/p' "$work/bench.log")
+[[ -n "$kept" ]] || fail "no auto_bench verdict: $(cat "$work/bench.log")"
+grep -q "auto_bench [12]: $kept: " "$work/bench.log" || fail "kept a layout that was not timed: $kept"
+grep -q "saved with data\|step      2/2" "$work/bench.log" || fail "auto_bench run did not train: $(cat "$work/bench.log")"
+"$trainer" validate configs/debug/layouts.yaml --set parallel.auto_bench=2 | grep -q "parallel.auto_bench 2 times candidates only for auto degrees" \
+  || fail "no note for auto_bench without auto"
 
 # A fixed degree stays; the others are chosen around it.
 "$trainer" validate configs/debug/layouts.yaml --set parallel=auto --set parallel.tensor=2 --world 8 > "$work/fixed.txt"
