@@ -7,7 +7,9 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
+#include "app/checkpoint/checkpoint_auto_layout.h"
 #include "app/checkpoint/checkpoint_lineage.h"
 #include "app/checkpoint/checkpoint_lock.h"
 #include "app/checkpoint/checkpoint_resume.h"
@@ -69,9 +71,17 @@ void note_other_runs(const std::string& dir, const std::string& run) {
 int train_under_mpi(const Recipe& given, int64_t stop_at, MpiRuntime& mpi) {
   check_recipe_agreement(given, mpi.world());
   std::vector<std::string> auto_report;
-  const Recipe recipe = resolve_auto_layout(given, mpi.world().size(), &auto_report, [&](const Recipe& candidate) {
-    return time_layout_on_job(candidate, mpi.world(), mpi.local_rank());
-  });
+  const std::optional<KeptLayout> kept = auto_layout_from_checkpoint(given, mpi.world().size());
+  if (kept) {
+    const ParallelConfig& p = kept->resolved.parallel;
+    auto_report.push_back(fmt::format("parallel: auto keeps data {} x tensor {} x pipeline {}, zero {} from {} (the "
+                                      "layout it chose before; another world size chooses anew)",
+                                      p.data, p.tensor, p.pipeline, p.zero, kept->checkpoint));
+  }
+  const Recipe recipe = kept ? kept->resolved
+                             : resolve_auto_layout(given, mpi.world().size(), &auto_report, [&](const Recipe& candidate) {
+                                 return time_layout_on_job(candidate, mpi.world(), mpi.local_rank());
+                               });
   const bool rank0 = mpi.world().rank() == 0;
   const Reporting reporting = rank0 ? Reporting::on : Reporting::off;
   PreemptionGuard preemption;

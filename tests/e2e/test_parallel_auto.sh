@@ -30,6 +30,13 @@ sed -n '/^recipe:/,$p' "$manifest" | grep -q "^    data: $d$" || fail "the manif
 grep -q "parallel: auto chose .* on 4 x cpu" "$work/run4.log" || fail "no choice for 4 ranks: $(cat "$work/run4.log")"
 grep -q "resuming from .*step_00000003" "$work/run4.log" || fail "4 ranks did not resume: $(cat "$work/run4.log")"
 grep -q "step      6/6" "$work/run4.log" || fail "4 ranks did not finish: $(cat "$work/run4.log")"
+# A resume on the same world keeps the checkpoint's layout instead of choosing anew.
+"${MPIEXEC[@]}" -n 4 "$trainer" train "${common[@]}" --set train.steps=8 > "$work/run4b.log" 2>&1 \
+  || fail "4 ranks again: $(cat "$work/run4b.log")"
+layout4=$(sed -nE 's/.*saved with (data [0-9]+ x tensor [0-9]+ x pipeline [0-9]+, zero [0-9]).*/\1/p' "$work/run4b.log")
+grep -q "parallel: auto keeps $layout4 from .*step_00000006" "$work/run4b.log" \
+  || fail "the resume on 4 ranks did not keep the checkpoint's layout ($layout4): $(cat "$work/run4b.log")"
+! grep -q "parallel: auto chose" "$work/run4b.log" || fail "the resume chose anew: $(cat "$work/run4b.log")"
 
 # auto_bench 2: the two best modelled candidates are timed on the job and the faster is kept.
 "${MPIEXEC[@]}" -n 4 "$trainer" train configs/debug/layouts.yaml --set parallel=auto --set parallel.auto_bench=2 \
