@@ -61,6 +61,9 @@ struct KeySpec {
   std::string description;
 };
 
+// What a list of data sources accepts (data.train's valid text).
+extern const char kSourcesValid[];
+
 // Every key, in print order.
 const std::vector<KeySpec>& recipe_schema();
 // Section paths in order of first appearance ("model", ..., "train.optimizer", ...).
