@@ -106,12 +106,15 @@ struct GptDecoder::Impl {
     release_head(layout, store);
   }
 
-  Tensor forward(const int32_t* host_tokens, int64_t n) {
+  Tensor forward(int chunk, const int32_t* host_tokens, int64_t n) {
+    TRAINER_CHECK(chunk >= 0 && chunk < layout.n_chunks(), "decoder chunk " + std::to_string(chunk));
+    const bool embeds = layout.has_embedding() && chunk == 0;
+    const bool heads = layout.has_head() && chunk == layout.n_chunks() - 1;
     TRAINER_CHECK(n >= 1 && past + n <= t_max, "decoder: " + std::to_string(n) + " new tokens after " +
                                                    std::to_string(past) + " do not fit a cache of " +
                                                    std::to_string(t_max));
     Tensor x = resid[0].rows(0, n), y = resid[1].rows(0, n);
-    if (layout.has_embedding()) {
+    if (embeds) {
       backend.copy_from_host(tokens.data, host_tokens, size_t(n) * sizeof(int32_t));
       embed(x, n);
     }
@@ -119,7 +122,8 @@ struct GptDecoder::Impl {
     const BlockScratch none{};
     BlockContext ctx = stage_block_context(layout, backend, tp, 1, n, SeqParallel::off, inv_freq);
     ctx.past = past;
-    for (int l = 0; l < layout.n_layers(); ++l) {
+    const int l0 = layout.chunk_first_local(chunk);
+    for (int l = l0; l < l0 + layout.chunk_layers(chunk); ++l) {
       const int u = layout.unit_block(l);
       const BlockParams w = stage_block_params(layout, store, store.acquire(u), u, l);
       ctx.k_cache = k_cache[size_t(l)];
@@ -129,8 +133,8 @@ struct GptDecoder::Impl {
       store.release(u);
       std::swap(x, y);
     }
-    if (layout.has_head()) head(x.rows(n - 1, n));
-    past += n;
+    if (heads) head(x.rows(n - 1, n));
+    if (chunk == layout.n_chunks() - 1) past += n;
     return x;
   }
 };
@@ -144,7 +148,7 @@ int64_t GptDecoder::past() const { return impl_->past; }
 int64_t GptDecoder::capacity() const { return impl_->t_max; }
 void GptDecoder::reset() { impl_->past = 0; }
 Tensor GptDecoder::input(int64_t n) { return impl_->resid[0].rows(0, n); }
-Tensor GptDecoder::forward(const int32_t* tokens, int64_t n) { return impl_->forward(tokens, n); }
+Tensor GptDecoder::forward(int chunk, const int32_t* tokens, int64_t n) { return impl_->forward(chunk, tokens, n); }
 
 std::vector<float> GptDecoder::logits() {
   Impl& m = *impl_;

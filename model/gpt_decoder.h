@@ -10,7 +10,8 @@
 //   equal a full forward's over the same tokens (up to rounding).
 // - No sequence parallelism (a step has one row); tensor parallelism splits heads and the
 //   vocabulary as in training. Stages run in order: the caller moves each stage's output rows
-//   to the next stage's input(n).
+//   to the next stage's input(n); with virtual stages, chunk after chunk round the ring
+//   (virtual stage c * pp + pp_rank is this rank's chunk c).
 #pragma once
 
 #include <cstdint>
@@ -36,10 +37,11 @@ class GptDecoder {
   void reset();
   // A stage without the embedding: the buffer (n, C) its input rows are received into.
   Tensor input(int64_t n);
-  // Runs n new tokens at positions past() .. past() + n - 1 and appends them to the cache.
-  // Stage 0 embeds `tokens` (host, n int32); the others read input(n). Returns this stage's
-  // output rows (n, C): what the next stage receives. Needs 1 <= n and past() + n <= capacity().
-  Tensor forward(const int32_t* tokens, int64_t n);
+  // Runs n new tokens at positions past() .. past() + n - 1 through chunk `chunk` and appends
+  // them to its layers' caches; past() advances after the last chunk. Stage 0's chunk 0 embeds
+  // `tokens` (host, n int32); the others read input(n). Returns the chunk's output rows (n, C):
+  // what the next virtual stage receives. Needs 1 <= n and past() + n <= capacity().
+  Tensor forward(int chunk, const int32_t* tokens, int64_t n);
   // Last stage, after forward: the logits of the newest token over the real vocabulary
   // (collective over the tensor group).
   std::vector<float> logits();

@@ -31,16 +31,16 @@ struct GptStage::Impl {
   int64_t B, T, C, N, Nr, Cl, Hl, Vl, vocab_start, valid_cols;
   BlockDims dims{};
   bool sp = false;  // sequence parallelism in effect
-  int tp_rank = 0, tp_size = 1, L;
-  bool first, last;
+  int tp_rank = 0, tp_size = 1, n_chunks = 1;
+  bool embeds, heads;  // this rank holds the embedding (chunk 0) / the head (its last chunk)
 
   struct Slot {
     Tensor tokens, targets;     // (B,T) i32
-    std::vector<Tensor> resid;  // L+1 x (N,C): stage input, then each block's output
+    std::vector<Tensor> resid;  // L+1 x (N,C): chunk input, then each block's output
     std::vector<BlockActs> acts;
-    Tensor dhead;               // (N,C): gradient from the head (last stage, training)
+    Tensor dhead;               // (N,C): gradient from the head (last chunk, training)
   };
-  std::vector<Slot> slots;
+  std::vector<Slot> slots;  // chunk c's slot k at c * n_slots + k
   Buffer slot_memory, scratch_memory;
   int64_t slot_bytes = 0, scratch_bytes = 0;
   ActivationMemory memory;  // what plan() carved
@@ -51,7 +51,10 @@ struct GptStage::Impl {
   Tensor gelu_scratch;
   BlockActs recompute_acts;
   Tensor lnf, lnf_mean, lnf_rstd, logits, maxes, sumexp_tl, losses, loss_acc, dlnf, dlnf_local, row_f32;
-  Tensor recv_act[2], send_grad[2], recv_grad[2];
+  struct P2p {
+    Tensor recv_act[2], send_grad[2], recv_grad[2];
+  };
+  std::vector<P2p> p2p;  // per chunk
 
   Impl(const StageLayout& l, ParamStore& s, Backend& b, Comm* t, const StageOptions& o)
       : layout(l), store(s), backend(b), tp(t), opt(o), act(b.act_dtype()) {
@@ -71,15 +74,15 @@ struct GptStage::Impl {
     Vl = cfg.padded_vocab / tp_size;
     vocab_start = Vl * tp_rank;
     valid_cols = std::clamp<int64_t>(cfg.vocab_size - vocab_start, 0, Vl);
-    L = l.n_layers();
-    first = l.has_embedding();
-    last = l.has_head();
+    n_chunks = l.n_chunks();
+    embeds = l.has_embedding();
+    heads = l.has_head();
     dims = block_dims(l, B, T, Nr);
     plan(nullptr, nullptr);
-    slot_memory = backend.alloc(size_t(slot_bytes) * size_t(opt.n_slots));
+    slot_memory = backend.alloc(size_t(slot_bytes) * size_t(opt.n_slots) * size_t(n_chunks));
     scratch_memory = backend.alloc(size_t(scratch_bytes));
     plan(static_cast<char*>(slot_memory.data()), static_cast<char*>(scratch_memory.data()));
-    if (last) backend.memset_zero(loss_acc.data, loss_acc.bytes());
+    if (heads) backend.memset_zero(loss_acc.data, loss_acc.bytes());
     if (inv_freq.defined()) {
       const std::vector<float> freq = rope_inv_freq(cfg);
       backend.copy_from_host(inv_freq.data, freq.data(), inv_freq.bytes());
@@ -107,7 +110,7 @@ struct GptStage::Impl {
     if (opt.recompute == Recompute::gelu) gelu_scratch = sa.take(act, {N, dims.Fl});
     if (opt.recompute == Recompute::block) recompute_acts = take_block_acts(sa, act, dims, GeluBuffer::own);
     memory.recompute_scratch = int64_t(sa.bytes()) - memory.backward_scratch;
-    if (last) {
+    if (heads) {
       lnf = sa.take(act, {N, C});
       if (dims.norm == NormKind::layernorm) lnf_mean = sa.take(DType::f32, {Nr});
       lnf_rstd = sa.take(DType::f32, {Nr});
@@ -121,18 +124,25 @@ struct GptStage::Impl {
       row_f32 = sa.take(DType::f32, {int64_t(tp_size) * Vl});
     }
     memory.head_scratch = int64_t(sa.bytes()) - memory.backward_scratch - memory.recompute_scratch;
-    for (int i = 0; i < 2; ++i) {
-      if (!first) recv_act[i] = sa.take(act, {Nr, C});
-      if (!first) send_grad[i] = sa.take(act, {Nr, C});
-      if (!last) recv_grad[i] = sa.take(act, {Nr, C});
+    p2p.assign(size_t(n_chunks), P2p{});
+    for (int c = 0; c < n_chunks; ++c) {
+      for (int i = 0; i < 2; ++i) {
+        if (!first_chunk(c)) p2p[size_t(c)].recv_act[i] = sa.take(act, {Nr, C});
+        if (!first_chunk(c)) p2p[size_t(c)].send_grad[i] = sa.take(act, {Nr, C});
+        if (!last_chunk(c)) p2p[size_t(c)].recv_grad[i] = sa.take(act, {Nr, C});
+      }
     }
     scratch_bytes = int64_t(sa.bytes());
     memory.p2p = scratch_bytes - memory.backward_scratch - memory.recompute_scratch - memory.head_scratch;
 
-    slots.assign(opt.n_slots, Slot{});
-    for (int k = 0; k < opt.n_slots; ++k) {
+    // Every slot is as large as the largest chunk's (the head's chunk also keeps dhead).
+    const int n_all = opt.n_slots * n_chunks;
+    slots.assign(size_t(n_all), Slot{});
+    int64_t largest = 0;
+    for (int k = 0; k < n_all; ++k) {
+      const int c = k / opt.n_slots, L = layout.chunk_layers(c);
       TensorArena a(slot_base ? slot_base + size_t(k) * size_t(slot_bytes) : nullptr, dev);
-      Slot& s = slots[k];
+      Slot& s = slots[size_t(k)];
       s.tokens = a.take(DType::i32, {B, T});
       s.targets = a.take(DType::i32, {B, T});
       for (int l = 0; l <= L; ++l) s.resid.push_back(a.take(act, {Nr, C}));
@@ -144,11 +154,19 @@ struct GptStage::Impl {
           s.acts.push_back(x);
         }
       }
-      if (last) s.dhead = a.take(act, {Nr, C});
-      if (!slot_base) slot_bytes = int64_t(a.bytes());
-      memory.per_slot = slot_bytes;
-      memory.slots = opt.n_slots;
+      if (last_chunk(c)) s.dhead = a.take(act, {Nr, C});
+      largest = std::max(largest, int64_t(a.bytes()));
     }
+    if (!slot_base) slot_bytes = largest;
+    memory.per_slot = slot_bytes;
+    memory.slots = n_all;
+  }
+
+  bool first_chunk(int c) const { return embeds && c == 0; }
+  bool last_chunk(int c) const { return heads && c == n_chunks - 1; }
+  Slot& slot(int micro, int chunk) {
+    TRAINER_CHECK(chunk >= 0 && chunk < n_chunks, "chunk " + std::to_string(chunk));
+    return slots[size_t(chunk * opt.n_slots + micro % opt.n_slots)];
   }
 
   BlockContext ctx() const {
@@ -214,7 +232,7 @@ struct GptStage::Impl {
     const int uf = layout.unit_lnf(), uw = layout.unit_head_wte();
     const char* bias_name = final_norm_bias_name(cfg);
     const HeadParams h = acquire_head(layout, store);
-    Tensor x = s.resid[L];
+    Tensor x = s.resid.back();
     block_parts::norm_into(ctx(), lnf, lnf_mean, lnf_rstd, x, h.normw, h.normb);
     backend.matmul(logits, lnf, h.wte, kN, kT, Tensor{}, Accumulate::overwrite, Tensor{});
     Tensor targets = s.targets.view({N});
@@ -261,62 +279,64 @@ GptStage::GptStage(const StageLayout& layout, ParamStore& store, Backend& backen
 
 GptStage::~GptStage() = default;
 
-void GptStage::set_batch(int micro, const int32_t* tokens, const int32_t* targets) {
+void GptStage::set_batch(int micro, int chunk, const int32_t* tokens, const int32_t* targets) {
   Impl& m = *impl_;
-  auto& s = m.slots[micro % m.opt.n_slots];
+  auto& s = m.slot(micro, chunk);
   m.backend.copy_from_host(s.tokens.data, tokens, s.tokens.bytes());
   m.backend.copy_from_host(s.targets.data, targets, s.targets.bytes());
 }
 
-void GptStage::forward(int micro, StageMode mode) {
+void GptStage::forward(int micro, int chunk, StageMode mode) {
   Impl& m = *impl_;
-  auto& s = m.slots[micro % m.opt.n_slots];
-  if (m.first) m.embed_forward(s);
-  else m.backend.copy(s.resid[0].data, m.recv_act[micro % 2].data, s.resid[0].bytes());
-  for (int l = 0; l < m.L; ++l) {
-    const int u = m.layout.unit_block(l);
-    BlockParams w = m.block_params(m.store.acquire(u), u, l);
-    const BlockActs& a = m.opt.recompute == Recompute::block ? m.recompute_acts : s.acts[l];
-    m.block_forward_any(w, a, s.resid[l], s.resid[l + 1]);
+  auto& s = m.slot(micro, chunk);
+  if (m.first_chunk(chunk)) m.embed_forward(s);
+  else m.backend.copy(s.resid[0].data, m.p2p[size_t(chunk)].recv_act[micro % 2].data, s.resid[0].bytes());
+  const int l0 = m.layout.chunk_first_local(chunk);
+  for (int l = 0; l < m.layout.chunk_layers(chunk); ++l) {
+    const int u = m.layout.unit_block(l0 + l);
+    BlockParams w = m.block_params(m.store.acquire(u), u, l0 + l);
+    const BlockActs& a = m.opt.recompute == Recompute::block ? m.recompute_acts : s.acts[size_t(l)];
+    m.block_forward_any(w, a, s.resid[size_t(l)], s.resid[size_t(l) + 1]);
     m.store.release(u);
   }
-  if (m.last) m.head(s, mode);
+  if (m.last_chunk(chunk)) m.head(s, mode);
 }
 
-void GptStage::backward(int micro) {
+void GptStage::backward(int micro, int chunk) {
   Impl& m = *impl_;
-  auto& s = m.slots[micro % m.opt.n_slots];
-  if (m.last) {
+  auto& s = m.slot(micro, chunk);
+  if (m.last_chunk(chunk)) {
     m.backend.copy(m.dresid.data, s.dhead.data, m.dresid.bytes());
     m.store.grads_done(m.layout.unit_lnf());
     // A tied head on a single stage is the token table, done after the embedding's backward.
     if (m.layout.unit_head_wte() != m.layout.unit_wte()) m.store.grads_done(m.layout.unit_head_wte());
   } else {
-    m.backend.copy(m.dresid.data, m.recv_grad[micro % 2].data, m.dresid.bytes());
+    m.backend.copy(m.dresid.data, m.p2p[size_t(chunk)].recv_grad[micro % 2].data, m.dresid.bytes());
   }
-  for (int l = m.L - 1; l >= 0; --l) {
-    const int u = m.layout.unit_block(l);
-    BlockParams w = m.block_params(m.store.acquire(u), u, l);
-    BlockParams g = m.block_params(m.store.grads(u), u, l);
-    const BlockActs& a = m.opt.recompute == Recompute::block ? m.recompute_acts : s.acts[l];
+  const int l0 = m.layout.chunk_first_local(chunk);
+  for (int l = m.layout.chunk_layers(chunk) - 1; l >= 0; --l) {
+    const int u = m.layout.unit_block(l0 + l);
+    BlockParams w = m.block_params(m.store.acquire(u), u, l0 + l);
+    BlockParams g = m.block_params(m.store.grads(u), u, l0 + l);
+    const BlockActs& a = m.opt.recompute == Recompute::block ? m.recompute_acts : s.acts[size_t(l)];
     // Recomputed forward writes the (already saved) block output into scratch.
-    if (m.opt.recompute == Recompute::block) m.block_forward_any(w, a, s.resid[l], m.bs.dln.rows(0, m.Nr));
-    m.block_backward_any(w, g, a, s.resid[l]);
+    if (m.opt.recompute == Recompute::block) m.block_forward_any(w, a, s.resid[size_t(l)], m.bs.dln.rows(0, m.Nr));
+    m.block_backward_any(w, g, a, s.resid[size_t(l)]);
     m.store.release(u);
     m.store.grads_done(u);
   }
-  if (m.first) m.embed_backward(s);
-  else m.backend.copy(m.send_grad[micro % 2].data, m.dresid.data, m.dresid.bytes());
+  if (m.first_chunk(chunk)) m.embed_backward(s);
+  else m.backend.copy(m.p2p[size_t(chunk)].send_grad[micro % 2].data, m.dresid.data, m.dresid.bytes());
 }
 
-Tensor GptStage::recv_act_buffer(int micro) { return impl_->recv_act[micro % 2]; }
-Tensor GptStage::send_act_buffer(int micro) { return impl_->slots[micro % impl_->opt.n_slots].resid.back(); }
-Tensor GptStage::recv_grad_buffer(int micro) { return impl_->recv_grad[micro % 2]; }
-Tensor GptStage::send_grad_buffer(int micro) { return impl_->send_grad[micro % 2]; }
+Tensor GptStage::recv_act_buffer(int micro, int chunk) { return impl_->p2p.at(size_t(chunk)).recv_act[micro % 2]; }
+Tensor GptStage::send_act_buffer(int micro, int chunk) { return impl_->slot(micro, chunk).resid.back(); }
+Tensor GptStage::recv_grad_buffer(int micro, int chunk) { return impl_->p2p.at(size_t(chunk)).recv_grad[micro % 2]; }
+Tensor GptStage::send_grad_buffer(int micro, int chunk) { return impl_->p2p.at(size_t(chunk)).send_grad[micro % 2]; }
 
 double GptStage::take_loss_sum() {
   Impl& m = *impl_;
-  if (!m.last) return 0;
+  if (!m.heads) return 0;
   std::vector<float> host(size_t(m.N));
   m.backend.copy_to_host(host.data(), m.loss_acc.data, m.loss_acc.bytes());
   m.backend.memset_zero(m.loss_acc.data, m.loss_acc.bytes());
@@ -327,7 +347,7 @@ double GptStage::take_loss_sum() {
 
 std::vector<float> GptStage::logits_row(int b, int t) {
   Impl& m = *impl_;
-  TRAINER_CHECK(m.last, "logits_row on a stage without the head");
+  TRAINER_CHECK(m.heads, "logits_row on a stage without the head");
   const int64_t row = int64_t(b) * m.T + t;
   return gather_vocab_row(m.layout, m.backend, m.tp, m.logits.rows(row, row + 1).view({m.Vl}), m.row_f32);
 }

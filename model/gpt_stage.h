@@ -3,8 +3,12 @@
 // the last stage) on its tensor-parallel slice — forward and backward per micro-batch.
 //
 // Invariants:
-// - Micro-batch i uses activation slot i % n_slots; the caller never has more than n_slots
-//   micro-batches between forward and backward (the pipeline schedule guarantees it).
+// - The stage runs its layout's chunks (one without virtual stages): chunk 0 of stage 0 embeds,
+//   the last chunk of the last stage holds the head; every other chunk receives its input and
+//   sends its output. Each chunk has its own n_slots activation slots and point-to-point
+//   buffers; micro-batch i of chunk c uses slot i % n_slots of c, and the caller never has more
+//   than n_slots of a chunk's micro-batches between forward and backward (the pipeline
+//   schedule guarantees it).
 // - The last stage computes the loss and, in training, the head's backward right after the
 //   forward (like llm.c's fused classifier): the logits (N, V/tp) exist once, never per
 //   micro-batch, and no rank ever holds the full vocabulary's logits.
@@ -29,7 +33,7 @@ enum class StageMode : uint8_t { train, eval, logits };
 struct StageOptions {
   int micro_batch = 1;  // B
   int seq_len = 1;      // T
-  int n_slots = 1;      // micro-batches alive at once
+  int n_slots = 1;      // micro-batches alive at once per chunk
   Recompute recompute = Recompute::none;
   SeqParallel sequence_parallel = SeqParallel::off;  // needs B*T divisible by the tensor degree
   // Gradient of the loss per token: 1 / (tokens per step summed over data ranks).
@@ -37,13 +41,13 @@ struct StageOptions {
 };
 
 struct ActivationMemory {
-  int64_t per_slot = 0;           // bytes saved per in-flight micro-batch
-  int64_t slots = 0;              // n_slots
+  int64_t per_slot = 0;           // bytes saved per in-flight micro-batch of a chunk (the largest chunk's)
+  int64_t slots = 0;              // n_slots times the chunks
   // Shared buffers:
   int64_t backward_scratch = 0;   // gradient scratch shared by all blocks
   int64_t recompute_scratch = 0;  // GELU output or one block's activations, rebuilt in backward
   int64_t head_scratch = 0;       // last stage: final norm, logits (N, V/tp), loss statistics
-  int64_t p2p = 0;                // pipeline send/receive buffers (2 of each kind)
+  int64_t p2p = 0;                // pipeline send/receive buffers (2 of each kind per chunk)
   int64_t scratch() const { return backward_scratch + recompute_scratch + head_scratch + p2p; }
   int64_t total() const { return per_slot * slots + scratch(); }
   // Without the point-to-point buffers (a plan counts those as communication buffers).
@@ -56,18 +60,18 @@ class GptStage {
            const StageOptions& options);
   ~GptStage();
 
-  // Host tokens and targets of micro-batch `micro`, each (B, T) int32. Stage 0 uses the
-  // tokens, the last stage the targets.
-  void set_batch(int micro, const int32_t* tokens, const int32_t* targets);
-  void forward(int micro, StageMode mode);
-  void backward(int micro);
+  // Host tokens and targets of micro-batch `micro` for chunk `chunk`, each (B, T) int32. The
+  // embedding's chunk uses the tokens, the head's the targets.
+  void set_batch(int micro, int chunk, const int32_t* tokens, const int32_t* targets);
+  void forward(int micro, int chunk, StageMode mode);
+  void backward(int micro, int chunk);
 
   // Point-to-point buffers for the pipeline executor: (B*T, C), or this rank's (B*T/tp, C)
   // rows under sequence parallelism.
-  Tensor recv_act_buffer(int micro);
-  Tensor send_act_buffer(int micro);
-  Tensor recv_grad_buffer(int micro);
-  Tensor send_grad_buffer(int micro);
+  Tensor recv_act_buffer(int micro, int chunk);
+  Tensor send_act_buffer(int micro, int chunk);
+  Tensor recv_grad_buffer(int micro, int chunk);
+  Tensor send_grad_buffer(int micro, int chunk);
 
   // Sum of per-token losses since the last call (last stage, else 0; identical on every
   // tensor rank). Synchronises with the device.

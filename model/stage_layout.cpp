@@ -8,19 +8,28 @@
 
 namespace trainer {
 
-std::vector<int> split_layers(int n_layer, int pp, const std::vector<int>& explicit_split) {
+std::vector<int> split_layers(int n_layer, int n_stages, const std::vector<int>& explicit_split) {
   if (!explicit_split.empty()) return explicit_split;
-  std::vector<int> s(pp, n_layer / pp);
-  for (int i = 0; i < n_layer % pp; ++i) s[i] += 1;
+  std::vector<int> s(n_stages, n_layer / n_stages);
+  for (int i = 0; i < n_layer % n_stages; ++i) s[i] += 1;
   return s;
 }
 
 StageLayout::StageLayout(const GptConfig& config, const LayoutOptions& options)
     : config_(config), options_(options), table_(param_table(config)) {
-  std::vector<int> layers = split_layers(config.n_layer, options.pp, options.stage_layers);
-  TRAINER_CHECK(int(layers.size()) == options.pp, "stage split size");
-  for (int s = 0; s < options.pp_rank; ++s) first_layer_ += layers[s];
-  n_layers_ = layers[options.pp_rank];
+  const int v = options.virtual_stages;
+  TRAINER_CHECK(v >= 1, "virtual stages");
+  std::vector<int> layers = split_layers(config.n_layer, options.pp * v, options.stage_layers);
+  TRAINER_CHECK(int(layers.size()) == options.pp * v, "stage split size");
+  for (int c = 0; c < v; ++c) {
+    const int vs = c * options.pp + options.pp_rank;
+    int first = 0;
+    for (int s = 0; s < vs; ++s) first += layers[size_t(s)];
+    chunk_first_global_.push_back(first);
+    chunk_first_local_.push_back(n_layers_);
+    chunk_layers_.push_back(layers[size_t(vs)]);
+    n_layers_ += layers[size_t(vs)];
+  }
   // The table's entries of each global unit, so that building a stage is linear in the table
   // (a scan per unit was quadratic in n_layer: minutes for a 100,000-layer plan).
   for (int i = 0; i < int(table_.size()); ++i) {
@@ -38,7 +47,7 @@ StageLayout::StageLayout(const GptConfig& config, const LayoutOptions& options)
     }
   }
   unit_first_block_ = int(units_.size());
-  for (int l = 0; l < n_layers_; ++l) add_unit(block_unit(config, first_layer_ + l), CopyKind::primary);
+  for (int l = 0; l < n_layers_; ++l) add_unit(block_unit(config, global_layer(l)), CopyKind::primary);
   if (has_head()) {
     unit_lnf_ = int(units_.size());
     add_unit(unit_final_norm(config), CopyKind::primary);
@@ -84,6 +93,13 @@ void StageLayout::add_unit(int global_unit, CopyKind copy) {
   shard_total_ += u.shard.size();
   total_ += u.padded;
   units_.push_back(std::move(u));
+}
+
+int StageLayout::global_layer(int local_layer) const {
+  TRAINER_CHECK(local_layer >= 0 && local_layer < n_layers_, "local layer " + std::to_string(local_layer));
+  int c = n_chunks() - 1;
+  while (chunk_first_local_[size_t(c)] > local_layer) --c;
+  return chunk_first_global_[size_t(c)] + local_layer - chunk_first_local_[size_t(c)];
 }
 
 int64_t StageLayout::max_unit_padded() const {

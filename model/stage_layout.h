@@ -7,6 +7,9 @@
 //   of the data degree, so every unit splits into `dp` equal shards; shard storage (optimizer
 //   state, and for ZeRO-2/3 gradients, for ZeRO-3 parameters) is the concatenation over units
 //   of this rank's shard.
+// - With virtual stages (v > 1) the layers split into v * pp virtual stages and this rank holds
+//   chunks c = 0 .. v-1, chunk c being virtual stage c * pp + pp_rank; its local layers are
+//   the chunks' layers in chunk order, so a chunk's layers (and units) are contiguous.
 // - Stage 0 holds the token table (and gpt2's position table), the last stage the final norm
 //   and the head: an untied head is its own unit; a tied one is the token table itself on a
 //   single stage, and with pipeline > 1 a tied copy of it (its own unit, so both copies
@@ -51,12 +54,13 @@ struct LayoutOptions {
   int tp_rank = 0, tp = 1;
   int pp_rank = 0, pp = 1;
   int dp_rank = 0, dp = 1;
-  std::vector<int> stage_layers;  // layers per stage; empty = even split
+  int virtual_stages = 1;         // chunks per pipeline rank (interleaved schedule)
+  std::vector<int> stage_layers;  // layers per virtual stage (pp * virtual_stages); empty = even split
 };
 
-// Layers per stage: the explicit split, or as even as possible (earlier stages take the
-// remainder).
-std::vector<int> split_layers(int n_layer, int pp, const std::vector<int>& explicit_split);
+// Layers per (virtual) stage: the explicit split, or as even as possible (earlier stages take
+// the remainder).
+std::vector<int> split_layers(int n_layer, int n_stages, const std::vector<int>& explicit_split);
 
 class StageLayout {
  public:
@@ -69,8 +73,13 @@ class StageLayout {
   const std::vector<LocalParam>& params() const { return params_; }
   const ParamSpec& spec(const LocalParam& p) const { return table_[p.spec]; }
 
-  int first_layer() const { return first_layer_; }
+  // Local layers over all chunks; chunk c's are chunk_first_local(c) .. + chunk_layers(c) - 1.
   int n_layers() const { return n_layers_; }
+  int n_chunks() const { return options_.virtual_stages; }
+  int chunk_first_local(int chunk) const { return chunk_first_local_[size_t(chunk)]; }
+  int chunk_layers(int chunk) const { return chunk_layers_[size_t(chunk)]; }
+  // The model's index of a local layer.
+  int global_layer(int local_layer) const;
   bool has_embedding() const { return options_.pp_rank == 0; }
   bool has_head() const { return options_.pp_rank == options_.pp - 1; }
   // Local unit indices; -1 when this stage does not hold it (wpe: also for llama). head_wte
@@ -101,7 +110,8 @@ class StageLayout {
   std::vector<std::vector<int>> specs_of_unit_;  // global unit -> its indices in table_, in order
   std::vector<LocalUnit> units_;
   std::vector<LocalParam> params_;
-  int first_layer_ = 0, n_layers_ = 0;
+  std::vector<int> chunk_first_global_, chunk_first_local_, chunk_layers_;
+  int n_layers_ = 0;
   int unit_wte_ = -1, unit_wpe_ = -1, unit_first_block_ = -1, unit_lnf_ = -1, unit_head_wte_ = -1;
   int64_t total_ = 0, shard_total_ = 0;
 };

@@ -62,7 +62,7 @@ BlockActs take_block_acts(TensorArena& a, DType act, const BlockDims& d, GeluBuf
 BlockParams stage_block_params(const StageLayout& layout, const ParamStore& store, Tensor base, int unit,
                                int local_layer) {
   const GptConfig& cfg = layout.config();
-  const std::string h = layer_prefix(cfg, layout.first_layer() + local_layer);
+  const std::string h = layer_prefix(cfg, layout.global_layer(local_layer));
   auto v = [&](const char* name) { return store.view(base, unit, h + name); };
   if (cfg.arch == ModelArch::gpt2)
     return BlockParams{v("ln_1.weight"), v("ln_1.bias"), v("attn.c_attn.weight"), v("attn.c_attn.bias"),

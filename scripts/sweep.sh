@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # sweep.sh RECIPE WORLD [LAYOUTS]: benchmark a recipe over parallel layouts of WORLD ranks.
 #
-# LAYOUTS is a comma-separated list of DxTxP:ZERO:MICRO:SCHEDULE, e.g. "4x1x1:1:2:1f1b,1x2x2:0:2:gpipe";
+# LAYOUTS is a comma-separated list of DxTxP:ZERO:MICRO:SCHEDULE (SCHEDULE gpipe, 1f1b, or interleavedV
+# over V virtual stages), e.g. "4x1x1:1:2:1f1b,1x2x2:0:2:gpipe,1x1x2:0:1:interleaved2";
 # without it every valid layout that `trainer plan RECIPE --world WORLD --search --json` lists
 # (with the recipe's recomputation mode) is run. Each layout runs `trainer bench RECIPE --json
 # --set ...` under srun (inside a Slurm allocation, SLURM_JOB_ID set) or mpiexec. A layout that
@@ -87,7 +88,8 @@ plan = json.load(open(sys.argv[1]))
 given = sys.argv[2]
 by_key = {}
 for l in plan["layouts"]:
-    key = f'{l["data"]}x{l["tensor"]}x{l["pipeline"]}:{l["zero"]}:{l["micro_batch"]}:{l["schedule"]}'
+    sched = l["schedule"] + (str(l["virtual_stages"]) if l.get("virtual_stages", 1) > 1 else "")
+    key = f'{l["data"]}x{l["tensor"]}x{l["pipeline"]}:{l["zero"]}:{l["micro_batch"]}:{sched}'
     if l["recompute"] == plan["recipe_recompute"]:
         by_key.setdefault(key, l)
 def row(key, status, reason=""):
@@ -99,9 +101,11 @@ def row(key, status, reason=""):
 if given:
     for entry in given.split(","):
         entry = entry.strip()
-        m = re.fullmatch(r"([1-9]\d*)x([1-9]\d*)x([1-9]\d*):([0-3]):([1-9]\d*):(gpipe|1f1b)", entry)
+        m = re.fullmatch(r"([1-9]\d*)x([1-9]\d*)x([1-9]\d*):([0-3]):([1-9]\d*):(gpipe|1f1b|interleaved[2-9]\d*)",
+                         entry)
         if not m:
-            row(entry, "invalid", f"malformed layout '{entry}': want DxTxP:ZERO:MICRO:SCHEDULE, e.g. 2x2x1:1:4:1f1b")
+            row(entry, "invalid", f"malformed layout '{entry}': want DxTxP:ZERO:MICRO:SCHEDULE (gpipe, 1f1b, or "
+                                  f"interleavedV over V virtual stages), e.g. 2x2x1:1:4:1f1b")
         else:
             row(entry, "run")
 else:
@@ -130,8 +134,10 @@ while IFS=$'\x1f' read -r key status reason plan_step plan_mem fits; do
     status=skipped
     reason="out of memory by the plan: needs $plan_mem bytes per rank"
   elif [[ "$status" == run ]]; then
+    chunks=1 schedule=$sched
+    if [[ "$sched" == interleaved* ]]; then chunks=${sched#interleaved} schedule=interleaved; fi
     sets=(--set "parallel.data=$d" --set "parallel.tensor=$t" --set "parallel.pipeline=$p" --set "parallel.zero=$z"
-          --set "train.micro_batch=$mb" --set "parallel.schedule=$sched")
+          --set "train.micro_batch=$mb" --set "parallel.schedule=$schedule" --set "parallel.virtual_stages=$chunks")
     rc=0
     started=$SECONDS
     timeout --kill-after=10 "$timeout_s" "${launcher[@]}" "${bench[@]}" "$recipe" --json "${sets[@]}" "${bench_args[@]}" \

@@ -154,8 +154,11 @@ void inspect_checkpoint(const std::string& path, const std::vector<OptimizerStat
   fmt::print("program version: {} (checkpoint format {})\n", m.program_version, m.format);
   print_recipe_summary(m);
   const int world = m.data * m.tensor * m.pipeline;
-  fmt::print("layout: data {} x tensor {} x pipeline {} = {} rank{}, zero {}, layers per stage [{}]\n", m.data,
-             m.tensor, m.pipeline, world, world == 1 ? "" : "s", m.zero, fmt::join(m.stage_layers, ", "));
+  const std::string chunks =
+      m.virtual_stages > 1 ? fmt::format(", {} virtual stages per rank, layers per virtual stage", m.virtual_stages)
+                           : std::string(", layers per stage");
+  fmt::print("layout: data {} x tensor {} x pipeline {} = {} rank{}, zero {}{} [{}]\n", m.data, m.tensor, m.pipeline,
+             world, world == 1 ? "" : "s", m.zero, chunks, fmt::join(m.stage_layers, ", "));
   std::fflush(stdout);
 
   const std::vector<CkptFileCheck> checks = check_checkpoint_files(dir, m);

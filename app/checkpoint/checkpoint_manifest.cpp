@@ -151,6 +151,7 @@ std::string manifest_to_yaml(const CkptManifest& m) {
   e << YAML::Key << "layout" << YAML::Value << YAML::Flow << YAML::BeginMap;
   e << YAML::Key << "data" << YAML::Value << m.data << YAML::Key << "tensor" << YAML::Value << m.tensor;
   e << YAML::Key << "pipeline" << YAML::Value << m.pipeline << YAML::Key << "zero" << YAML::Value << m.zero;
+  if (m.virtual_stages != 1) e << YAML::Key << "virtual_stages" << YAML::Value << m.virtual_stages;
   e << YAML::Key << "stages" << YAML::Value << YAML::Flow << m.stage_layers;
   e << YAML::EndMap;
   const GptConfig& c = m.model;
@@ -230,6 +231,7 @@ CkptManifest parse_manifest(const std::string& text, const std::string& path) {
     m.tensor = field<int>(l, "tensor", path, "layout");
     m.pipeline = field<int>(l, "pipeline", path, "layout");
     m.zero = field<int>(l, "zero", path, "layout");
+    if (l["virtual_stages"]) m.virtual_stages = field<int>(l, "virtual_stages", path, "layout");
     m.stage_layers = field<std::vector<int>>(l, "stages", path, "layout");
     const YAML::Node c = section(n, "model", path);
     m.model.n_layer = field<int>(c, "n_layer", path, "model");

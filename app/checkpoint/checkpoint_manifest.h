@@ -52,7 +52,8 @@ struct CkptManifest {
   double loss = 0;  // training loss of the step saved (NaN or inf once training diverged)
   LoaderState loader;
   int data = 1, tensor = 1, pipeline = 1, zero = 0;
-  std::vector<int> stage_layers;
+  int virtual_stages = 1;         // chunks per pipeline rank (1 in checkpoints written before them)
+  std::vector<int> stage_layers;  // layers per virtual stage (pipeline x virtual_stages entries)
   GptConfig model;
   std::string recipe_yaml;
   std::vector<CkptFile> files;

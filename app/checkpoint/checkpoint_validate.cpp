@@ -100,9 +100,14 @@ void check_model(const GptConfig& c, const std::string& path) {
 }
 
 void check_stages(const CkptManifest& m, const std::string& path) {
-  if (int64_t(m.stage_layers.size()) != m.pipeline)
+  if (m.virtual_stages < 1 || m.virtual_stages > m.model.n_layer)
+    bad_number(path, "layout.virtual_stages", m.virtual_stages,
+               fmt::format("valid: 1 to model.n_layer {}", m.model.n_layer));
+  if (int64_t(m.stage_layers.size()) != int64_t(m.pipeline) * m.virtual_stages)
     bad_number(path, "layout.stages: entries", m.stage_layers.size(),
-               fmt::format("one entry per pipeline stage; layout.pipeline is {}", m.pipeline));
+               fmt::format("one entry per pipeline stage and virtual stage; layout.pipeline is {}, "
+                           "layout.virtual_stages {}",
+                           m.pipeline, m.virtual_stages));
   int64_t sum = 0;
   for (size_t i = 0; i < m.stage_layers.size(); ++i) {
     if (m.stage_layers[i] < 1)

@@ -56,12 +56,17 @@ std::vector<int32_t> Trainer::generate(const std::vector<int32_t>& prompt_ids, c
   std::unique_ptr<GptDecoder> decoder;
   if (o.decoding == Decoding::kv_cache)
     decoder = std::make_unique<GptDecoder>(*layout_, *store_, *backend_, recipe_.parallel.tensor > 1 ? &grid_->tp() : nullptr, T);
-  // Runs tokens [from, end) through this stage's decoder, stage after stage.
+  // Runs tokens [from, end) through this stage's decoder, virtual stage after virtual stage
+  // (with virtual stages round the ring: the last stage's chunk c feeds stage 0's chunk c + 1).
+  const int v = recipe_.parallel.virtual_stages;
   auto decode = [&](size_t from) {
     const int64_t n = int64_t(tokens.size() - from);
-    if (pp_rank > 0) grid_->pp().recv(decoder->input(n), pp_rank - 1, kDecodeTag);
-    Tensor out = decoder->forward(tokens.data() + from, n);
-    if (pp_rank + 1 < pp) grid_->pp().send(out, pp_rank + 1, kDecodeTag);
+    for (int c = 0; c < v; ++c) {
+      const int vs = c * pp + pp_rank;
+      if (vs > 0) grid_->pp().recv(decoder->input(n), prev_stage(pp_rank, pp), kDecodeTag);
+      Tensor out = decoder->forward(c, tokens.data() + from, n);
+      if (vs < v * pp - 1) grid_->pp().send(out, next_stage(pp_rank, pp), kDecodeTag);
+    }
   };
   // The logits of the token after `tokens`, on the last stage (empty elsewhere).
   std::vector<std::vector<int32_t>> in(1, std::vector<int32_t>(size_t(B) * T, 0)), tg = in;

@@ -63,8 +63,13 @@ LayoutOptions layout_options_from(const Recipe& r, const GridCoords& c) {
   lo.pp = par.pipeline;
   lo.dp_rank = c.dp;
   lo.dp = par.data;
+  lo.virtual_stages = par.virtual_stages;
   lo.stage_layers = par.stages;
   return lo;
+}
+
+PipeShape pipe_shape_from(const Recipe& r) {
+  return PipeShape{r.parallel.schedule, r.parallel.pipeline, r.grad_accum(), r.parallel.virtual_stages};
 }
 
 ZeroPolicy zero_policy_from(const Recipe& r) { return zero_policy(r.parallel.zero); }
@@ -145,7 +150,9 @@ CkptManifest manifest_from(const Recipe& r) {
   m.tensor = r.parallel.tensor;
   m.pipeline = r.parallel.pipeline;
   m.zero = r.parallel.zero;
-  m.stage_layers = split_layers(r.model.n_layer, r.parallel.pipeline, r.parallel.stages);
+  m.virtual_stages = r.parallel.virtual_stages;
+  m.stage_layers =
+      split_layers(r.model.n_layer, r.parallel.pipeline * r.parallel.virtual_stages, r.parallel.stages);
   m.model = gpt_config_from(r);
   m.recipe_yaml = recipe_to_yaml(r);
   return m;
@@ -161,6 +168,7 @@ PlanLayout plan_layout_from(const Recipe& r) {
   layout.global_batch = r.train.global_batch;
   layout.seq_len = r.train.seq_len;
   layout.schedule = r.parallel.schedule;
+  layout.virtual_stages = r.parallel.virtual_stages;
   layout.recompute = r.train.recompute;
   layout.sequence_parallel = r.parallel.sequence_parallel;
   layout.stage_layers = r.parallel.stages;

@@ -34,7 +34,9 @@ BackendOptions backend_options_from(const Recipe& recipe, int local_rank);
 LayoutOptions layout_options_from(const Recipe& recipe, const GridCoords& coords);
 // parallel.zero as the parameter store's policy (its other argument is parallel.bucket_mb).
 ZeroPolicy zero_policy_from(const Recipe& recipe);
-// n_slots: micro-batches alive at once on this stage (max_in_flight of the schedule).
+// The pipeline's schedule shape: stages, micro-batches per step and chunks per rank.
+PipeShape pipe_shape_from(const Recipe& recipe);
+// n_slots: micro-batches alive at once per chunk on this stage (max_in_flight of the schedule).
 StageOptions stage_options_from(const Recipe& recipe, int n_slots);
 LrSchedule lr_schedule_from(const Recipe& recipe);
 // data.train (and data.stages) for the data rank at coords.dp, shuffled.

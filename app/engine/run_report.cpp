@@ -2,12 +2,14 @@
 #include "app/engine/run_report.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <omp.h>
 
 #include <cstdlib>
 
 #include "app/engine/flops.h"
 #include "app/engine/launch_report.h"
+#include "app/engine/options_from.h"
 #include "parallel/pipeline_schedule.h"
 
 namespace trainer {
@@ -75,9 +77,13 @@ void print_run_report(Trainer& t, const MpiRuntime& mpi, Reporting reporting) {
              r.world(), p.data, p.tensor, p.pipeline, p.zero, p.sequence_parallel ? "; sequence parallel" : "",
              t.backend().name(), t.backend().device_name(), omp_get_max_threads(), r.train.micro_batch,
              r.train.seq_len, r.train.global_batch, t.tokens_per_step(), r.grad_accum());
-  if (p.pipeline > 1)
+  if (p.pipeline > 1) {
     fmt::print("pipeline: schedule {}, {} stages, {} micro-batches, bubble fraction {:.3f}\n",
-               schedule_name(p.schedule), p.pipeline, r.grad_accum(), bubble_fraction(p.pipeline, r.grad_accum()));
+               schedule_name(p.schedule), p.pipeline, r.grad_accum(), bubble_fraction(pipe_shape_from(r)));
+    if (p.virtual_stages > 1)
+      fmt::print("pipeline: {} virtual stages per rank, layers per virtual stage [{}]\n", p.virtual_stages,
+                 fmt::join(split_layers(r.model.n_layer, p.pipeline * p.virtual_stages, p.stages), ", "));
+  }
   fmt::print("memory (rank 0): {}\n", memory_line(mem));
   if (r.world() > 1) fmt::print("memory (largest rank total): {}\n", format_bytes(int64_t(totals[0])));
   fmt::print("flops per token: {:.4g}\n", flops_per_token(c, r.train.seq_len));

@@ -13,31 +13,34 @@ StepPassTimes run_step_passes(GptStage& stage, ParamStore& store, Backend& backe
   const Schedule schedule = seat.pp == 1 ? Schedule::one_f_one_b : seat.schedule;
   StepPassTimes times;
   PipelineHooks hooks;
-  hooks.forward = [&](int i) {
-    TraceScope span(seat.trace, "forward", "compute", {TraceArg::num("micro", i), TraceArg::num("stage", seat.pp_rank)});
+  hooks.forward = [&](int i, int c) {
+    TraceScope span(seat.trace, "forward", "compute",
+                    {TraceArg::num("micro", i), TraceArg::num("stage", seat.pp_rank), TraceArg::num("chunk", c)});
     const double t0 = monotonic_seconds();
-    stage.set_batch(i, inputs[size_t(i)].data(), targets[size_t(i)].data());
-    stage.forward(i, StageMode::train);
+    stage.set_batch(i, c, inputs[size_t(i)].data(), targets[size_t(i)].data());
+    stage.forward(i, c, StageMode::train);
     if (timing == PassTiming::per_pass) backend.synchronize();
     times.forward_s += monotonic_seconds() - t0;
   };
-  hooks.backward = [&](int i) {
-    TraceScope span(seat.trace, "backward", "compute", {TraceArg::num("micro", i), TraceArg::num("stage", seat.pp_rank)});
+  hooks.backward = [&](int i, int c) {
+    TraceScope span(seat.trace, "backward", "compute",
+                    {TraceArg::num("micro", i), TraceArg::num("stage", seat.pp_rank), TraceArg::num("chunk", c)});
     const double t0 = monotonic_seconds();
+    // A chunk's last micro-batch is the last contribution to its units' gradients.
     store.begin_micro(i == m - 1);
-    stage.backward(i);
+    stage.backward(i, c);
     if (timing == PassTiming::per_pass) backend.synchronize();
     times.backward_s += monotonic_seconds() - t0;
   };
-  hooks.recv_act_buffer = [&](int i) { return stage.recv_act_buffer(i); };
-  hooks.send_act_buffer = [&](int i) { return stage.send_act_buffer(i); };
-  hooks.recv_grad_buffer = [&](int i) { return stage.recv_grad_buffer(i); };
-  hooks.send_grad_buffer = [&](int i) { return stage.send_grad_buffer(i); };
+  hooks.recv_act_buffer = [&](int i, int c) { return stage.recv_act_buffer(i, c); };
+  hooks.send_act_buffer = [&](int i, int c) { return stage.send_act_buffer(i, c); };
+  hooks.recv_grad_buffer = [&](int i, int c) { return stage.recv_grad_buffer(i, c); };
+  hooks.send_grad_buffer = [&](int i, int c) { return stage.send_grad_buffer(i, c); };
   const bool piped = seat.pp > 1;
   TraceScope span(seat.trace, "pipeline", "compute", {TraceArg::num("micro_batches", m), TraceArg::num("stage", seat.pp_rank)});
-  const PipelineTimes pt = run_pipeline(make_schedule(schedule, seat.pp_rank, seat.pp, m),
-                                        piped ? seat.act_comm : nullptr, piped ? seat.grad_comm : nullptr,
-                                        seat.pp_rank, seat.n_slots, hooks);
+  const PipeShape shape{schedule, seat.pp, m, seat.pp == 1 ? 1 : seat.n_chunks};
+  const PipelineTimes pt = run_pipeline(make_schedule(shape, seat.pp_rank), piped ? seat.act_comm : nullptr,
+                                        piped ? seat.grad_comm : nullptr, seat.pp_rank, m, seat.n_slots, hooks);
   times.wait_s = pt.wait_s;
   return times;
 }

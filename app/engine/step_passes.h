@@ -21,7 +21,8 @@ struct PipelineSeat {
   Schedule schedule = Schedule::one_f_one_b;  // used only with more than one stage
   int pp_rank = 0;
   int pp = 1;
-  int n_slots = 1;           // GptStage's activation slots (max_in_flight)
+  int n_chunks = 1;          // virtual stages on this rank (interleaved)
+  int n_slots = 1;           // GptStage's activation slots per chunk (max_in_flight)
   Comm* act_comm = nullptr;  // the pipeline group for activations and gradients (null: one stage)
   Comm* grad_comm = nullptr;
   TraceRecorder* trace = nullptr;  // forward and backward spans per micro-batch (null: none)

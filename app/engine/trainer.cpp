@@ -52,7 +52,8 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
     Buffer scratch = backend_->alloc(2 * sizeof(float));
     backend_->memset_zero(scratch.data(), scratch.bytes());
     Tensor two = scratch.tensor(DType::f32, {2});
-    connect_pipeline(grid_->pp(), grid_->pp_grad(), c.pp, par.pipeline, two.flat(0, 1), two.flat(1, 2));
+    connect_pipeline(grid_->pp(), grid_->pp_grad(), c.pp, par.pipeline,
+                     par.virtual_stages > 1 ? PipelineLinks::ring : PipelineLinks::chain, two.flat(0, 1), two.flat(1, 2));
     backend_->synchronize();
   }
 
@@ -71,8 +72,7 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   startup_.params = monotonic_seconds() - t_params;
   startup_.params_cpu = process_cpu_seconds() - cpu_params;
 
-  const int m = recipe_.grad_accum();
-  n_slots_ = par.pipeline == 1 ? 1 : max_in_flight(par.schedule, c.pp, par.pipeline, m);
+  n_slots_ = par.pipeline == 1 ? 1 : max_in_flight(pipe_shape_from(recipe_), c.pp);
   if (par.tensor > 1)
     store_->set_tensor_partial_grads(&grid_->tp(), par.sequence_parallel ? TpPartialGrads::all_replicated
                                                                           : TpPartialGrads::per_head);
@@ -138,7 +138,7 @@ StepResult Trainer::compute_step() {
   store_->zero_grads();
   const ParallelConfig& par = recipe_.parallel;
   const bool piped = par.pipeline > 1;
-  const PipelineSeat seat{par.schedule, grid_->coords().pp, par.pipeline, n_slots_,
+  const PipelineSeat seat{par.schedule, grid_->coords().pp, par.pipeline, par.virtual_stages, n_slots_,
                           piped ? &grid_->pp() : nullptr, piped ? &grid_->pp_grad() : nullptr, trace};
   const StepPassTimes pt = run_step_passes(*stage_, *store_, *backend_, seat, in, tg,
                                            sync_timing_ ? PassTiming::per_pass : PassTiming::overlapped);
@@ -207,14 +207,14 @@ void Trainer::run_forward_only(int n_micro, const std::vector<std::vector<int32_
   const ParallelConfig& par = recipe_.parallel;
   const int pp_rank = grid_->coords().pp;
   PipelineHooks hooks;
-  hooks.forward = [&](int i) {
-    stage_->set_batch(i, inputs[i].data(), targets[i].data());
-    stage_->forward(i, mode);
+  hooks.forward = [&](int i, int c) {
+    stage_->set_batch(i, c, inputs[i].data(), targets[i].data());
+    stage_->forward(i, c, mode);
   };
-  hooks.recv_act_buffer = [&](int i) { return stage_->recv_act_buffer(i); };
-  hooks.send_act_buffer = [&](int i) { return stage_->send_act_buffer(i); };
-  run_pipeline(make_forward_schedule(pp_rank, par.pipeline, n_micro), par.pipeline > 1 ? &grid_->pp() : nullptr,
-               nullptr, pp_rank, n_slots_, hooks);
+  hooks.recv_act_buffer = [&](int i, int c) { return stage_->recv_act_buffer(i, c); };
+  hooks.send_act_buffer = [&](int i, int c) { return stage_->send_act_buffer(i, c); };
+  run_pipeline(make_forward_schedule(pp_rank, par.pipeline, n_micro, par.virtual_stages),
+               par.pipeline > 1 ? &grid_->pp() : nullptr, nullptr, pp_rank, n_micro, n_slots_, hooks);
   backend_->synchronize();
 }
 

@@ -2,6 +2,8 @@
 // GptStage::Impl::plan() so the two can be read side by side.
 #include "app/plan/plan_activation.h"
 
+#include <algorithm>
+
 namespace trainer {
 
 namespace {
@@ -72,14 +74,21 @@ ActivationMemory plan_activations(const ActivationDims& d, int64_t slots) {
     if (sp) p.head_scratch += arena(Nr * C, a);
   }
   const int64_t p2p_one = arena(Nr * C, a);
-  p.p2p = 2 * ((d.first ? 0 : 2) + (d.last ? 0 : 1)) * p2p_one;  // recv_act, send_grad; recv_grad
-
-  // Slot: tokens, targets, L+1 residual streams, per-block activations, the head's gradient.
-  p.per_slot = 2 * arena(N, 4) + int64_t(d.n_layers + 1) * arena(Nr * C, a);
-  if (d.recompute != Recompute::block)
-    p.per_slot += int64_t(d.n_layers) *
-                  block_acts(d, d.recompute == Recompute::none ? GeluBuffer::own : GeluBuffer::shared);
-  if (d.last) p.per_slot += arena(Nr * C, a);
+  const std::vector<int> chunks = d.chunk_layers.empty() ? std::vector<int>{d.n_layers} : d.chunk_layers;
+  const int v = int(chunks.size());
+  p.slots = slots * v;
+  p.per_slot = 0;
+  for (int c = 0; c < v; ++c) {
+    const bool first = d.first && c == 0, last = d.last && c == v - 1;
+    p.p2p += 2 * ((first ? 0 : 2) + (last ? 0 : 1)) * p2p_one;  // recv_act, send_grad; recv_grad
+    // Slot: tokens, targets, L+1 residual streams, per-block activations, the head's gradient.
+    const int64_t L = chunks[size_t(c)];
+    int64_t slot = 2 * arena(N, 4) + (L + 1) * arena(Nr * C, a);
+    if (d.recompute != Recompute::block)
+      slot += L * block_acts(d, d.recompute == Recompute::none ? GeluBuffer::own : GeluBuffer::shared);
+    if (last) slot += arena(Nr * C, a);
+    p.per_slot = std::max(p.per_slot, slot);
+  }
   return p;
 }
 

@@ -9,10 +9,12 @@
 // block; without the GELU output under recompute gelu) and, on the last stage, the head's
 // gradient (N,C). Shared scratch: backward scratch, the recompute buffers, the last stage's
 // head (final LayerNorm, the (N, V/tp) logits, cross-entropy statistics, a (V) f32 row) and
-// the pipeline's double-buffered point-to-point buffers.
+// the pipeline's double-buffered point-to-point buffers. With virtual stages every chunk has its
+// own slots and point-to-point buffers, each slot the size of the largest chunk's.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "model/gpt_block.h"
 #include "model/gpt_stage.h"
@@ -26,8 +28,9 @@ struct ActivationDims {
   int64_t n_head = 1;
   int64_t padded_vocab = 1;
   int tp = 1;
-  int n_layers = 1;  // layers of this stage
-  bool first = true, last = true;
+  int n_layers = 1;  // layers of this stage (one chunk)
+  std::vector<int> chunk_layers;  // layers per chunk with virtual stages (then n_layers is unused)
+  bool first = true, last = true;  // this rank embeds (chunk 0) / holds the head (its last chunk)
   Recompute recompute = Recompute::none;
   bool sequence_parallel = false;  // residual rows split over the tensor group (tp > 1)
   int64_t act_bytes = 4;  // bytes of the activation dtype
@@ -43,6 +46,7 @@ struct ActivationDims {
   }
 };
 
+// slots: per chunk (the stage keeps that many for each of its chunks).
 ActivationMemory plan_activations(const ActivationDims& dims, int64_t slots);
 
 }  // namespace trainer

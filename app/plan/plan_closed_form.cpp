@@ -21,7 +21,7 @@ int64_t PlanUnits::max_padded() const {
   return padded.empty() ? 0 : *std::max_element(padded.begin(), padded.end());
 }
 
-PlanUnits plan_units_closed_form(const GptConfig& c, int tp, int dp, int pp, int pp_rank,
+PlanUnits plan_units_closed_form(const GptConfig& c, int tp, int dp, int pp, int pp_rank, int virtual_stages,
                                  const std::vector<int>& stage_layers) {
   const int64_t C = c.d_model;
   const int64_t wte = int64_t(c.padded_vocab) / tp * C, wpe = c.has_position_table() ? int64_t(c.max_seq_len) * C : 0;
@@ -38,10 +38,13 @@ PlanUnits plan_units_closed_form(const GptConfig& c, int tp, int dp, int pp, int
   u.tied = c.tied();
   u.first = pp_rank == 0;
   u.last = pp_rank == pp - 1;
-  if (stage_layers.empty()) {
-    u.n_layers = c.n_layer / pp + (pp_rank < c.n_layer % pp ? 1 : 0);
-  } else {
-    u.n_layers = stage_layers[size_t(pp_rank)];
+  const int n_virtual = pp * virtual_stages;
+  for (int k = 0; k < virtual_stages; ++k) {
+    const int vs = k * pp + pp_rank;
+    const int layers = stage_layers.empty() ? c.n_layer / n_virtual + (vs < c.n_layer % n_virtual ? 1 : 0)
+                                            : stage_layers[size_t(vs)];
+    u.chunk_layers.push_back(layers);
+    u.n_layers += layers;
   }
   auto add = [&](int64_t numel) {
     u.padded.push_back(round_up(numel, dp));
@@ -123,19 +126,20 @@ class StagingPool {
     while (!pending_.empty()) complete_oldest();
   }
 
-  // GptStage::forward(train) and GptStage::backward.
-  void forward() {
-    if (u_.first) {
+  // GptStage::forward(train) and GptStage::backward of one chunk.
+  void forward(int chunk) {
+    const int v = int(u_.chunk_layers.size()), l0 = first_local(chunk);
+    if (u_.first && chunk == 0) {
       acquire(u_.unit_wte);
       if (u_.unit_wpe >= 0) acquire(u_.unit_wpe);
       if (u_.unit_wpe >= 0) release(u_.unit_wpe);
       release(u_.unit_wte);
     }
-    for (int l = 0; l < u_.n_layers; ++l) {
+    for (int l = l0; l < l0 + u_.chunk_layers[size_t(chunk)]; ++l) {
       acquire(u_.unit_first_block + l);
       release(u_.unit_first_block + l);
     }
-    if (u_.last) {
+    if (u_.last && chunk == v - 1) {
       acquire(u_.unit_lnf);
       acquire(u_.unit_head_wte);
       grads(u_.unit_head_wte);
@@ -144,19 +148,20 @@ class StagingPool {
       release(u_.unit_lnf);
     }
   }
-  void backward() {
-    if (u_.last) {
+  void backward(int chunk) {
+    const int v = int(u_.chunk_layers.size()), l0 = first_local(chunk);
+    if (u_.last && chunk == v - 1) {
       grads_done(u_.unit_lnf);
       if (u_.unit_head_wte != u_.unit_wte) grads_done(u_.unit_head_wte);
     }
-    for (int l = u_.n_layers - 1; l >= 0; --l) {
+    for (int l = l0 + u_.chunk_layers[size_t(chunk)] - 1; l >= l0; --l) {
       const int unit = u_.unit_first_block + l;
       acquire(unit);
       grads(unit);
       release(unit);
       grads_done(unit);
     }
-    if (u_.first) {
+    if (u_.first && chunk == 0) {
       grads(u_.unit_wte);
       if (u_.unit_wpe >= 0) grads(u_.unit_wpe);
       if (u_.unit_wpe >= 0) grads_done(u_.unit_wpe);
@@ -169,6 +174,11 @@ class StagingPool {
   int64_t reducing_peak() const { return reducing_peak_; }
 
  private:
+  int first_local(int chunk) const {
+    int l0 = 0;
+    for (int k = 0; k < chunk; ++k) l0 += u_.chunk_layers[size_t(k)];
+    return l0;
+  }
   void take(int64_t bytes) {
     for (auto& f : free_) {
       if (f.first == bytes && f.second > 0) {
@@ -215,14 +225,11 @@ class StagingPool {
 
 // Replays one training step's ParamStore calls in the schedule's order (see
 // plan_staging_peak).
-StagingPool replay_step(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, Schedule schedule, int pp_rank, int pp,
-                        int micro_batches) {
+StagingPool replay_step(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, const PipeShape& shape, int pp_rank) {
   StagingPool pool(u, zero, act_bytes);
-  const int m = std::min(micro_batches, 4);
-  const Schedule s = pp == 1 ? Schedule::one_f_one_b : schedule;
-  for (const Action& a : make_schedule(s, pp_rank, pp, m)) {
-    if (a.kind == ActionKind::forward) pool.forward();
-    if (a.kind == ActionKind::backward) pool.backward();
+  for (const Action& a : make_schedule(plan_replay_shape(shape, 4), pp_rank)) {
+    if (a.kind == ActionKind::forward) pool.forward(a.chunk);
+    if (a.kind == ActionKind::backward) pool.backward(a.chunk);
   }
   pool.finish();
   return pool;
@@ -230,10 +237,10 @@ StagingPool replay_step(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, 
 
 }  // namespace
 
-int64_t plan_staging_peak(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, Schedule schedule, int pp_rank,
-                          int pp, int micro_batches) {
+int64_t plan_staging_peak(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, const PipeShape& shape,
+                          int pp_rank) {
   if (zero.grad_reduction() == GradReduction::bucketed_all_reduce) return 0;
-  return replay_step(u, zero, act_bytes, schedule, pp_rank, pp, micro_batches).allocated();
+  return replay_step(u, zero, act_bytes, shape, pp_rank).allocated();
 }
 
 std::vector<int64_t> plan_buckets(const PlanUnits& u, double bucket_mb) {
@@ -270,8 +277,9 @@ std::vector<int64_t> plan_buckets(const PlanUnits& u, double bucket_mb) {
   return buckets;
 }
 
-int64_t plan_reduction_transient(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, Schedule schedule,
-                                 int pp_rank, int pp, int micro_batches, double bucket_mb) {
+int64_t plan_reduction_transient(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, const PipeShape& shape,
+                                 int pp_rank, double bucket_mb) {
+  const int pp = shape.n_stages;
   int64_t grads = 0;
   const GradReduction reduction = zero.grad_reduction();
   if (u.dp > 1 && reduction == GradReduction::bucketed_all_reduce) {
@@ -280,7 +288,7 @@ int64_t plan_reduction_transient(const PlanUnits& u, ZeroPolicy zero, int64_t ac
     for (size_t i = 0; i < b.size(); ++i) grads = std::max(grads, b[i] + (i + 1 < b.size() ? b[i + 1] : 0));
   }
   if (u.dp > 1 && reduction == GradReduction::per_unit_reduce_scatter)
-    grads = replay_step(u, zero, act_bytes, schedule, pp_rank, pp, micro_batches).reducing_peak();
+    grads = replay_step(u, zero, act_bytes, shape, pp_rank).reducing_peak();
   // Then the tied embedding's all-reduce between the first and last stage (in place, 2 ranks).
   int64_t tied = 0;
   if (pp > 1 && u.tied && (u.first || u.last)) {
@@ -292,18 +300,18 @@ int64_t plan_reduction_transient(const PlanUnits& u, ZeroPolicy zero, int64_t ac
 
 PlanRankMemory plan_rank_memory_closed_form(const GptConfig& c, const PlanLayout& l, int pp_rank, int64_t act_bytes,
                                             HostTransients host) {
-  const PlanUnits u = plan_units_closed_form(c, l.tensor, l.data, l.pipeline, pp_rank, l.stage_layers);
+  const PlanUnits u =
+      plan_units_closed_form(c, l.tensor, l.data, l.pipeline, pp_rank, l.virtual_stages, l.stage_layers);
   PlanRankMemory r;
   r.pp_rank = pp_rank;
   r.n_layers = u.n_layers;
   r.param_elements = u.total();
   const ZeroPolicy zero = l.zero_policy();
   r.store = plan_store_memory(u, zero, act_bytes);
-  r.staging = plan_staging_peak(u, zero, act_bytes, l.schedule, pp_rank, l.pipeline, l.grad_accum());
+  r.staging = plan_staging_peak(u, zero, act_bytes, plan_pipe_shape(l), pp_rank);
   if (host == HostTransients::cpu_path) {
     r.init_transient = std::min<int64_t>(u.max_param, ParamStore::kInitChunkElements) * 4;
-    r.reduction_transient = plan_reduction_transient(u, zero, act_bytes, l.schedule, pp_rank, l.pipeline,
-                                                     l.grad_accum(), l.bucket_mb);
+    r.reduction_transient = plan_reduction_transient(u, zero, act_bytes, plan_pipe_shape(l), pp_rank, l.bucket_mb);
   }
   ActivationDims d;
   d.micro_batch = l.micro_batch;
@@ -318,6 +326,7 @@ PlanRankMemory plan_rank_memory_closed_form(const GptConfig& c, const PlanLayout
   d.tp = l.tensor;
   d.sequence_parallel = l.sequence_parallel;
   d.n_layers = u.n_layers;
+  if (u.chunk_layers.size() > 1) d.chunk_layers = u.chunk_layers;
   d.first = u.first;
   d.last = u.last;
   d.act_bytes = act_bytes;

@@ -23,8 +23,9 @@ struct PlanUnits {
   std::vector<int64_t> padded;
   int64_t max_param = 0;  // elements of the largest local parameter
   int dp = 1;
-  int n_layers = 0;
-  bool first = true, last = true;
+  int n_layers = 0;                // over all chunks
+  std::vector<int> chunk_layers;   // per chunk (virtual stages), in local order
+  bool first = true, last = true;  // embeds (chunk 0) / holds the head (the last chunk)
   bool tied = true;  // the head is the token table (summed between the first and last stage)
   // Local unit indices as in StageLayout (-1 when absent).
   int unit_wte = -1, unit_wpe = -1, unit_first_block = -1, unit_lnf = -1, unit_head_wte = -1;
@@ -35,7 +36,7 @@ struct PlanUnits {
 };
 
 // StageLayout's unit sizes from the model shape alone (no parameter table).
-PlanUnits plan_units_closed_form(const GptConfig& config, int tp, int dp, int pp, int pp_rank,
+PlanUnits plan_units_closed_form(const GptConfig& config, int tp, int dp, int pp, int pp_rank, int virtual_stages,
                                  const std::vector<int>& stage_layers);
 
 // ParamStore's persistent buffers (its constructor).
@@ -45,13 +46,14 @@ StoreMemory plan_store_memory(const PlanUnits& units, ZeroPolicy zero, int64_t a
 // (ParamGather::per_unit) and the per-unit gradient buffers and reduce-scatter outputs
 // (GradReduction::per_unit_reduce_scatter); 0 under bucketed all-reduce. The
 // pool keeps every buffer it ever allocated for reuse, by exact size. The step is replayed
-// with min(micro-batches, 4) micro-batches in the schedule's order: after the first backward
-// the pool's pattern repeats, so more micro-batches allocate nothing new.
-int64_t plan_staging_peak(const PlanUnits& units, ZeroPolicy zero, int64_t act_bytes, Schedule schedule, int pp_rank,
-                          int pp, int micro_batches);
+// with min(micro-batches, 4) micro-batches (interleaved: two groups of stages) in the
+// schedule's order: after the first backward the pool's pattern repeats, so more micro-batches
+// allocate nothing new.
+int64_t plan_staging_peak(const PlanUnits& units, ZeroPolicy zero, int64_t act_bytes, const PipeShape& shape,
+                          int pp_rank);
 // Peak bytes of the CPU path's MPI reduction temporaries over a step (see plan_memory.h).
-int64_t plan_reduction_transient(const PlanUnits& units, ZeroPolicy zero, int64_t act_bytes, Schedule schedule,
-                                 int pp_rank, int pp, int micro_batches, double bucket_mb);
+int64_t plan_reduction_transient(const PlanUnits& units, ZeroPolicy zero, int64_t act_bytes, const PipeShape& shape,
+                                 int pp_rank, double bucket_mb);
 // Gradient buckets of GradReduction::bucketed_all_reduce in the order backward completes them (bytes), formed as
 // ParamStore forms them: consecutive units until parallel.bucket_mb is reached.
 std::vector<int64_t> plan_buckets(const PlanUnits& units, double bucket_mb);

@@ -45,6 +45,7 @@ PlanRankMemory plan_rank_memory(const GptConfig& config, const PlanLayout& l, in
   lo.pp_rank = pp_rank;
   lo.pp = l.pipeline;
   lo.dp = l.data;
+  lo.virtual_stages = l.pipeline > 1 ? l.virtual_stages : 1;
   lo.stage_layers = l.stage_layers;
   const StageLayout layout(config, lo);
 
@@ -67,10 +68,11 @@ PlanRankMemory plan_rank_memory(const GptConfig& config, const PlanLayout& l, in
   GptStage stage(layout, store, meta, tp_group, stage_options(l, n_slots, l.recompute));
 
   // One step, as Trainer::train_step takes it; the token values do not matter.
-  const int m = replay == PlanReplay::full ? l.grad_accum() : std::min(l.grad_accum(), 2 * l.pipeline + 2);
+  const int m = replay == PlanReplay::full ? l.grad_accum()
+                                           : plan_replay_shape(plan_pipe_shape(l), 2 * l.pipeline + 2).n_micro;
   const std::vector<std::vector<int32_t>> tokens(size_t(m), std::vector<int32_t>(size_t(l.micro_batch) * l.seq_len, 0));
   store.zero_grads();
-  const PipelineSeat seat{l.schedule, pp_rank, l.pipeline, n_slots, &pp_act, &pp_grad};
+  const PipelineSeat seat{l.schedule, pp_rank, l.pipeline, lo.virtual_stages, n_slots, &pp_act, &pp_grad};
   run_step_passes(stage, store, meta, seat, tokens, tokens, PassTiming::overlapped);
   store.finish_grads();
   store.grad_sq_norm();

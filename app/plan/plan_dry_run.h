@@ -4,7 +4,8 @@
 // run_step_passes, the Trainer's own step. Every figure is then read from those objects, so
 // the plan cannot drift from the allocators (see plan_memory.h for what is counted).
 //
-// The step is replayed with at most 2 * pipeline + 2 micro-batches (PlanReplay::steady), GptStage
+// The step is replayed with at most 2 * pipeline + 2 micro-batches (interleaved: 2 * pipeline;
+// PlanReplay::steady), GptStage
 // sized for the real number: once every stage has passed its warm-up and two steady-state
 // forward/backward pairs, the staging pool and the reductions in flight repeat, so further
 // micro-batches allocate nothing and hold nothing new (a global batch of thousands would

@@ -1,10 +1,22 @@
 // Shared pieces of the memory plan (see plan_memory.h).
 #include "app/plan/plan_memory.h"
 
+#include <algorithm>
+
 namespace trainer {
 
-int plan_slots(const PlanLayout& l, int pp_rank) {
-  return l.pipeline == 1 ? 1 : max_in_flight(l.schedule, pp_rank, l.pipeline, l.grad_accum());
+PipeShape plan_pipe_shape(const PlanLayout& l) {
+  if (l.pipeline == 1) return PipeShape{Schedule::one_f_one_b, 1, l.grad_accum(), 1};
+  return PipeShape{l.schedule, l.pipeline, l.grad_accum(), l.virtual_stages};
 }
+
+PipeShape plan_replay_shape(const PipeShape& shape, int cap) {
+  PipeShape s = shape;
+  s.n_micro = shape.schedule == Schedule::interleaved ? std::min(shape.n_micro, 2 * shape.n_stages)
+                                                      : std::min(shape.n_micro, cap);
+  return s;
+}
+
+int plan_slots(const PlanLayout& l, int pp_rank) { return max_in_flight(plan_pipe_shape(l), pp_rank); }
 
 }  // namespace trainer

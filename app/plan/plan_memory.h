@@ -78,16 +78,23 @@ struct PlanLayout {
   int global_batch = 1;
   int seq_len = 1;
   Schedule schedule = Schedule::one_f_one_b;
+  int virtual_stages = 1;  // chunks per pipeline rank (interleaved)
   Recompute recompute = Recompute::none;
   bool sequence_parallel = false;
-  std::vector<int> stage_layers;  // empty = even split
+  std::vector<int> stage_layers;  // per virtual stage; empty = even split
   double bucket_mb = 25.0;
   int grad_accum() const { return global_batch / (micro_batch * data); }
   int world() const { return data * tensor * pipeline; }
   ZeroPolicy zero_policy() const { return trainer::zero_policy(zero); }
 };
 
-// Micro-batches alive at once on a stage, as the trainer sizes its activation slots.
+// The step's schedule shape.
+PipeShape plan_pipe_shape(const PlanLayout& layout);
+// The shape a plan replays instead of the whole step: at most `cap` micro-batches, or under the
+// interleaved schedule two whole groups of stages (it needs whole groups; by the second group
+// every chunk has passed its warm-up, so the pattern repeats).
+PipeShape plan_replay_shape(const PipeShape& shape, int cap);
+// Micro-batches alive at once per chunk on a stage, as the trainer sizes its activation slots.
 int plan_slots(const PlanLayout& layout, int pp_rank);
 
 }  // namespace trainer

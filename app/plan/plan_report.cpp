@@ -32,6 +32,14 @@ std::string layout_label(const PlanLayout& l) {
   return fmt::format("{}x{}x{}", l.data, l.tensor, l.pipeline);
 }
 
+// The search table's schedule column: "-" without stages, "int x2" for interleaved over 2
+// virtual stages.
+std::string schedule_label(const PlanLayout& l) {
+  if (l.pipeline == 1) return "-";
+  if (l.schedule == Schedule::interleaved) return fmt::format("int x{}", l.virtual_stages);
+  return schedule_name(l.schedule);
+}
+
 std::string device_line(const PlanContext& c, int world) {
   return fmt::format("{} rank{} of {} ({} per rank, peak {:.4g} TFLOP/s, assumed MFU {:.0f}%)", world,
                      world == 1 ? "" : "s", plan_device_name(c.device.kind), format_bytes(c.memory_limit),
@@ -96,8 +104,9 @@ std::string format_plan_text(const PlanReport& r) {
                      l.data, l.tensor, l.pipeline, l.zero, l.micro_batch, l.seq_len, l.global_batch,
                      int64_t(l.global_batch) * l.seq_len, l.grad_accum(), recompute_name(l.recompute));
   if (l.pipeline > 1)
-    out += fmt::format("; schedule {}, bubble fraction {:.3f}", schedule_name(l.schedule),
-                       bubble_fraction(l.pipeline, l.grad_accum()));
+    out += fmt::format("; schedule {}{}, bubble fraction {:.3f}", schedule_name(l.schedule),
+                       l.virtual_stages > 1 ? fmt::format(" over {} virtual stages", l.virtual_stages) : "",
+                       bubble_fraction(plan_pipe_shape(l)));
   out += "\n";
   const ZeroPolicy zero = l.zero_policy();
   const bool master_is_compute = zero.master_weights(plan_act_dtype(c.act_bytes)) == MasterWeights::compute_copy;
@@ -177,9 +186,10 @@ std::string format_plan_json(const PlanReport& r) {
                      json_string(c.recipe_path), plan_device_name(c.device.kind), l.world(), c.memory_limit,
                      c.device.runtime_bytes, c.peak_flops, c.device.mfu, dtype_label(c.act_bytes));
   out += fmt::format("\"layout\": {{\"data\": {}, \"tensor\": {}, \"pipeline\": {}, \"zero\": {}, \"micro_batch\": {}, "
-                     "\"global_batch\": {}, \"seq_len\": {}, \"schedule\": \"{}\", \"recompute\": \"{}\"}}, ",
+                     "\"global_batch\": {}, \"seq_len\": {}, \"schedule\": \"{}\", \"virtual_stages\": {}, "
+                     "\"recompute\": \"{}\"}}, ",
                      l.data, l.tensor, l.pipeline, l.zero, l.micro_batch, l.global_batch, l.seq_len,
-                     schedule_name(l.schedule), recompute_name(l.recompute));
+                     schedule_name(l.schedule), l.virtual_stages, recompute_name(l.recompute));
   out += "\"stages\": [";
   for (size_t s = 0; s < r.stages.size(); ++s) {
     const PlanRankMemory& m = r.stages[s];
@@ -211,14 +221,14 @@ std::string format_search_text(const PlanContext& c, const std::vector<PlanCandi
   out += fmt::format("{} valid layouts, {} fit in {} per rank (buffers + runtime {}); searched in {:.0f} ms\n",
                      ranked.size(), fit, format_bytes(c.memory_limit), format_bytes(c.device.runtime_bytes),
                      elapsed_s * 1e3);
-  out += fmt::format("{:>4}  {:<11} {:>4} {:>5} {:<5} {:<7} {:>10} {:>11} {:>6} {:>11} {:>10} {:>10} {:<4}\n", "#",
+  out += fmt::format("{:>4}  {:<11} {:>4} {:>5} {:<6} {:<7} {:>10} {:>11} {:>6} {:>11} {:>10} {:>10} {:<4}\n", "#",
                      "d x t x p", "zero", "micro", "sched", "recomp", "step s", "tokens/s", "MFU", "memory", "comm s",
                      "bubble s", "fits");
   for (int i = 0; i < std::min<int>(top, int(ranked.size())); ++i) {
     const PlanCandidate& p = ranked[size_t(i)];
     const PlanLayout& l = p.layout;
-    out += fmt::format("{:>4}  {:<11} {:>4} {:>5} {:<5} {:<7} {:>10.4g} {:>11.4g} {:>5.1f}% {:>11} {:>10.3g} {:>10.3g} {:<4}\n",
-                       i + 1, layout_label(l), l.zero, l.micro_batch, l.pipeline > 1 ? schedule_name(l.schedule) : "-",
+    out += fmt::format("{:>4}  {:<11} {:>4} {:>5} {:<6} {:<7} {:>10.4g} {:>11.4g} {:>5.1f}% {:>11} {:>10.3g} {:>10.3g} {:<4}\n",
+                       i + 1, layout_label(l), l.zero, l.micro_batch, schedule_label(l),
                        recompute_name(l.recompute), p.time.step_s, p.time.tokens_per_s, 100.0 * p.time.mfu,
                        format_bytes(p.needed_bytes), p.time.comm_s(), p.time.bubble_s, p.fits ? "yes" : "NO");
   }
@@ -239,10 +249,10 @@ std::string format_search_json(const PlanContext& c, const std::vector<PlanCandi
     const PlanCandidate& p = ranked[i];
     const PlanLayout& l = p.layout;
     out += fmt::format("{}\n{{\"rank\": {}, \"data\": {}, \"tensor\": {}, \"pipeline\": {}, \"zero\": {}, "
-                       "\"micro_batch\": {}, \"schedule\": \"{}\", \"recompute\": \"{}\", \"largest_rank_bytes\": {}, "
-                       "\"largest_stage\": {}, \"needed_bytes\": {}, \"fits\": {}, \"time\": {}}}",
+                       "\"micro_batch\": {}, \"schedule\": \"{}\", \"virtual_stages\": {}, \"recompute\": \"{}\", "
+                       "\"largest_rank_bytes\": {}, \"largest_stage\": {}, \"needed_bytes\": {}, \"fits\": {}, \"time\": {}}}",
                        i ? "," : "", i + 1, l.data, l.tensor, l.pipeline, l.zero, l.micro_batch, schedule_name(l.schedule),
-                       recompute_name(l.recompute), p.largest_rank_bytes, p.largest_stage, p.needed_bytes,
+                       l.virtual_stages, recompute_name(l.recompute), p.largest_rank_bytes, p.largest_stage, p.needed_bytes,
                        p.fits ? "true" : "false", time_json(p.time));
   }
   out += "\n]}\n";

@@ -35,11 +35,17 @@ std::vector<PlanLayout> enumerate_layouts(const SearchInput& in) {
         if (pp > 1 && z.param_gather() == ParamGather::per_unit) continue;
         zeros.push_back(z.stage());
       }
-      std::vector<Schedule> schedules = {Schedule::one_f_one_b};
-      if (pp > 1) schedules = {Schedule::gpipe, Schedule::one_f_one_b};
+      // (schedule, virtual stages): interleaved over 2 and 4 chunks where every virtual stage
+      // gets a layer and the micro-batches come in whole groups of pp (what its bubble model
+      // assumes; see the interleaved note in recipe_checks.cpp).
       for (int zero : zeros)
-        for (int mb : divisors(in.global_batch / dp))
-          for (Schedule s : schedules)
+        for (int mb : divisors(in.global_batch / dp)) {
+          const int m = in.global_batch / dp / mb;
+          std::vector<std::pair<Schedule, int>> schedules = {{Schedule::one_f_one_b, 1}};
+          if (pp > 1) schedules = {{Schedule::gpipe, 1}, {Schedule::one_f_one_b, 1}};
+          for (int v : {2, 4})
+            if (pp > 1 && c.n_layer >= v * pp && m % pp == 0) schedules.push_back({Schedule::interleaved, v});
+          for (const auto& [s, v] : schedules)
             for (Recompute r : in.recompute) {
               PlanLayout l;
               l.data = dp;
@@ -50,9 +56,11 @@ std::vector<PlanLayout> enumerate_layouts(const SearchInput& in) {
               l.global_batch = in.global_batch;
               l.seq_len = in.seq_len;
               l.schedule = s;
+              l.virtual_stages = v;
               l.recompute = r;
               out.push_back(l);
             }
+        }
     }
   }
   return out;
@@ -83,7 +91,7 @@ std::vector<PlanCandidate> search_layouts(const SearchInput& in) {
   auto key = [](const PlanCandidate& c) {
     const PlanLayout& l = c.layout;
     return std::make_tuple(!c.fits, c.time.step_s, c.needed_bytes, l.tensor, l.pipeline, l.zero, l.micro_batch,
-                           int(l.schedule), int(l.recompute));
+                           int(l.schedule), l.virtual_stages, int(l.recompute));
   };
   std::stable_sort(out.begin(), out.end(),
                    [&](const PlanCandidate& a, const PlanCandidate& b) { return key(a) < key(b); });

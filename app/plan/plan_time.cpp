@@ -90,7 +90,7 @@ StepEstimate estimate_step(const GptConfig& c, const PlanLayout& l, const Device
   StageTime slowest;
   double dp_exposed = 0, optimizer = 0;
   for (int s : stages) {
-    const PlanUnits u = plan_units_closed_form(c, t, d, p, s, l.stage_layers);
+    const PlanUnits u = plan_units_closed_form(c, t, d, p, s, p > 1 ? l.virtual_stages : 1, l.stage_layers);
     StageTime st;
     st.stage = s;
     const double f = stage_flops_per_token(c, l.seq_len, u.n_layers, u.last) * tokens_micro / t;
@@ -106,7 +106,16 @@ StepEstimate estimate_step(const GptConfig& c, const PlanLayout& l, const Device
       st.tp = n_ar * all_reduce_s(act_msg, t, tp_link);
       if (u.last) st.tp += all_reduce_s(tokens_micro * 4, t, tp_link) + all_reduce_s(tokens_micro * 8, t, tp_link);
     }
-    if (p > 1) st.p2p = ((u.first ? 0 : 2) + (u.last ? 0 : 2)) * send_s(act_msg, pp_link);
+    if (p > 1) {
+      // Per chunk: receive activations, send gradients (not at virtual stage 0), send
+      // activations, receive gradients (not at the last); the first and last stage's later
+      // chunks talk to each other round the ring.
+      const int v = int(u.chunk_layers.size());
+      const int wrap = v > 1 && (u.first || u.last) ? 2 * (v - 1) : 0;
+      const int msgs = 4 * v - (u.first ? 2 : 0) - (u.last ? 2 : 0);
+      st.p2p = (msgs - wrap) * send_s(act_msg, pp_link);
+      if (wrap > 0) st.p2p += wrap * send_s(act_msg, tied_link);
+    }
     if (st.micro() > slowest.micro()) slowest = st;
 
     // Data-parallel communication of this stage's ranks after (or behind) their backward.
@@ -138,7 +147,9 @@ StepEstimate estimate_step(const GptConfig& c, const PlanLayout& l, const Device
   e.backward_s = m * slowest.bwd;
   e.tp_comm_s = m * slowest.tp;
   e.p2p_s = m * slowest.p2p;
+  // A chunk's micro-batch time is 1/v of the stage's: the ramp of the interleaved schedule.
   e.bubble_s = (p - 1) * slowest.micro();
+  if (p > 1 && l.virtual_stages > 1) e.bubble_s /= l.virtual_stages;
   e.dp_comm_s = dp_exposed;
   e.optimizer_s = optimizer;
   e.step_s = e.forward_s + e.backward_s + e.tp_comm_s + e.p2p_s + e.bubble_s + e.dp_comm_s + e.optimizer_s;

@@ -9,7 +9,9 @@
 //   recomputed); stage 0 adds the embedding's, the last stage the head's.
 // Pipeline: per micro-batch one activation in and one gradient out, (B,T,C) each, not
 //   overlapped; the step takes (m + p - 1) micro-batch times of the slowest stage, the
-//   (p - 1) extra being the bubble, the same for gpipe and 1f1b.
+//   (p - 1) extra being the bubble, the same for gpipe and 1f1b. Interleaved over v chunks:
+//   v times the messages (the first and last stage's later chunks over their own link) and a
+//   bubble of (p - 1) chunk times, 1/v of a stage's micro-batch time.
 // Data parallel, as ParamStore does it under the ZeRO policy (gradients f32, parameters in the
 //   act dtype): bucketed all-reduce (zero 0/1) of all gradients once per step, hidden behind
 //   the last micro-batch's backward where it fits; per-unit reduce-scatter (zero 2/3) per

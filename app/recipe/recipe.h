@@ -71,9 +71,10 @@ struct ParallelConfig {
   int tensor = 1;    // or kAutoDegree
   int pipeline = 1;  // or kAutoDegree
   Schedule schedule = Schedule::one_f_one_b;
+  int virtual_stages = 1;  // model chunks per pipeline rank (interleaved schedule)
   int zero = 0;      // or kAutoDegree
   double bucket_mb = 25.0;
-  std::vector<int> stages;  // layers per pipeline stage; empty = even split
+  std::vector<int> stages;  // layers per (virtual) pipeline stage; empty = even split
   double timeout_s = 300;   // a collective that waits longer means a dead rank
   bool sequence_parallel = false;  // split LayerNorm regions along the sequence (tensor > 1)
   int auto_bench = 0;  // with auto degrees: candidates timed on the job (0 = the model's choice)

@@ -163,6 +163,48 @@ void check_model(const Recipe& r, const KeyOrigins& o) {
   check_tokenizer(r, o);
 }
 
+// The interleaved schedule and its chunks: each needs the other, two or more stages, and a
+// layer per virtual stage.
+void check_virtual_stages(const Recipe& r, const KeyOrigins& o) {
+  const ParallelConfig& p = r.parallel;
+  const bool interleaved = p.schedule == Schedule::interleaved;
+  if (p.virtual_stages > 1 && !interleaved)
+    fail(o, "parallel.virtual_stages",
+         fmt::format("{} chunks per rank need parallel.schedule: interleaved but it is {}; valid: 1, or schedule "
+                     "interleaved",
+                     p.virtual_stages, schedule_name(p.schedule)));
+  if (interleaved && p.virtual_stages < 2)
+    fail(o, "parallel.schedule",
+         fmt::format("interleaved needs parallel.virtual_stages >= 2 (chunks per rank) but it is {}; valid: "
+                     "virtual_stages 2 or more, or schedule 1f1b",
+                     p.virtual_stages));
+  if (interleaved && p.pipeline < 2)
+    fail(o, "parallel.schedule",
+         fmt::format("interleaved needs parallel.pipeline >= 2 but it is {}; valid: pipeline 2 or more, or "
+                     "schedule 1f1b",
+                     p.pipeline));
+  const int m = r.grad_accum();
+  if (interleaved && p.pipeline > 1 && m % p.pipeline != 0)
+    fail(o, "parallel.schedule",
+         fmt::format("interleaved sends micro-batches round the ring in groups of parallel.pipeline {} (Megatron-LM's "
+                     "rule; a partial group deadlocks its order), but a step has {} micro-batches per data rank "
+                     "(train.global_batch {} / (micro_batch {} x data {})); valid: a global_batch that is a multiple "
+                     "of {}, or schedule 1f1b",
+                     p.pipeline, m, r.train.global_batch, r.train.micro_batch, p.data,
+                     int64_t(r.train.micro_batch) * p.data * p.pipeline));
+  const int n_stages = p.pipeline * p.virtual_stages;
+  if (p.virtual_stages > 1 && r.model.n_layer < n_stages) {
+    const int most = r.model.n_layer / std::max(1, p.pipeline);
+    fail(o, "parallel.virtual_stages",
+         fmt::format("{} x parallel.pipeline {} = {} virtual stages but model.n_layer is {} (each virtual stage needs "
+                     "a layer); valid: {}",
+                     p.virtual_stages, p.pipeline, n_stages, r.model.n_layer,
+                     most >= 2 ? fmt::format("virtual_stages 2 to {}", most)
+                               : fmt::format("fewer stages (at most {} for 2 virtual stages), or schedule 1f1b",
+                                             r.model.n_layer / 2)));
+  }
+}
+
 void check_parallel(const Recipe& r, const KeyOrigins& o) {
   const ParallelConfig& p = r.parallel;
   const ModelConfig& m = r.model;
@@ -201,18 +243,24 @@ void check_parallel(const Recipe& r, const KeyOrigins& o) {
          fmt::format("{} stages but model.n_layer is {}; valid: at most {} (each stage needs a "
                      "layer)",
                      p.pipeline, m.n_layer, m.n_layer));
+  check_virtual_stages(r, o);
+  const int n_stages = p.pipeline * p.virtual_stages;
   if (!p.stages.empty()) {
-    if (int(p.stages.size()) != p.pipeline)
+    const std::string per = p.virtual_stages > 1
+                                ? fmt::format("parallel.pipeline {} x parallel.virtual_stages {} is {}; valid: one "
+                                              "entry per virtual stage in model order",
+                                              p.pipeline, p.virtual_stages, n_stages)
+                                : fmt::format("parallel.pipeline is {}; valid: one entry per stage", p.pipeline);
+    if (int(p.stages.size()) != n_stages)
       fail(o, "parallel.stages",
-           fmt::format("{} entries but parallel.pipeline is {}; valid: one entry per stage ({} "
-                       "entries) summing to model.n_layer {}, or [] for an even split",
-                       p.stages.size(), p.pipeline, p.pipeline, m.n_layer));
+           fmt::format("{} entries but {} ({} entries) summing to model.n_layer {}, or [] for an even split",
+                       p.stages.size(), per, n_stages, m.n_layer));
     const int64_t sum = std::accumulate(p.stages.begin(), p.stages.end(), int64_t(0));
     if (sum != m.n_layer)
       fail(o, "parallel.stages",
            fmt::format("the entries sum to {} but model.n_layer is {}; valid: {} entries >= 1 "
                        "summing to {}, or [] for an even split",
-                       sum, m.n_layer, p.pipeline, m.n_layer));
+                       sum, m.n_layer, n_stages, m.n_layer));
   }
   // Per-unit parameter gathers (zero 3) are not combined with pipelining (see README).
   if (zero_policy(p.zero).param_gather() == ParamGather::per_unit && p.pipeline > 1)
@@ -296,6 +344,10 @@ void check_outputs(const Recipe& r, const KeyOrigins& o) {
 // What auto degrees cannot be combined with: choices that only make sense for a known degree.
 void check_auto(const Recipe& r, const KeyOrigins& o) {
   const ParallelConfig& p = r.parallel;
+  if (p.pipeline == kAutoDegree && p.schedule == Schedule::interleaved)
+    fail(o, "parallel.schedule",
+         "interleaved needs a fixed parallel.pipeline (its virtual stages divide the layers per rank) but it is "
+         "auto; valid: 1f1b or gpipe, or a fixed parallel.pipeline");
   if (p.pipeline == kAutoDegree && !p.stages.empty())
     fail(o, "parallel.stages",
          "layers per stage need a fixed parallel.pipeline but it is auto; valid: [] (an even split), or a fixed "

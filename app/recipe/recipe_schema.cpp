@@ -138,7 +138,11 @@ std::vector<KeySpec> build_schema() {
   s.push_back(auto_ok(make_key("parallel.pipeline", TRAINER_FIELD(parallel.pipeline), at_least(1), kNone,
                   "pipeline-parallel degree (stages of consecutive layers); auto = chosen at start")));
   s.push_back(choice_key("parallel.schedule", TRAINER_CHOICE(parallel.schedule, kScheduleNames),
-                         "pipeline schedule: all forwards then all backwards, or one-forward-one-backward"));
+                         "pipeline schedule: all forwards then all backwards, one-forward-one-backward, or "
+                         "interleaved 1f1b over parallel.virtual_stages chunks per rank"));
+  s.push_back(make_key("parallel.virtual_stages", TRAINER_FIELD(parallel.virtual_stages), at_least(1), kNone,
+                  "model chunks per pipeline rank (Megatron's virtual stages; schedule interleaved needs 2 or "
+                  "more): the bubble shrinks to (p-1)/(v*m+p-1) for v times the pipeline messages"));
   s.push_back(auto_ok(make_key("parallel.zero", TRAINER_FIELD(parallel.zero), at_least(0), at_most(3),
                   "ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also parameters; auto = chosen at start")));
   s.push_back(make_key("parallel.sequence_parallel", TRAINER_FIELD(parallel.sequence_parallel), kNone, kNone,
@@ -146,7 +150,8 @@ std::vector<KeySpec> build_schema() {
   s.push_back(make_key("parallel.bucket_mb", TRAINER_FIELD(parallel.bucket_mb), above(0), kNone,
                   "size of a gradient all-reduce bucket in MiB"));
   s.push_back(make_key("parallel.stages", TRAINER_FIELD(parallel.stages), at_least(1), kNone,
-                  "layers per pipeline stage, one entry per stage; [] = even split"));
+                  "layers per pipeline stage, one entry per stage (per virtual stage, in model order, with "
+                  "virtual_stages > 1); [] = even split"));
   s.push_back(make_key("parallel.timeout_s", TRAINER_FIELD(parallel.timeout_s), above(0), kNone,
                   "a collective waiting longer than this means a dead rank: abort the job"));
   s.push_back(make_key("parallel.auto_bench", TRAINER_FIELD(parallel.auto_bench), at_least(0), kNone,

@@ -2,7 +2,8 @@
 // The llama model (grouped-query attention with n_kv_head < n_head, qk_norm, untied head)
 // under every kind of parallelism, as GPT-2 is in mpi_equivalence_{data,tensor,pipeline}:
 // data 2/4 x ZeRO 0-3; tensor 2/4 with and without sequence parallelism; tensor 2 x data 2;
-// pipeline 2/4 with both schedules; pipeline 2 x tensor 2 x data 2 with ZeRO 1. 10 steps give
+// pipeline 2/4 with every schedule (interleaved over 2 virtual stages, 4 micro-batches);
+// pipeline 2 x tensor 2 x data 2 with ZeRO 1. 10 steps give
 // the same loss at every step and the same final weights as one process.
 #include <doctest/doctest.h>
 #include <mpi.h>
@@ -50,6 +51,13 @@ TEST_CASE("llama: every parallel layout equals one process") {
       l.schedule = s;
       check_matches_reference(run_recipe(tiny_recipe(glob, l, accum), world, 10), ref);
     }
+    TinyLayout deep = one;
+    deep.n_layer = 2 * n;
+    TinyLayout il = llama(1, 1, n, 0);
+    il.n_layer = 2 * n;
+    il.schedule = Schedule::interleaved;
+    il.virtual_stages = 2;
+    check_matches_reference(run_recipe(tiny_recipe(glob, il, 4), world, 10), run_recipe(tiny_recipe(glob, deep, 4), self, 10));
   }
   if (n == 4) {
     RunOutput ref2 = run_recipe(tiny_recipe(glob, one, accum * 2), self, 10);

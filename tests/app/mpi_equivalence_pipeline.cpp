@@ -1,8 +1,8 @@
 // ranks: 2 4 8
-// Pipeline parallelism with both schedules (pipeline = world for 2 and 4 ranks), pipeline 2 x
-// data 2 with ZeRO-2 (4 ranks), and the full 3D layout pipeline 2 x tensor 2 x data 2 with
-// ZeRO-1 (8 ranks): 10 steps give the same loss at every step and the same final weights as
-// one process.
+// Pipeline parallelism with every schedule (pipeline = world for 2 and 4 ranks; interleaved
+// over 2 and 3 virtual stages), pipeline 2 x data 2 with ZeRO-2 (4 ranks), and the full 3D
+// layout pipeline 2 x tensor 2 x data 2 with ZeRO-1, also interleaved (8 ranks): 10 steps give
+// the same loss at every step and the same final weights as one process.
 #include <doctest/doctest.h>
 #include <mpi.h>
 
@@ -41,6 +41,21 @@ TEST_CASE("pipeline parallel equals one process") {
       pz.zero = 2;
       check_matches_reference(run_recipe(tiny_recipe(glob, pz, accum), world, 10), ref2);
     }
+    // Interleaved: micro-batches in whole groups of the stages (4 per step), at least a layer
+    // per virtual stage (2 x 2 over 4 layers, 2 x 3 over 7, unevenly, 4 x 2 over 8).
+    for (auto [v, layers] : {std::pair{2, 4}, std::pair{3, 7}}) {
+      if (n != 2 && v == 3) continue;
+      const int chunks = v;
+      TinyLayout ref_shape;
+      ref_shape.n_layer = n == 4 ? 8 : layers;
+      TinyLayout il = ref_shape;
+      il.pipeline = n;
+      il.schedule = Schedule::interleaved;
+      il.virtual_stages = chunks;
+      CAPTURE(chunks);
+      RunOutput ref_il = run_recipe(tiny_recipe(glob, ref_shape, 4), self, 10);
+      check_matches_reference(run_recipe(tiny_recipe(glob, il, 4), world, 10), ref_il);
+    }
     TinyLayout one_micro;
     one_micro.pipeline = n;
     RunOutput ref1 = run_recipe(tiny_recipe(glob, TinyLayout{}, 1), self, 3);
@@ -55,6 +70,9 @@ TEST_CASE("pipeline parallel equals one process") {
     l.tensor = 2;
     l.data = 2;
     l.zero = 1;
+    check_matches_reference(run_recipe(tiny_recipe(glob, l, accum), world, 10), ref);
+    l.schedule = Schedule::interleaved;
+    l.virtual_stages = 2;
     check_matches_reference(run_recipe(tiny_recipe(glob, l, accum), world, 10), ref);
   }
 }

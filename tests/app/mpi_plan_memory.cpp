@@ -1,7 +1,7 @@
 // ranks: 4
 // trainer plan against a running trainer: for layouts of 4 ranks (data, tensor and pipeline
-// parallel, ZeRO 0-3, both schedules, every recomputation mode, uneven and explicit stage
-// splits), after one training step every rank's planned total equals the bytes its Backend has
+// parallel, ZeRO 0-3, every schedule (interleaved over 2 chunks), every recomputation mode,
+// uneven and explicit stage splits), after one training step every rank's planned total equals the bytes its Backend has
 // allocated, and each figure equals the trainer's own (ParamStore::memory(),
 // GptStage::activation_memory()). The plan is computed both by the dry run `trainer plan` uses
 // and from the closed form the layout search uses.
@@ -25,6 +25,7 @@ struct Case {
   Recompute recompute;
   std::vector<int> stages;
   bool sequence_parallel = false;
+  int virtual_stages = 1;
 };
 
 void check_case(Comm& world, const Case& k) {
@@ -35,8 +36,9 @@ void check_case(Comm& world, const Case& k) {
   tl.zero = k.zero;
   tl.sequence_parallel = k.sequence_parallel;
   tl.schedule = k.schedule;
+  tl.virtual_stages = k.virtual_stages;
+  tl.n_layer = k.virtual_stages > 1 ? 9 : 5;  // uneven over 2 and 4 (virtual) stages
   Recipe r = tiny_recipe("unused_*.bin", tl, k.accum);
-  r.model.n_layer = 5;  // uneven over 2 and 4 stages
   r.train.recompute = k.recompute;
   r.parallel.stages = k.stages;
   Trainer t(r, world, 0, DataNeed::none);
@@ -51,6 +53,7 @@ void check_case(Comm& world, const Case& k) {
   l.global_batch = r.train.global_batch;
   l.seq_len = r.train.seq_len;
   l.schedule = k.schedule;
+  l.virtual_stages = k.virtual_stages;
   l.recompute = k.recompute;
   l.sequence_parallel = k.sequence_parallel;
   l.stage_layers = k.stages;
@@ -66,6 +69,7 @@ void check_case(Comm& world, const Case& k) {
   CAPTURE(k.zero);
   CAPTURE(k.accum);
   CAPTURE(int(k.schedule));
+  CAPTURE(k.virtual_stages);
   CAPTURE(int(k.recompute));
   CAPTURE(k.sequence_parallel);
   CAPTURE(world.rank());
@@ -89,7 +93,7 @@ void check_case(Comm& world, const Case& k) {
 TEST_CASE("plan's memory per rank equals what a running trainer allocates") {
   MpiComm world(MPI_COMM_WORLD, "world", 120);
   REQUIRE(world.size() == 4);
-  const Schedule g = Schedule::gpipe, f = Schedule::one_f_one_b;
+  const Schedule g = Schedule::gpipe, f = Schedule::one_f_one_b, il = Schedule::interleaved;
   const Recompute none = Recompute::none, gelu = Recompute::gelu, block = Recompute::block;
   const std::vector<Case> cases = {
       {4, 1, 1, 0, 2, f, none, {}},  {4, 1, 1, 1, 1, f, gelu, {}},   {4, 1, 1, 2, 3, f, none, {}},
@@ -99,6 +103,9 @@ TEST_CASE("plan's memory per rank equals what a running trainer allocates") {
       {2, 1, 2, 1, 1, f, none, {4, 1}},
       // sequence parallelism
       {2, 2, 1, 1, 2, f, none, {}, true},  {1, 2, 2, 0, 3, g, block, {}, true}, {1, 4, 1, 2, 2, f, gelu, {}, true},
+      // interleaved: 2 and 4 stages, 2 chunks each, ZeRO 0-2, an explicit virtual split
+      {1, 1, 4, 0, 4, il, none, {}, false, 2},  {2, 1, 2, 2, 4, il, gelu, {}, false, 2},
+      {2, 1, 2, 1, 2, il, block, {}, false, 2}, {1, 2, 2, 0, 4, il, none, {1, 2, 3, 3}, true, 2},
   };
   for (const Case& k : cases) check_case(world, k);
 }

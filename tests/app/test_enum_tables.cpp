@@ -138,7 +138,7 @@ TEST_CASE("enum tables: the names users see") {
   CHECK(std::string(tp_split_name(TpSplit::qkv_rows)) == "qkv_rows");
   CHECK(std::string(peak_kind_name(PeakKind::bf16_dense)) == "bf16 dense");
   CHECK(std::string(plan_device_name(PlanDevice::h200)) == "h200");
-  CHECK(action_str({ActionKind::recv_grad, 3}) == "recv_grad(3)");
+  CHECK(action_str({ActionKind::recv_grad, 3, 0}) == "recv_grad(3)");
   // Checkpoints write the states in this order.
   CHECK(kOptimizerStates.size() == 3);
   CHECK(kOptimizerStates[0] == OptimizerState::master);

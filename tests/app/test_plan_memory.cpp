@@ -94,13 +94,35 @@ TEST_CASE("plan: closed-form unit sizes equal StageLayout's for every rank coord
               CAPTURE(dp);
               CAPTURE(pp);
               CAPTURE(pp_rank);
-              LayoutOptions o{tp_rank, tp, pp_rank, pp, dp_rank, dp, {}};
-              check_same_units(plan_units_closed_form(c, tp, dp, pp, pp_rank, {}), StageLayout(c, o));
+              LayoutOptions o{tp_rank, tp, pp_rank, pp, dp_rank, dp, 1, {}};
+              check_same_units(plan_units_closed_form(c, tp, dp, pp, pp_rank, 1, {}), StageLayout(c, o));
             }
   // An explicit stage split.
   for (int s = 0; s < 3; ++s) {
-    LayoutOptions o{0, 2, s, 3, 1, 2, {1, 3, 1}};
-    check_same_units(plan_units_closed_form(gpt2, 2, 2, 3, s, {1, 3, 1}), StageLayout(gpt2, o));
+    LayoutOptions o{0, 2, s, 3, 1, 2, 1, {1, 3, 1}};
+    check_same_units(plan_units_closed_form(gpt2, 2, 2, 3, s, 1, {1, 3, 1}), StageLayout(gpt2, o));
+  }
+  // Virtual stages: 2 and 3 chunks per rank, even and explicit splits.
+  const GptConfig deep = small_config(7, 6, 48, 257, 12, 24);
+  for (int pp : {2, 3})
+    for (int v : {2, 3}) {
+      if (pp * v > deep.n_layer) continue;
+      for (int s = 0; s < pp; ++s) {
+        CAPTURE(pp);
+        CAPTURE(v);
+        CAPTURE(s);
+        LayoutOptions o{0, 2, s, pp, 1, 2, v, {}};
+        const PlanUnits u = plan_units_closed_form(deep, 2, 2, pp, s, v, {});
+        const StageLayout layout(deep, o);
+        check_same_units(u, layout);
+        REQUIRE(int(u.chunk_layers.size()) == v);
+        for (int c = 0; c < v; ++c) CHECK(u.chunk_layers[size_t(c)] == layout.chunk_layers(c));
+      }
+    }
+  std::vector<int> split = {1, 2, 1, 3};
+  for (int s = 0; s < 2; ++s) {
+    LayoutOptions o{0, 1, s, 2, 0, 1, 2, split};
+    check_same_units(plan_units_closed_form(deep, 1, 1, 2, s, 2, split), StageLayout(deep, o));
   }
 }
 
@@ -255,7 +277,7 @@ TEST_CASE("plan: the CPU path's host transients") {
   l.micro_batch = 2;
   l.global_batch = 4;
   l.seq_len = 16;
-  const PlanUnits u = plan_units_closed_form(c, 1, 2, 1, 0, {});
+  const PlanUnits u = plan_units_closed_form(c, 1, 2, 1, 0, 1, {});
   for (const PlanRankMemory& m : {plan_rank_memory(c, l, 0, 4, HostTransients::cpu_path),
                                   plan_rank_memory_closed_form(c, l, 0, 4, HostTransients::cpu_path)}) {
     CHECK(m.init_transient == 320 * 32 * 4);
@@ -277,7 +299,7 @@ TEST_CASE("plan: the CPU path's host transients") {
   CHECK(plan_rank_memory_closed_form(c, l, 0, 4, HostTransients::cpu_path).reduction_transient == 0);
   // Pipelined: the tied embedding's all-reduce on the first and last stage.
   l.pipeline = 2;
-  const PlanUnits last = plan_units_closed_form(c, 1, 1, 2, 1, {});
+  const PlanUnits last = plan_units_closed_form(c, 1, 1, 2, 1, 1, {});
   const int64_t tied = last.padded[size_t(last.unit_head_wte)] * 4;
   CHECK(plan_rank_memory(c, l, 1, 4, HostTransients::cpu_path).reduction_transient == tied);
   CHECK(plan_rank_memory_closed_form(c, l, 1, 4, HostTransients::cpu_path).reduction_transient == tied);

@@ -20,10 +20,10 @@ using namespace trainer;
 
 namespace {
 
-using Key = std::tuple<int, int, int, int, int, int, int>;
+using Key = std::tuple<int, int, int, int, int, int, int, int>;
 
 Key key_of(const PlanLayout& l) {
-  return {l.data, l.tensor, l.pipeline, l.zero, l.micro_batch, int(l.schedule), int(l.recompute)};
+  return {l.data, l.tensor, l.pipeline, l.zero, l.micro_batch, int(l.schedule), l.virtual_stages, int(l.recompute)};
 }
 
 
@@ -65,16 +65,20 @@ TEST_CASE("plan: the search enumerates exactly the layouts the trainer's checks 
           if (d * t * p != world) continue;
           for (int zero = 0; zero <= 3; ++zero)
             for (int mb = 1; mb <= base.train.global_batch; ++mb)
-              for (Schedule s : {Schedule::gpipe, Schedule::one_f_one_b})
+              for (auto [s, v] : {std::pair{Schedule::gpipe, 1}, std::pair{Schedule::one_f_one_b, 1},
+                                  std::pair{Schedule::interleaved, 2}, std::pair{Schedule::interleaved, 4}})
                 for (Recompute rc : {Recompute::none, Recompute::block}) {
-                  if (p == 1 && s == Schedule::gpipe) continue;  // no schedule without stages
-                  if (d == 1 && zero > 0) continue;              // shards nothing
+                  // No schedule without stages; ZeRO with one data rank shards nothing. The
+                  // search tries 2 and 4 virtual stages (the recipe also takes others).
+                  if (p == 1 && s != Schedule::one_f_one_b) continue;
+                  if (d == 1 && zero > 0) continue;
                   Recipe r = base;
                   r.parallel.data = d;
                   r.parallel.tensor = t;
                   r.parallel.pipeline = p;
                   r.parallel.zero = zero;
                   r.parallel.schedule = s;
+                  r.parallel.virtual_stages = v;
                   r.train.micro_batch = mb;
                   r.train.recompute = rc;
                   try {
@@ -83,7 +87,7 @@ TEST_CASE("plan: the search enumerates exactly the layouts the trainer's checks 
                   } catch (const ConfigError&) {
                     continue;
                   }
-                  accepted.insert({d, t, p, zero, mb, int(s), int(rc)});
+                  accepted.insert({d, t, p, zero, mb, int(s), v, int(rc)});
                 }
         }
     const std::vector<PlanLayout> layouts =

@@ -177,8 +177,14 @@ TEST_CASE("every choice name maps to a distinct value and prints back") {
   for (const KeySpec& k : recipe_schema()) {
     for (const std::string& choice : k.choices) {
       INFO(k.path << " = " << choice);
-      // With a checkpoint directory: train.on_nonfinite rollback needs one.
-      Recipe r = load_recipe_text("data: {train: x}\ncheckpoint: {dir: y}\n", {k.path + "=" + choice});
+      // With a checkpoint directory: train.on_nonfinite rollback needs one; interleaved needs
+      // stages, chunks and whole groups of micro-batches.
+      std::vector<std::string> sets = {k.path + "=" + choice};
+      if (choice == "interleaved")
+        for (const char* more : {"parallel.pipeline=2", "parallel.virtual_stages=2", "train.micro_batch=1",
+                                 "train.global_batch=4"})
+          sets.push_back(more);
+      Recipe r = load_recipe_text("data: {train: x}\ncheckpoint: {dir: y}\n", sets);
       CHECK(key_value_yaml(k, r) == choice);
     }
   }

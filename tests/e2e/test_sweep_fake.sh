@@ -13,17 +13,21 @@ cat >"$fake" <<'EOF'
 #!/usr/bin/env bash
 # Stand-in for `trainer bench RECIPE --json --set k=v ...`: numbers from the layout; some
 # layouts fail on purpose.
-d=1 t=1 p=1 z=0 mb=0 s=1f1b
+d=1 t=1 p=1 z=0 mb=0 s=1f1b v=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --set) case "$2" in
              parallel.data=*) d=${2#*=} ;; parallel.tensor=*) t=${2#*=} ;; parallel.pipeline=*) p=${2#*=} ;;
              parallel.zero=*) z=${2#*=} ;; train.micro_batch=*) mb=${2#*=} ;; parallel.schedule=*) s=${2#*=} ;;
+             parallel.virtual_stages=*) v=${2#*=} ;;
            esac; shift 2 ;;
     *) shift ;;
   esac
 done
 [[ $t == 4 ]] && { echo "error: fake: tensor 4 rejected; valid: 1 or 2" >&2; exit 2; }
+chunked=no; [[ $v -gt 1 ]] && chunked=yes
+[[ ($s == interleaved && $chunked == no) || ($s != interleaved && $chunked == yes) ]] &&
+  { echo "error: fake: schedule $s with $v virtual stages" >&2; exit 2; }
 [[ $d == 4 && $z == 3 ]] && { echo "fatal (rank 0): CPU backend: cannot allocate 99 bytes" >&2; exit 1; }
 [[ $d == 2 && $z == 2 && $mb == 1 ]] && { echo "fatal (rank 1): boom" >&2; exit 1; }
 [[ $p == 4 && $s == gpipe && $mb == 8 ]] && { sleep 30; exit 0; }
@@ -47,7 +51,9 @@ head -c 8 "$work/all/sweep.png" | od -An -c | grep -q 'P   N   G' || fail "no PN
 import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 plan = json.load(open(sys.argv[2]))
-want = {f'{l["data"]}x{l["tensor"]}x{l["pipeline"]}:{l["zero"]}:{l["micro_batch"]}:{l["schedule"]}'
+def sched(l):
+    return l["schedule"] + (str(l["virtual_stages"]) if l["virtual_stages"] > 1 else "")
+want = {f'{l["data"]}x{l["tensor"]}x{l["pipeline"]}:{l["zero"]}:{l["micro_batch"]}:{sched(l)}'
         for l in plan["layouts"] if l["recompute"] == plan["recipe_recompute"]}
 got = [r["layout"] for r in rows]
 assert len(got) == len(set(got)), "duplicate rows"
@@ -69,6 +75,9 @@ assert float(ok["peak_memory_bytes"]) == 2000 and float(ok["bubble_s"]) == 0.05,
 assert float(ok["plan_step_s"]) > 0 and int(ok["plan_memory_bytes"]) > 0, ok
 assert (ok["data"], ok["tensor"], ok["pipeline"], ok["zero"], ok["micro_batch"], ok["schedule"]) == \
     ("2", "2", "1", "1", "2", "1f1b"), ok
+# Interleaved layouts run with their virtual stages (the stand-in refuses them otherwise).
+il = by["1x1x4:0:2:interleaved2"] if "1x1x4:0:2:interleaved2" in by else by["2x1x2:0:2:interleaved2"]
+assert il["status"] == "ok" and il["schedule"] == "interleaved2", il
 statuses = {r["status"] for r in rows}
 assert statuses == {"ok", "invalid", "oom", "crash", "timeout", "no_result"}, statuses
 print(f"{len(rows)} rows, statuses {sorted(statuses)}")

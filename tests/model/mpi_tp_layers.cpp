@@ -200,9 +200,9 @@ TEST_CASE("vocabulary-parallel embedding and head equal the unsharded ones, with
     r.stage = std::make_unique<GptStage>(*r.layout, *r.store, *backend, degree > 1 ? &comm : nullptr, so);
     r.store->zero_grads();
     r.store->begin_micro(true);
-    r.stage->set_batch(0, in.data(), tg.data());
-    r.stage->forward(0, StageMode::train);
-    r.stage->backward(0);
+    r.stage->set_batch(0, 0, in.data(), tg.data());
+    r.stage->forward(0, 0, StageMode::train);
+    r.stage->backward(0, 0);
     r.store->finish_grads();
     r.loss = r.stage->take_loss_sum();
     return r;

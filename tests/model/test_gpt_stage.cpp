@@ -37,16 +37,16 @@ struct Model {
     stage = std::make_unique<GptStage>(layout, store, *backend, nullptr, o);
   }
   double loss(const std::vector<int32_t>& in, const std::vector<int32_t>& tg) {
-    stage->set_batch(0, in.data(), tg.data());
-    stage->forward(0, StageMode::eval);
+    stage->set_batch(0, 0, in.data(), tg.data());
+    stage->forward(0, 0, StageMode::eval);
     return stage->take_loss_sum() / double(B * T);
   }
   double train_pass(const std::vector<int32_t>& in, const std::vector<int32_t>& tg) {
     store.zero_grads();
     store.begin_micro(true);
-    stage->set_batch(0, in.data(), tg.data());
-    stage->forward(0, StageMode::train);
-    stage->backward(0);
+    stage->set_batch(0, 0, in.data(), tg.data());
+    stage->forward(0, 0, StageMode::train);
+    stage->backward(0, 0);
     store.finish_grads();
     return stage->take_loss_sum() / double(B * T);
   }

@@ -120,7 +120,7 @@ TEST_CASE("StageLayout: every element of every parameter is owned by exactly one
 TEST_CASE("StageLayout: pipeline 2 puts wte and wpe on stage 0, ln_f and a tied wte on stage 1") {
   const StageLayout first(tiny_gpt_config(), options(0, 1, 0, 2, 0, 1));
   check_units(first, {{"wte", 0, 128, 128, 0, 128, 0}, {"wpe", 128, 40, 40, 0, 40, 128}, {"h.0", 168, 872, 872, 0, 872, 168}});
-  CHECK(first.first_layer() == 0);
+  CHECK(first.global_layer(0) == 0);
   CHECK(first.n_layers() == 1);
   CHECK(first.has_embedding());
   CHECK(!first.has_head());
@@ -132,7 +132,7 @@ TEST_CASE("StageLayout: pipeline 2 puts wte and wpe on stage 0, ln_f and a tied 
                      {"ln_f", 872, 16, 16, 0, 16, 872},
                      {"wte (tied copy)", 888, 128, 128, 0, 128, 888}});
   CHECK(last.total() == 1016);
-  CHECK(last.first_layer() == 1);
+  CHECK(last.global_layer(0) == 1);
   CHECK(last.unit_wte() == -1);
   CHECK(last.unit_wpe() == -1);
   CHECK(last.unit_block(0) == 0);
@@ -153,7 +153,8 @@ TEST_CASE("StageLayout: an explicit stage split, and the even split's remainder 
   o.pp_rank = 1;
   const StageLayout head_only(tiny_gpt_config(), o);
   CHECK(head_only.n_layers() == 0);
-  CHECK(head_only.first_layer() == 2);
+  CHECK(head_only.chunk_layers(0) == 0);
+  CHECK_THROWS(head_only.global_layer(0));
   CHECK(head_only.units().size() == 2);  // ln_f, tied wte
   CHECK(split_layers(12, 5, {}) == std::vector<int>{3, 3, 2, 2, 2});
   CHECK(split_layers(12, 2, {5, 7}) == std::vector<int>{5, 7});
@@ -199,4 +200,39 @@ TEST_CASE("StageLayout: tensor 2 x pipeline 2 x data 2, the last stage's rank (t
   // The tied copy shards like stage 0's primary (same unit size), so both hold the same rows.
   const StageLayout stage0(tiny_gpt_config(), options(1, 2, 0, 2, 1, 2));
   CHECK(same(stage0.units()[size_t(stage0.unit_wte())].shard, l.units()[size_t(l.unit_head_wte())].shard));
+}
+
+TEST_CASE("StageLayout: virtual stages give each rank non-adjacent chunks, units in chunk order") {
+  GptConfig cfg = tiny_gpt_config();
+  cfg.n_layer = 6;
+  // 2 ranks x 2 chunks = 4 virtual stages over 6 layers: [2, 2, 1, 1]; rank 0 holds virtual
+  // stages 0 and 2 (layers 0-1 and 4), rank 1 holds 1 and 3 (layers 2-3 and 5).
+  LayoutOptions o = options(0, 1, 0, 2, 0, 1);
+  o.virtual_stages = 2;
+  const StageLayout first(cfg, o);
+  CHECK(first.n_chunks() == 2);
+  CHECK(first.n_layers() == 3);
+  CHECK(first.chunk_layers(0) == 2);
+  CHECK(first.chunk_layers(1) == 1);
+  CHECK(first.chunk_first_local(1) == 2);
+  CHECK(first.global_layer(0) == 0);
+  CHECK(first.global_layer(1) == 1);
+  CHECK(first.global_layer(2) == 4);
+  CHECK(first.has_embedding());
+  CHECK(!first.has_head());
+  CHECK(first.units()[size_t(first.unit_block(2))].name == "h.4");
+  o.pp_rank = 1;
+  const StageLayout last(cfg, o);
+  CHECK(last.global_layer(0) == 2);
+  CHECK(last.global_layer(2) == 5);
+  CHECK(last.has_head());
+  CHECK(last.units()[size_t(last.unit_block(2))].name == "h.5");
+  CHECK(last.units()[size_t(last.unit_lnf())].name == "ln_f");
+  // An explicit split names every virtual stage.
+  o.stage_layers = {1, 1, 3, 1};
+  const StageLayout split(cfg, o);
+  CHECK(split.global_layer(0) == 1);
+  CHECK(split.global_layer(1) == 5);
+  o.stage_layers = {3, 3};
+  CHECK_THROWS(StageLayout(cfg, o));
 }

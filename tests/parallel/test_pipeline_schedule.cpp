@@ -17,27 +17,75 @@ using namespace trainer;
 
 namespace {
 
-std::vector<int> micros_of(const std::vector<Action>& s, ActionKind kind) {
-  std::vector<int> out;
-  for (const Action& a : s)
-    if (a.kind == kind) out.push_back(a.micro);
+PipeShape shape_of(Schedule schedule, int p, int m, int v) { return PipeShape{schedule, p, m, v}; }
+
+// Every schedule shape the tests cover: gpipe and 1f1b on 1-5 stages and 1-max_micro
+// micro-batches, interleaved on 2-5 stages with 2 and 3 chunks and every multiple of the stages
+// up to 3 groups (the others are refused: see the test below).
+std::vector<PipeShape> all_shapes(int max_micro) {
+  std::vector<PipeShape> out;
+  for (int p = 1; p <= 5; ++p) {
+    for (int m = 1; m <= max_micro; ++m) {
+      out.push_back(shape_of(Schedule::gpipe, p, m, 1));
+      out.push_back(shape_of(Schedule::one_f_one_b, p, m, 1));
+    }
+    if (p >= 2)
+      for (int m = p; m <= 3 * p; m += p)
+        for (int v : {2, 3}) out.push_back(shape_of(Schedule::interleaved, p, m, v));
+  }
   return out;
 }
 
-int position(const std::vector<Action>& s, ActionKind kind, int micro) {
+
+
+std::vector<std::pair<int, int>> micros_of(const std::vector<Action>& s, ActionKind kind) {
+  std::vector<std::pair<int, int>> out;
+  for (const Action& a : s)
+    if (a.kind == kind) out.push_back({a.chunk, a.micro});
+  return out;
+}
+
+// Tags of one kind of message in schedule order (what a link pairs up).
+std::vector<int> tags_of(const std::vector<Action>& s, ActionKind kind, int stage, int m) {
+  std::vector<int> out;
+  for (const Action& a : s)
+    if (a.kind == kind) out.push_back(message_tag(a, stage, m));
+  return out;
+}
+
+int position(const std::vector<Action>& s, ActionKind kind, int chunk, int micro) {
   for (size_t i = 0; i < s.size(); ++i)
-    if (s[i].kind == kind && s[i].micro == micro) return int(i);
+    if (s[i].kind == kind && s[i].micro == micro && s[i].chunk == chunk) return int(i);
   return -1;
 }
 
+// The action on the neighbouring stage whose message a compute action waits for: the send of
+// the previous virtual stage (forward) or of the next one (backward). False when none.
+bool producer_of(const Action& a, int s, int p, int v, int* stage, Action* send) {
+  const int vs = a.chunk * p + s;
+  if (a.kind == ActionKind::forward && vs > 0) {
+    *stage = prev_stage(s, p);
+    *send = {ActionKind::send_act, a.micro, (vs - 1) / p};
+    return true;
+  }
+  if (a.kind == ActionKind::backward && vs < v * p - 1) {
+    *stage = next_stage(s, p);
+    *send = {ActionKind::send_grad, a.micro, (vs + 1) / p};
+    return true;
+  }
+  return false;
+}
+
+bool same(const Action& a, const Action& b) { return a.kind == b.kind && a.micro == b.micro && a.chunk == b.chunk; }
+
 // Executes all stages in lock-free rounds: a compute action may run only when its receive's
 // matching send has been issued on the neighbour. Sends never block (they are non-blocking).
-bool simulate(const std::vector<std::vector<Action>>& stages) {
+bool simulate(const std::vector<std::vector<Action>>& stages, int v) {
   const int p = int(stages.size());
   std::vector<size_t> pc(p, 0);
-  auto sent = [&](int stage, ActionKind kind, int micro) {
+  auto sent = [&](int stage, const Action& send) {
     for (size_t i = 0; i < pc[stage]; ++i)
-      if (stages[stage][i].kind == kind && stages[stage][i].micro == micro) return true;
+      if (same(stages[stage][i], send)) return true;
     return false;
   };
   bool progress = true;
@@ -46,8 +94,9 @@ bool simulate(const std::vector<std::vector<Action>>& stages) {
     for (int s = 0; s < p; ++s) {
       while (pc[s] < stages[s].size()) {
         const Action& a = stages[s][pc[s]];
-        if (a.kind == ActionKind::forward && s > 0 && !sent(s - 1, ActionKind::send_act, a.micro)) break;
-        if (a.kind == ActionKind::backward && s < p - 1 && !sent(s + 1, ActionKind::send_grad, a.micro)) break;
+        int from = 0;
+        Action send{ActionKind::send_act, 0, 0};
+        if (producer_of(a, s, p, v, &from, &send) && !sent(from, send)) break;
         ++pc[s];
         progress = true;
       }
@@ -65,7 +114,7 @@ struct Step {
   int comm = 0;
   bool send = false;
   int peer = 0;
-  Action action{ActionKind::forward, 0};
+  Action action{ActionKind::forward, 0, 0};
 };
 
 // Records the point-to-point calls connect_pipeline makes; nothing else may be called.
@@ -81,18 +130,19 @@ class RecordingComm final : public testing::UnusedComm {
   std::vector<Step>* log_;
 };
 
-std::vector<Step> steps_of(const std::vector<Action>& schedule, int stage, bool connect, int p) {
+std::vector<Step> steps_of(const std::vector<Action>& schedule, int stage, bool connect, int p, int v) {
   std::vector<Step> out;
   if (connect) {
     RecordingComm act(0, stage, p, &out), grad(1, stage, p, &out);
-    connect_pipeline(act, grad, stage, p, Tensor{}, Tensor{});
+    connect_pipeline(act, grad, stage, p, v > 1 ? PipelineLinks::ring : PipelineLinks::chain, Tensor{}, Tensor{});
   }
+  const int prev = prev_stage(stage, p), next = next_stage(stage, p);
   for (const Action& a : schedule) {
     switch (a.kind) {
-      case ActionKind::recv_act: out.push_back(Step{false, 0, false, stage - 1, a}); break;
-      case ActionKind::send_act: out.push_back(Step{false, 0, true, stage + 1, a}); break;
-      case ActionKind::recv_grad: out.push_back(Step{false, 1, false, stage + 1, a}); break;
-      case ActionKind::send_grad: out.push_back(Step{false, 1, true, stage - 1, a}); break;
+      case ActionKind::recv_act: out.push_back(Step{false, 0, false, prev, a}); break;
+      case ActionKind::send_act: out.push_back(Step{false, 0, true, next, a}); break;
+      case ActionKind::recv_grad: out.push_back(Step{false, 1, false, next, a}); break;
+      case ActionKind::send_grad: out.push_back(Step{false, 1, true, prev, a}); break;
       default: out.push_back(Step{true, 0, false, 0, a}); break;
     }
   }
@@ -100,18 +150,21 @@ std::vector<Step> steps_of(const std::vector<Action>& schedule, int stage, bool 
 }
 
 // Like simulate(), plus NCCL's lazy connections: a stage's first message with a peer on a
-// communicator blocks (the host) until the peer has reached its own first message of that pair.
-bool simulate_lazy_connect(const std::vector<std::vector<Step>>& stages) {
+// communicator, in each direction, blocks (the host) until the peer has reached its own first
+// message of that pair and direction.
+bool simulate_lazy_connect(const std::vector<std::vector<Step>>& stages, int v) {
   const int p = int(stages.size());
-  auto first_with = [&](int s, int comm, int peer) {
-    for (size_t i = 0; i < stages[s].size(); ++i)
-      if (!stages[s][i].compute && stages[s][i].comm == comm && stages[s][i].peer == peer) return i;
+  auto first_with = [&](int s, int comm, int peer, bool send) {
+    for (size_t i = 0; i < stages[s].size(); ++i) {
+      const Step& st = stages[s][i];
+      if (!st.compute && st.comm == comm && st.peer == peer && st.send == send) return i;
+    }
     return stages[s].size();
   };
   std::vector<size_t> pc(p, 0);
-  auto issued = [&](int s, ActionKind kind, int micro) {
+  auto issued = [&](int s, const Action& send) {
     for (size_t i = 0; i < pc[s]; ++i)
-      if (!stages[s][i].compute && stages[s][i].action.kind == kind && stages[s][i].action.micro == micro) return true;
+      if (!stages[s][i].compute && same(stages[s][i].action, send)) return true;
     return false;
   };
   bool progress = true;
@@ -121,10 +174,11 @@ bool simulate_lazy_connect(const std::vector<std::vector<Step>>& stages) {
       while (pc[s] < stages[s].size()) {
         const Step& st = stages[s][pc[s]];
         if (st.compute) {
-          const Action& a = st.action;
-          if (a.kind == ActionKind::forward && s > 0 && !issued(s - 1, ActionKind::send_act, a.micro)) break;
-          if (a.kind == ActionKind::backward && s < p - 1 && !issued(s + 1, ActionKind::send_grad, a.micro)) break;
-        } else if (first_with(s, st.comm, st.peer) == pc[s] && pc[st.peer] < first_with(st.peer, st.comm, s)) {
+          int from = 0;
+          Action send{ActionKind::send_act, 0, 0};
+          if (producer_of(st.action, s, p, v, &from, &send) && !issued(from, send)) break;
+        } else if (first_with(s, st.comm, st.peer, st.send) == pc[s] &&
+                   pc[st.peer] < first_with(st.peer, st.comm, s, !st.send)) {
           break;
         }
         ++pc[s];
@@ -141,23 +195,22 @@ bool simulate_lazy_connect(const std::vector<std::vector<Step>>& stages) {
 
 TEST_CASE("schedules do not deadlock on lazily connected NCCL pairs after connect_pipeline") {
   int deadlocks_without = 0;
-  for (Schedule kind : {Schedule::gpipe, Schedule::one_f_one_b}) {
-    for (int p = 2; p <= 5; ++p) {
-      for (int m = 1; m <= 6; ++m) {
-        CAPTURE(schedule_name(kind));
-        CAPTURE(p);
-        CAPTURE(m);
-        std::vector<std::vector<Step>> with, without, eval;
-        for (int s = 0; s < p; ++s) {
-          with.push_back(steps_of(make_schedule(kind, s, p, m), s, true, p));
-          without.push_back(steps_of(make_schedule(kind, s, p, m), s, false, p));
-          eval.push_back(steps_of(make_forward_schedule(s, p, m), s, true, p));
-        }
-        CHECK(simulate_lazy_connect(with));
-        CHECK(simulate_lazy_connect(eval));
-        if (!simulate_lazy_connect(without)) ++deadlocks_without;
-      }
+  for (const PipeShape& shape : all_shapes(6)) {
+    const int p = shape.n_stages, m = shape.n_micro, v = shape.n_chunks;
+    if (p < 2) continue;
+    CAPTURE(schedule_name(shape.schedule));
+    CAPTURE(p);
+    CAPTURE(m);
+    CAPTURE(v);
+    std::vector<std::vector<Step>> with, without, eval;
+    for (int s = 0; s < p; ++s) {
+      with.push_back(steps_of(make_schedule(shape, s), s, true, p, v));
+      without.push_back(steps_of(make_schedule(shape, s), s, false, p, v));
+      eval.push_back(steps_of(make_forward_schedule(s, p, m, v), s, true, p, v));
     }
+    CHECK(simulate_lazy_connect(with, v));
+    CHECK(simulate_lazy_connect(eval, v));
+    if (!simulate_lazy_connect(without, v)) ++deadlocks_without;
   }
   // The first messages of a training schedule alone do not meet (stage 0's first is a gradient
   // receive, stage 1's an activation receive): the reason connect_pipeline exists.
@@ -165,69 +218,146 @@ TEST_CASE("schedules do not deadlock on lazily connected NCCL pairs after connec
 }
 
 TEST_CASE("schedules: forward before backward, messages pair up, bounded in-flight, no deadlock") {
-  for (Schedule kind : {Schedule::gpipe, Schedule::one_f_one_b}) {
-    for (int p = 1; p <= 5; ++p) {
-      for (int m = 1; m <= 9; ++m) {
-        CAPTURE(schedule_name(kind));
-        CAPTURE(p);
-        CAPTURE(m);
-        std::vector<std::vector<Action>> all;
-        for (int s = 0; s < p; ++s) all.push_back(make_schedule(kind, s, p, m));
-        for (int s = 0; s < p; ++s) {
-          const auto& sch = all[s];
-          std::vector<int> expect(m);
-          for (int i = 0; i < m; ++i) expect[i] = i;
-          auto f = micros_of(sch, ActionKind::forward), b = micros_of(sch, ActionKind::backward);
-          std::sort(f.begin(), f.end());
-          std::sort(b.begin(), b.end());
-          CHECK(f == expect);
-          CHECK(b == expect);
-          int alive = 0, peak = 0;
-          for (const Action& a : sch) {
-            if (a.kind == ActionKind::forward) peak = std::max(peak, ++alive);
-            if (a.kind == ActionKind::backward) --alive;
-          }
-          CHECK(peak <= max_in_flight(kind, s, p, m));
-          if (kind == Schedule::one_f_one_b) CHECK(peak <= p - s);
-          for (int i = 0; i < m; ++i) {
-            CHECK(position(sch, ActionKind::forward, i) < position(sch, ActionKind::backward, i));
-            if (s > 0) CHECK(position(sch, ActionKind::recv_act, i) < position(sch, ActionKind::forward, i));
-            if (s < p - 1) CHECK(position(sch, ActionKind::recv_grad, i) < position(sch, ActionKind::backward, i));
-            if (s < p - 1) CHECK(position(sch, ActionKind::forward, i) < position(sch, ActionKind::send_act, i));
-            if (s > 0) CHECK(position(sch, ActionKind::backward, i) < position(sch, ActionKind::send_grad, i));
-          }
-          if (s == 0) CHECK(micros_of(sch, ActionKind::recv_act).empty());
-          if (s == p - 1) CHECK(micros_of(sch, ActionKind::recv_grad).empty());
-          if (s + 1 < p) {
-            CHECK(micros_of(sch, ActionKind::send_act) == micros_of(all[s + 1], ActionKind::recv_act));
-            CHECK(micros_of(all[s + 1], ActionKind::send_grad) == micros_of(sch, ActionKind::recv_grad));
-          }
+  for (const PipeShape& shape : all_shapes(9)) {
+    const int p = shape.n_stages, m = shape.n_micro, v = shape.n_chunks;
+    CAPTURE(schedule_name(shape.schedule));
+    CAPTURE(p);
+    CAPTURE(m);
+    CAPTURE(v);
+    std::vector<std::vector<Action>> all;
+    for (int s = 0; s < p; ++s) all.push_back(make_schedule(shape, s));
+    for (int s = 0; s < p; ++s) {
+      const auto& sch = all[s];
+      // Every (chunk, micro-batch) once forward and once backward, each chunk's in micro order.
+      for (ActionKind kind : {ActionKind::forward, ActionKind::backward}) {
+        std::vector<std::pair<int, int>> got = micros_of(sch, kind), expect;
+        for (int c = 0; c < v; ++c) {
+          std::vector<int> order;
+          for (const auto& cm : got)
+            if (cm.first == c) order.push_back(cm.second);
+          std::vector<int> want(m);
+          for (int i = 0; i < m; ++i) want[size_t(i)] = i;
+          CHECK(order == want);
+          for (int i = 0; i < m; ++i) expect.push_back({c, i});
         }
-        CHECK(simulate(all));
+        std::sort(got.begin(), got.end());
+        CHECK(got == expect);
+      }
+      std::vector<int> alive(size_t(v), 0);
+      int peak = 0;
+      for (const Action& a : sch) {
+        if (a.kind == ActionKind::forward) peak = std::max(peak, ++alive[size_t(a.chunk)]);
+        if (a.kind == ActionKind::backward) --alive[size_t(a.chunk)];
+      }
+      CHECK(peak == max_in_flight(shape, s));
+      if (shape.schedule == Schedule::one_f_one_b) CHECK(peak <= p - s);
+      if (shape.schedule == Schedule::gpipe) CHECK(peak == m);
+      for (int c = 0; c < v; ++c) {
+        const int vs = c * p + s;
+        for (int i = 0; i < m; ++i) {
+          CHECK(position(sch, ActionKind::forward, c, i) < position(sch, ActionKind::backward, c, i));
+          if (vs > 0) CHECK(position(sch, ActionKind::recv_act, c, i) < position(sch, ActionKind::forward, c, i));
+          if (vs < v * p - 1) {
+            CHECK(position(sch, ActionKind::recv_grad, c, i) < position(sch, ActionKind::backward, c, i));
+            CHECK(position(sch, ActionKind::forward, c, i) < position(sch, ActionKind::send_act, c, i));
+          }
+          if (vs > 0) CHECK(position(sch, ActionKind::backward, c, i) < position(sch, ActionKind::send_grad, c, i));
+          if (vs == 0) CHECK(position(sch, ActionKind::recv_act, c, i) < 0);
+          if (vs == v * p - 1) CHECK(position(sch, ActionKind::recv_grad, c, i) < 0);
+        }
+      }
+      // A receive is posted at most one compute action before the compute that needs it.
+      int computes = 0;
+      std::vector<int> posted_at(sch.size(), -1);
+      for (size_t k = 0; k < sch.size(); ++k) {
+        const Action& a = sch[k];
+        if (a.kind == ActionKind::forward || a.kind == ActionKind::backward) {
+          const ActionKind r = a.kind == ActionKind::forward ? ActionKind::recv_act : ActionKind::recv_grad;
+          const int at = position(sch, r, a.chunk, a.micro);
+          if (at >= 0) {
+            int between = 0;
+            for (int j = at + 1; j < int(k); ++j)
+              between += sch[size_t(j)].kind == ActionKind::forward || sch[size_t(j)].kind == ActionKind::backward;
+            CHECK(between <= 1);
+          }
+          ++computes;
+        }
+      }
+      CHECK(computes == 2 * m * v);
+      // The messages on each link pair up in order: what this stage sends to the next one is
+      // what that one receives from it, tag by tag.
+      if (p > 1) {
+        const int n = next_stage(s, p);
+        std::vector<int> sent = tags_of(sch, ActionKind::send_act, s, m), got = tags_of(all[n], ActionKind::recv_act, n, m);
+        if (v == 1 && s == p - 1) CHECK(sent.empty());
+        else CHECK(sent == got);
+        std::vector<int> gsent = tags_of(all[n], ActionKind::send_grad, n, m), ggot = tags_of(sch, ActionKind::recv_grad, s, m);
+        if (v == 1 && s == p - 1) CHECK(ggot.empty());
+        else CHECK(gsent == ggot);
+        std::vector<int> unique = sent;
+        std::sort(unique.begin(), unique.end());
+        CHECK(std::adjacent_find(unique.begin(), unique.end()) == unique.end());
       }
     }
+    CHECK(simulate(all, v));
   }
 }
 
-TEST_CASE("schedules: 1f1b interleaves after warm-up, gpipe runs all forwards first") {
-  auto s = make_schedule(Schedule::one_f_one_b, 0, 4, 8);
+TEST_CASE("schedules: 1f1b interleaves after warm-up, gpipe runs all forwards first, interleaved cycles chunks") {
   auto compute = [](const std::vector<Action>& sch) {
     std::string out;
     for (const Action& a : sch)
       if (a.kind == ActionKind::forward || a.kind == ActionKind::backward)
-        out += (a.kind == ActionKind::forward ? "F" : "B") + std::to_string(a.micro) + " ";
+        out += (a.kind == ActionKind::forward ? "F" : "B") + std::to_string(a.micro) +
+               (a.chunk ? "." + std::to_string(a.chunk) : "") + " ";
     return out;
   };
-  CHECK(compute(s) == "F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7 ");
-  CHECK(compute(make_schedule(Schedule::one_f_one_b, 3, 4, 3)) == "F0 B0 F1 B1 F2 B2 ");
-  CHECK(compute(make_schedule(Schedule::gpipe, 1, 2, 3)) == "F0 F1 F2 B0 B1 B2 ");
-  CHECK(bubble_fraction(4, 8) == doctest::Approx(3.0 / 11.0));
+  CHECK(compute(make_schedule(shape_of(Schedule::one_f_one_b, 4, 8, 1), 0)) ==
+        "F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7 ");
+  CHECK(compute(make_schedule(shape_of(Schedule::one_f_one_b, 4, 3, 1), 3)) == "F0 B0 F1 B1 F2 B2 ");
+  CHECK(compute(make_schedule(shape_of(Schedule::gpipe, 2, 3, 1), 1)) == "F0 F1 F2 B0 B1 B2 ");
+  // Megatron-LM's order for 2 stages, 2 chunks, 4 micro-batches: groups of 2 micro-batches
+  // through chunk 0 then chunk 1; stage 0 warms up with (2-0-1)*2 + (2-1)*2 = 4 forwards,
+  // the last stage with 2.
+  CHECK(compute(make_schedule(shape_of(Schedule::interleaved, 2, 4, 2), 0)) ==
+        "F0 F1 F0.1 F1.1 F2 B0.1 F3 B1.1 F2.1 B0 F3.1 B1 B2.1 B3.1 B2 B3 ");
+  CHECK(compute(make_schedule(shape_of(Schedule::interleaved, 2, 4, 2), 1)) ==
+        "F0 F1 F0.1 B0.1 F1.1 B1.1 F2 B0 F3 B1 F2.1 B2.1 F3.1 B3.1 B2 B3 ");
+  CHECK(bubble_fraction(shape_of(Schedule::one_f_one_b, 4, 8, 1)) == doctest::Approx(3.0 / 11.0));
+  CHECK(bubble_fraction(shape_of(Schedule::interleaved, 4, 8, 2)) == doctest::Approx(3.0 / 19.0));
+  CHECK_THROWS(make_schedule(shape_of(Schedule::interleaved, 2, 4, 1), 0));
+  for (int m : {1, 3, 5, 7, 9}) CHECK_THROWS(make_schedule(shape_of(Schedule::interleaved, 2, m, 2), 0));
+  CHECK_THROWS(max_in_flight(shape_of(Schedule::interleaved, 4, 6, 2), 0));
+  CHECK_THROWS(make_schedule(shape_of(Schedule::interleaved, 1, 4, 2), 0));
+  CHECK_THROWS(make_schedule(shape_of(Schedule::one_f_one_b, 2, 4, 2), 0));
+}
+
+TEST_CASE("interleaved messages cross the ring: the last stage feeds stage 0's next chunk") {
+  const PipeShape shape = shape_of(Schedule::interleaved, 3, 3, 2);
+  const auto last = make_schedule(shape, 2), first = make_schedule(shape, 0);
+  // Stage 2's chunk 0 (virtual stage 2) sends to stage 0's chunk 1 (virtual stage 3); its
+  // chunk 1 is the model's end and sends nothing.
+  CHECK(position(last, ActionKind::send_act, 0, 1) >= 0);
+  CHECK(position(last, ActionKind::send_act, 1, 1) < 0);
+  CHECK(position(first, ActionKind::recv_act, 1, 1) >= 0);
+  CHECK(position(first, ActionKind::recv_act, 0, 1) < 0);
+  CHECK(message_tag({ActionKind::send_act, 1, 0}, 2, 3) == message_tag({ActionKind::recv_act, 1, 1}, 0, 3));
+  CHECK(message_tag({ActionKind::send_grad, 1, 1}, 0, 3) == message_tag({ActionKind::recv_grad, 1, 0}, 2, 3));
+  CHECK(action_str({ActionKind::forward, 3, 1}) == "forward(3, chunk 1)");
+  CHECK(action_str({ActionKind::forward, 3, 0}) == "forward(3)");
 }
 
 TEST_CASE("forward-only schedule for evaluation") {
-  auto s = make_forward_schedule(1, 3, 2);
+  auto s = make_forward_schedule(1, 3, 2, 1);
   REQUIRE(s.size() == 6);
   CHECK(s[0].kind == ActionKind::recv_act);
   CHECK(s[1].kind == ActionKind::forward);
   CHECK(s[2].kind == ActionKind::send_act);
+  // Interleaved: stage 0 receives only for its later chunks; the last stage's last chunk sends
+  // nothing.
+  auto first = make_forward_schedule(0, 2, 2, 2), last = make_forward_schedule(1, 2, 2, 2);
+  CHECK(position(first, ActionKind::recv_act, 0, 0) < 0);
+  CHECK(position(first, ActionKind::recv_act, 1, 0) >= 0);
+  CHECK(position(last, ActionKind::send_act, 1, 1) < 0);
+  CHECK(position(last, ActionKind::send_act, 0, 1) >= 0);
 }

@@ -63,7 +63,7 @@ TinyLayout tiny_layout(ModelArch arch, int data, int tensor, int pipeline, int z
 Recipe tiny_recipe(const std::string& train_glob, const TinyLayout& l, int accum) {
   Recipe r;
   r.path = "<test>";
-  r.model.n_layer = 4;
+  r.model.n_layer = l.n_layer;
   r.model.n_head = 4;
   r.model.d_model = 32;
   r.model.vocab_size = 97;
@@ -81,6 +81,7 @@ Recipe tiny_recipe(const std::string& train_glob, const TinyLayout& l, int accum
   r.parallel.pipeline = l.pipeline;
   r.parallel.zero = l.zero;
   r.parallel.schedule = l.schedule;
+  r.parallel.virtual_stages = l.virtual_stages;
   r.parallel.sequence_parallel = l.sequence_parallel;
   r.parallel.bucket_mb = 0.01;
   r.parallel.timeout_s = 120;

@@ -22,12 +22,14 @@ void write_token_shard(const std::string& path, const std::vector<int>& tokens);
 struct TinyLayout {
   int data = 1, tensor = 1, pipeline = 1, zero = 0;
   Schedule schedule = Schedule::one_f_one_b;
+  int virtual_stages = 1;
   bool sequence_parallel = false;
   ModelArch arch = ModelArch::gpt2;
+  int n_layer = 4;  // more for virtual stages (a layer per virtual stage)
 };
 
 TinyLayout tiny_layout(ModelArch arch, int data, int tensor, int pipeline, int zero);
-// A 4-layer, d_model 32 model with a vocabulary of 97 (padded to 128), seq_len 16,
+// A 4-layer (layout.n_layer), d_model 32 model with a vocabulary of 97 (padded to 128), seq_len 16,
 // micro_batch 2, with `accum` micro-batches per data rank per step. gpt2: 4 heads; llama: 8
 // query heads on 4 k/v heads (head size 4), SwiGLU width 48, untied head, qk_norm.
 Recipe tiny_recipe(const std::string& train_glob, const TinyLayout& layout, int accum);
