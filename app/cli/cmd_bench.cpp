@@ -24,6 +24,7 @@
 #include "app/engine/auto_layout.h"
 #include "app/engine/flops.h"
 #include "app/engine/metrics.h"
+#include "app/engine/options_from.h"
 #include "app/engine/recipe_agreement.h"
 #include "app/engine/run_report.h"
 #include "app/engine/trainer.h"
@@ -162,18 +163,27 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
   if (!rank0) return 0;
   const std::string mfu_json = mfu >= 0 ? fmt::format("{:.6g}", mfu) : "null";
   const ParallelConfig& p = recipe.parallel;
+  // The bubble as measured (each rank's wait on stage-to-stage messages, averaged over the
+  // ranks, per step) next to the schedule model's idle fraction of an ideal pipeline.
+  double bubble_mean = 0;
+  for (float b : bubbles) bubble_mean += double(b) / double(bubbles.size());
+  const double bubble_measured = step_s > 0 ? bubble_mean / step_s : 0.0;
+  const double bubble_model = p.pipeline > 1 ? bubble_fraction(pipe_shape_from(recipe)) : 0.0;
   if (o.json) {
     fmt::print(
         "{{\"tokens_per_s\": {:.6g}, \"tokens_per_s_per_rank\": {:.6g}, \"mfu\": {}, \"step_s\": {:.6g}, "
         "\"forward_s\": {:.6g}, \"backward_s\": {:.6g}, \"optimizer_s\": {:.6g}, \"comm_s\": {:.6g}, "
         "\"bubble_s\": {:.6g}, \"bubble_s_per_rank\": [{:.6g}], \"peak_memory_bytes\": {:.0f}, \"planned_memory_bytes\": {:.0f}, "
+        "\"bubble_fraction\": {:.6g}, \"bubble_fraction_model\": {:.6g}, "
         "\"world\": {}, \"data\": {}, \"tensor\": {}, \"pipeline\": {}, \"zero\": {}, \"schedule\": \"{}\", "
+        "\"virtual_stages\": {}, "
         "\"micro_batch\": {}, \"global_batch\": {}, \"seq_len\": {}, \"device\": \"{}\", \"precision\": \"{}\", "
         "\"flops_per_token\": {:.6g}, \"peak_flops_per_rank\": {:.6g}, \"steps\": {}, \"warmup\": {}, "
         "\"loss\": {:.6g}, \"device_name\": \"{}\", \"peak_kind\": \"{}\", \"device_memory_used_bytes\": {}, "
         "\"device_memory_total_bytes\": {}, \"profile\": {}}}\n",
-        tok_s, tok_s / world, mfu_json, step_s, red[1], red[2], red[3], red[4], red[5], fmt::join(bubbles, ", "), peak_mem, double(red[7]), world,
-        p.data, p.tensor, p.pipeline, p.zero, schedule_name(p.schedule), recipe.train.micro_batch,
+        tok_s, tok_s / world, mfu_json, step_s, red[1], red[2], red[3], red[4], red[5], fmt::join(bubbles, ", "), peak_mem, double(red[7]),
+        bubble_measured, bubble_model, world, p.data, p.tensor, p.pipeline, p.zero, schedule_name(p.schedule),
+        p.virtual_stages, recipe.train.micro_batch,
         recipe.train.global_batch, recipe.train.seq_len, backend.name(), precision_name(precision), fpt, peak.flops,
         o.steps, o.warmup, last_loss, json_escape(backend.device_name()), peak_kind_name(peak.kind), dm.used_bytes(),
         dm.total_bytes, t.profiler() ? profile_json(t.profiler()->rows(), o.steps) : "null");
@@ -184,6 +194,11 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
     fmt::print("  step         {:.4f} s = forward {:.4f} + backward {:.4f} + optimizer {:.4f} + comm {:.4f} + "
                "bubble {:.4f} (slowest rank each)\n",
                step_s, red[1], red[2], red[3], red[4], red[5]);
+    if (p.pipeline > 1)
+      fmt::print("  pipeline     {}{}: waiting {:.1f}% of the step (mean over ranks); an ideal pipeline idles {:.1f}%\n",
+                 schedule_name(p.schedule),
+                 p.virtual_stages > 1 ? fmt::format(" over {} virtual stages", p.virtual_stages) : "",
+                 100 * bubble_measured, 100 * bubble_model);
     fmt::print("  peak memory  {} per rank ({}; planned {})\n", format_bytes(int64_t(peak_mem)),
                cuda ? "device allocations" : "resident set", format_bytes(int64_t(red[7])));
     fmt::print("  device       {}: {} of {} in use as the device reports it\n", backend.device_name(),

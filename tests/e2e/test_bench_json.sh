@@ -12,7 +12,7 @@ need = ["tokens_per_s", "tokens_per_s_per_rank", "mfu", "step_s", "forward_s", "
         "comm_s", "bubble_s", "peak_memory_bytes", "planned_memory_bytes", "world", "data", "tensor", "pipeline",
         "zero", "schedule", "micro_batch", "global_batch", "seq_len", "device", "precision", "flops_per_token",
         "peak_flops_per_rank", "device_name", "peak_kind", "device_memory_used_bytes", "device_memory_total_bytes",
-        "profile"]
+        "profile", "virtual_stages", "bubble_fraction", "bubble_fraction_model"]
 missing = [k for k in need if k not in d]
 assert not missing, missing
 assert d["world"] == int(sys.argv[2]), d["world"]
@@ -44,8 +44,17 @@ check "$out" 1
 out=$("${MPIEXEC[@]}" -n 4 "$trainer" bench configs/debug/layouts.yaml $(layout_args 2 1 2 1) --steps 2 --warmup 1 --json) \
   || fail "bench 4 ranks: $out"
 check "$out" 4
-/usr/bin/python3 -c "import json,sys; d=json.loads(sys.argv[1]); assert d['pipeline']==2 and d['bubble_s']>=0 and d['comm_s']>0" "$out" \
+/usr/bin/python3 -c "import json,sys; d=json.loads(sys.argv[1]); assert d['pipeline']==2 and d['bubble_s']>=0 and d['comm_s']>0
+# 2 stages, 4 micro-batches per data rank: the model's idle fraction 1/5.
+assert abs(d['bubble_fraction_model'] - 1 / 5) < 1e-6 and 0 <= d['bubble_fraction'] < 1, d" "$out" \
   || fail "4-rank fields: $out"
+out=$("${MPIEXEC[@]}" -n 2 "$trainer" bench configs/debug/layouts.yaml $(layout_args 1 1 2 0) --steps 2 --warmup 1 --json \
+  --set parallel.schedule=interleaved --set parallel.virtual_stages=2) || fail "bench interleaved: $out"
+check "$out" 2
+/usr/bin/python3 -c "import json,sys; d=json.loads(sys.argv[1])
+# 2 stages x 2 virtual stages, 8 micro-batches: 1/17.
+assert d['schedule'] == 'interleaved' and d['virtual_stages'] == 2 and abs(d['bubble_fraction_model'] - 1 / 17) < 1e-6, d" \
+  "$out" || fail "interleaved fields: $out"
 out=$("$trainer" bench configs/debug/layouts.yaml --steps 2 --warmup 1 --json --profile) || fail "bench --profile: $out"
 check "$out" 1 profiled
 out=$("${MPIEXEC[@]}" -n 2 "$trainer" bench configs/debug/layouts.yaml $(layout_args 1 2 1 1) --steps 2 --warmup 1 --json --profile) \
