@@ -3,6 +3,8 @@
 // N/tp rows and the pairs are all-gather/reduce-scatter (tp_comm.h).
 #include "model/block_parts.h"
 
+#include "kernels/base/check.h"
+
 #include "model/tp_comm.h"
 
 namespace trainer::block_parts {
@@ -59,6 +61,11 @@ Tensor full_grad(const BlockContext& ctx, const BlockScratch& s, Tensor dresid) 
   }
   sp_scatter_backward(s.d_full, dresid, ctx.tp);
   return s.d_full;
+}
+
+void keep_grad(const BlockContext& ctx, Tensor dst, Tensor grad) {
+  TRAINER_CHECK(dst.numel() == grad.numel(), "kept gradient " + dst.shape_str() + " vs " + grad.shape_str());
+  ctx.backend.copy(dst.data, grad.data, grad.bytes());
 }
 
 void norm_backward(const BlockContext& ctx, const BlockScratch& s, Tensor dresid, Tensor gw, Tensor gb, Tensor x,

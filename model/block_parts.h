@@ -31,6 +31,9 @@ void row_parallel_into(const BlockContext& ctx, const BlockScratch& s, Tensor ou
                        Tensor residual);
 // The gradient of a row-parallel layer's output, whole: dresid itself, or gathered.
 Tensor full_grad(const BlockContext& ctx, const BlockScratch& s, Tensor dresid);
+// Keeps a gradient for the weight pass: copied into dst (N, C), since dresid and the gathered
+// buffer are overwritten as backward goes on.
+void keep_grad(const BlockContext& ctx, Tensor dst, Tensor grad);
 // dresid += the norm's backward of s.dln (N, C), the gradient a column-parallel layer gave back.
 void norm_backward(const BlockContext& ctx, const BlockScratch& s, Tensor dresid, Tensor gw, Tensor gb, Tensor x,
                    Tensor w, Tensor mean, Tensor rstd);

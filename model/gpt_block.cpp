@@ -2,6 +2,7 @@
 // plumbing is in block_parts.
 #include "model/gpt_block.h"
 
+#include "kernels/base/check.h"
 #include "model/block_parts.h"
 
 namespace trainer {
@@ -22,33 +23,47 @@ void block_forward(const BlockContext& ctx, const BlockParams& w, const BlockAct
 }
 
 void block_backward(const BlockContext& ctx, const BlockParams& w, const BlockParams& g, const BlockActs& a,
-                    const BlockScratch& s, Tensor inp, Tensor dresid, Recompute recompute) {
+                    const BlockScratch& s, Tensor inp, Tensor dresid, Recompute recompute,
+                    const BlockGradStash* stash) {
   Backend& b = ctx.backend;
+  TRAINER_CHECK(!stash || recompute == Recompute::none, "a split backward needs the saved activations");
   if (recompute == Recompute::gelu) b.gelu_forward(a.fch_gelu, a.fch);
 
   // MLP: out = x2 + fch_gelu @ fcprojw^T + fcprojb
   Tensor dout = full_grad(ctx, s, dresid);
-  b.matmul(g.fcprojw, dout, a.fch_gelu, T, N, Tensor{}, Accumulate::add, Tensor{});
+  const Tensor dfch = stash ? stash->dfch : s.dfch, dqkv = stash ? stash->dqkv : s.dqkv;
+  if (stash) keep_grad(ctx, stash->dmlp, dout);
+  else b.matmul(g.fcprojw, dout, a.fch_gelu, T, N, Tensor{}, Accumulate::add, Tensor{});
   b.bias_backward(g.fcprojb, dresid);
-  b.matmul(s.dfch, dout, w.fcprojw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
-  b.gelu_backward(s.dfch, a.fch, s.dfch);
-  b.matmul(g.fcw, s.dfch, a.ln2, T, N, Tensor{}, Accumulate::add, Tensor{});
-  b.bias_backward(g.fcb, s.dfch);
-  b.matmul(s.dln, s.dfch, w.fcw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
+  b.matmul(dfch, dout, w.fcprojw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
+  b.gelu_backward(dfch, a.fch, dfch);
+  if (!stash) b.matmul(g.fcw, dfch, a.ln2, T, N, Tensor{}, Accumulate::add, Tensor{});
+  b.bias_backward(g.fcb, dfch);
+  b.matmul(s.dln, dfch, w.fcw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
   norm_backward(ctx, s, dresid, g.ln2w, g.ln2b, a.resid2, w.ln2w, a.ln2_mean, a.ln2_rstd);
 
   // Attention: x2 = x + atty @ projw^T + projb
   dout = full_grad(ctx, s, dresid);
-  b.matmul(g.projw, dout, a.atty, T, N, Tensor{}, Accumulate::add, Tensor{});
+  if (stash) keep_grad(ctx, stash->dattn, dout);
+  else b.matmul(g.projw, dout, a.atty, T, N, Tensor{}, Accumulate::add, Tensor{});
   b.bias_backward(g.projb, dresid);
   b.matmul(s.datty, dout, w.projw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
-  b.attention_backward(bt3(ctx, s.dqkv), bt3(ctx, s.datty), bt3(ctx, a.qkv), bt3(ctx, a.atty), a.lse,
+  b.attention_backward(bt3(ctx, dqkv), bt3(ctx, s.datty), bt3(ctx, a.qkv), bt3(ctx, a.atty), a.lse,
                        ctx.n_head_local);
-  b.matmul(g.qkvw, s.dqkv, a.ln1, T, N, Tensor{}, Accumulate::add, Tensor{});
-  b.bias_backward(g.qkvb, s.dqkv);
-  b.matmul(s.dln, s.dqkv, w.qkvw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
+  if (!stash) b.matmul(g.qkvw, dqkv, a.ln1, T, N, Tensor{}, Accumulate::add, Tensor{});
+  b.bias_backward(g.qkvb, dqkv);
+  b.matmul(s.dln, dqkv, w.qkvw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
   // The block input fed ln_1 and the residual: dresid already holds the residual part.
   norm_backward(ctx, s, dresid, g.ln1w, g.ln1b, inp, w.ln1w, a.ln1_mean, a.ln1_rstd);
+}
+
+void block_weight_backward(const BlockContext& ctx, const BlockParams& g, const BlockActs& a,
+                           const BlockGradStash& stash) {
+  Backend& b = ctx.backend;
+  b.matmul(g.fcprojw, stash.dmlp, a.fch_gelu, T, N, Tensor{}, Accumulate::add, Tensor{});
+  b.matmul(g.fcw, stash.dfch, a.ln2, T, N, Tensor{}, Accumulate::add, Tensor{});
+  b.matmul(g.projw, stash.dattn, a.atty, T, N, Tensor{}, Accumulate::add, Tensor{});
+  b.matmul(g.qkvw, stash.dqkv, a.ln1, T, N, Tensor{}, Accumulate::add, Tensor{});
 }
 
 }  // namespace trainer

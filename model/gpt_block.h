@@ -71,6 +71,15 @@ struct BlockScratch {
   Tensor dln_local;  // (Nr, C) this rank's rows of the LayerNorm output gradient
 };
 
+// The zero_bubble schedule's split backward: the output gradients that the four weight
+// matrices' gradients need, kept from the input-gradient pass (B) to the weight pass (W).
+struct BlockGradStash {
+  Tensor dmlp;   // (N, C): gradient of the MLP's output projection (gathered under SP)
+  Tensor dfch;   // (N, 4Cl) gpt2, (N, 2Fl) llama [gate | up]: gradient of fc's output
+  Tensor dattn;  // (N, C): gradient of the attention projection's output (gathered under SP)
+  Tensor dqkv;   // (N, Ql): gradient of qkv's output
+};
+
 enum class NormKind : uint8_t { layernorm, rmsnorm };
 
 struct BlockContext {
@@ -100,14 +109,22 @@ void block_forward(const BlockContext& ctx, const BlockParams& w, const BlockAct
 // parameters (LayerNorms, row-parallel biases) cover this rank's rows only: the caller sums
 // them over the tensor group (ParamStore does, see set_tensor_partial_grads).
 // Parameter gradients are accumulated into g. Under Recompute::gelu, a.fch_gelu is
-// recomputed from a.fch first.
+// recomputed from a.fch first. With a stash (zero_bubble's B) the four weight matrices'
+// gradients are left out and their output gradients kept there for block_weight_backward
+// (biases and norms still get theirs); a stash needs Recompute::none, since W reads a.
 void block_backward(const BlockContext& ctx, const BlockParams& w, const BlockParams& g, const BlockActs& a,
-                    const BlockScratch& s, Tensor inp, Tensor dresid, Recompute recompute);
+                    const BlockScratch& s, Tensor inp, Tensor dresid, Recompute recompute,
+                    const BlockGradStash* stash);
+// W: the four weight matrices' gradients from the stash and the saved activations, accumulated
+// into g (either family: qkv, attention projection, fc, MLP projection).
+void block_weight_backward(const BlockContext& ctx, const BlockParams& g, const BlockActs& a,
+                           const BlockGradStash& stash);
 
 // The same for a Llama block (llama_block.cpp); Recompute::gelu recomputes the SwiGLU output.
 void llama_block_forward(const BlockContext& ctx, const BlockParams& w, const BlockActs& a, const BlockScratch& s,
                          Tensor inp, Tensor out);
 void llama_block_backward(const BlockContext& ctx, const BlockParams& w, const BlockParams& g, const BlockActs& a,
-                          const BlockScratch& s, Tensor inp, Tensor dresid, Recompute recompute);
+                          const BlockScratch& s, Tensor inp, Tensor dresid, Recompute recompute,
+                          const BlockGradStash* stash);
 
 }  // namespace trainer

@@ -38,6 +38,7 @@ struct GptStage::Impl {
     Tensor tokens, targets;     // (B,T) i32
     std::vector<Tensor> resid;  // L+1 x (N,C): chunk input, then each block's output
     std::vector<BlockActs> acts;
+    std::vector<BlockGradStash> stash;  // split backward: each block's output gradients for W
     Tensor dhead;               // (N,C): gradient from the head (last chunk, training)
   };
   std::vector<Slot> slots;  // chunk c's slot k at c * n_slots + k
@@ -67,6 +68,8 @@ struct GptStage::Impl {
     C = cfg.d_model;
     N = B * T;
     sp = o.sequence_parallel == SeqParallel::on && tp_active(tp);
+    TRAINER_CHECK(o.split == BackwardSplit::whole || o.recompute == Recompute::none,
+                  "a split backward needs the saved activations (recompute none)");
     TRAINER_CHECK(!sp || N % tp_size == 0, "sequence parallelism needs B*T divisible by the tensor degree");
     Nr = sp ? N / tp_size : N;
     Cl = C / tp_size;
@@ -154,6 +157,17 @@ struct GptStage::Impl {
           s.acts.push_back(x);
         }
       }
+      if (opt.split == BackwardSplit::input_then_weight) {
+        const int64_t fc = dims.arch == ModelArch::llama ? 2 * dims.Fl : dims.Fl;
+        for (int l = 0; l < L; ++l) {
+          BlockGradStash g;
+          g.dmlp = a.take(act, {N, C});
+          g.dfch = a.take(act, {N, fc});
+          g.dattn = a.take(act, {N, C});
+          g.dqkv = a.take(act, {N, dims.Ql});
+          s.stash.push_back(g);
+        }
+      }
       if (last_chunk(c)) s.dhead = a.take(act, {Nr, C});
       largest = std::max(largest, int64_t(a.bytes()));
     }
@@ -181,9 +195,10 @@ struct GptStage::Impl {
     if (dims.arch == ModelArch::llama) llama_block_forward(ctx(), w, a, bs, inp, out);
     else block_forward(ctx(), w, a, bs, inp, out);
   }
-  void block_backward_any(const BlockParams& w, const BlockParams& g, const BlockActs& a, Tensor inp) {
-    if (dims.arch == ModelArch::llama) llama_block_backward(ctx(), w, g, a, bs, inp, dresid, opt.recompute);
-    else block_backward(ctx(), w, g, a, bs, inp, dresid, opt.recompute);
+  void block_backward_any(const BlockParams& w, const BlockParams& g, const BlockActs& a, Tensor inp,
+                          const BlockGradStash* stash) {
+    if (dims.arch == ModelArch::llama) llama_block_backward(ctx(), w, g, a, bs, inp, dresid, opt.recompute, stash);
+    else block_backward(ctx(), w, g, a, bs, inp, dresid, opt.recompute, stash);
   }
 
   // gpt2's position table (llama has none: unit -1, no tensor).
@@ -321,12 +336,25 @@ void GptStage::backward(int micro, int chunk) {
     const BlockActs& a = m.opt.recompute == Recompute::block ? m.recompute_acts : s.acts[size_t(l)];
     // Recomputed forward writes the (already saved) block output into scratch.
     if (m.opt.recompute == Recompute::block) m.block_forward_any(w, a, s.resid[size_t(l)], m.bs.dln.rows(0, m.Nr));
-    m.block_backward_any(w, g, a, s.resid[size_t(l)]);
+    const bool split = m.opt.split == BackwardSplit::input_then_weight;
+    m.block_backward_any(w, g, a, s.resid[size_t(l)], split ? &s.stash[size_t(l)] : nullptr);
     m.store.release(u);
-    m.store.grads_done(u);
+    if (!split) m.store.grads_done(u);
   }
   if (m.first_chunk(chunk)) m.embed_backward(s);
   else m.backend.copy(m.p2p[size_t(chunk)].send_grad[micro % 2].data, m.dresid.data, m.dresid.bytes());
+}
+
+void GptStage::backward_weight(int micro, int chunk) {
+  Impl& m = *impl_;
+  TRAINER_CHECK(m.opt.split == BackwardSplit::input_then_weight, "backward_weight without a split backward");
+  auto& s = m.slot(micro, chunk);
+  const int l0 = m.layout.chunk_first_local(chunk);
+  for (int l = m.layout.chunk_layers(chunk) - 1; l >= 0; --l) {
+    const int u = m.layout.unit_block(l0 + l);
+    block_weight_backward(m.ctx(), m.block_params(m.store.grads(u), u, l0 + l), s.acts[size_t(l)], s.stash[size_t(l)]);
+    m.store.grads_done(u);
+  }
 }
 
 Tensor GptStage::recv_act_buffer(int micro, int chunk) { return impl_->p2p.at(size_t(chunk)).recv_act[micro % 2]; }

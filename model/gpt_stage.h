@@ -7,8 +7,9 @@
 //   the last chunk of the last stage holds the head; every other chunk receives its input and
 //   sends its output. Each chunk has its own n_slots activation slots and point-to-point
 //   buffers; micro-batch i of chunk c uses slot i % n_slots of c, and the caller never has more
-//   than n_slots of a chunk's micro-batches between forward and backward (the pipeline
-//   schedule guarantees it).
+//   than n_slots of a chunk's micro-batches between forward and backward (backward_weight
+//   when split; the pipeline schedule guarantees it). A split slot also keeps each block's
+//   BlockGradStash.
 // - The last stage computes the loss and, in training, the head's backward right after the
 //   forward (like llm.c's fused classifier): the logits (N, V/tp) exist once, never per
 //   micro-batch, and no rank ever holds the full vocabulary's logits.
@@ -30,6 +31,10 @@ namespace trainer {
 
 enum class StageMode : uint8_t { train, eval, logits };
 
+// Whether backward computes the weight gradients (whole) or leaves the blocks' weight
+// matrices to backward_weight (split: zero_bubble's B and W).
+enum class BackwardSplit : uint8_t { whole, input_then_weight };
+
 struct StageOptions {
   int micro_batch = 1;  // B
   int seq_len = 1;      // T
@@ -38,6 +43,7 @@ struct StageOptions {
   SeqParallel sequence_parallel = SeqParallel::off;  // needs B*T divisible by the tensor degree
   // Gradient of the loss per token: 1 / (tokens per step summed over data ranks).
   float dloss = 1.0f;
+  BackwardSplit split = BackwardSplit::whole;  // input_then_weight needs Recompute::none
 };
 
 struct ActivationMemory {
@@ -64,7 +70,11 @@ class GptStage {
   // embedding's chunk uses the tokens, the head's the targets.
   void set_batch(int micro, int chunk, const int32_t* tokens, const int32_t* targets);
   void forward(int micro, int chunk, StageMode mode);
+  // Whole, or under BackwardSplit::input_then_weight the input gradient (and the biases' and
+  // norms' gradients); each block unit is then done after backward_weight.
   void backward(int micro, int chunk);
+  // The blocks' weight-matrix gradients of a micro-batch whose backward ran (split only).
+  void backward_weight(int micro, int chunk);
 
   // Point-to-point buffers for the pipeline executor: (B*T, C), or this rank's (B*T/tp, C)
   // rows under sequence parallelism.

@@ -3,6 +3,7 @@
 // out of one with gate_proj/up_proj as one (2Fl, C) weight. Rope rotates the qkv buffer in
 // place (its backward is the transposed rotation, so the unrotated values are never needed);
 // with qk_norm the projection's output is kept (qkv_raw) for the norm's backward.
+#include "kernels/base/check.h"
 #include "model/block_parts.h"
 #include "model/gpt_block.h"
 
@@ -33,31 +34,36 @@ void llama_block_forward(const BlockContext& ctx, const BlockParams& w, const Bl
 }
 
 void llama_block_backward(const BlockContext& ctx, const BlockParams& w, const BlockParams& g, const BlockActs& a,
-                          const BlockScratch& s, Tensor inp, Tensor dresid, Recompute recompute) {
+                          const BlockScratch& s, Tensor inp, Tensor dresid, Recompute recompute,
+                          const BlockGradStash* stash) {
   Backend& b = ctx.backend;
   const int H = ctx.n_head_local, Hkv = ctx.n_kv_head_local;
+  TRAINER_CHECK(!stash || recompute == Recompute::none, "a split backward needs the saved activations");
   if (recompute == Recompute::gelu) b.swiglu_forward(a.fch_gelu, a.fch);
 
   // MLP: out = x2 + swiglu(fch) @ downw^T
   Tensor dout = full_grad(ctx, s, dresid);
-  b.matmul(g.fcprojw, dout, a.fch_gelu, T, N, Tensor{}, Accumulate::add, Tensor{});
+  const Tensor dfch = stash ? stash->dfch : s.dfch, dqkv = stash ? stash->dqkv : s.dqkv;
+  if (stash) keep_grad(ctx, stash->dmlp, dout);
+  else b.matmul(g.fcprojw, dout, a.fch_gelu, T, N, Tensor{}, Accumulate::add, Tensor{});
   b.matmul(s.dact, dout, w.fcprojw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
-  b.swiglu_backward(s.dfch, a.fch, s.dact);
-  b.matmul(g.fcw, s.dfch, a.ln2, T, N, Tensor{}, Accumulate::add, Tensor{});
-  b.matmul(s.dln, s.dfch, w.fcw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
+  b.swiglu_backward(dfch, a.fch, s.dact);
+  if (!stash) b.matmul(g.fcw, dfch, a.ln2, T, N, Tensor{}, Accumulate::add, Tensor{});
+  b.matmul(s.dln, dfch, w.fcw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
   norm_backward(ctx, s, dresid, g.ln2w, Tensor{}, a.resid2, w.ln2w, Tensor{}, a.ln2_rstd);
 
   // Attention: x2 = x + atty @ ow^T
   dout = full_grad(ctx, s, dresid);
-  b.matmul(g.projw, dout, a.atty, T, N, Tensor{}, Accumulate::add, Tensor{});
+  if (stash) keep_grad(ctx, stash->dattn, dout);
+  else b.matmul(g.projw, dout, a.atty, T, N, Tensor{}, Accumulate::add, Tensor{});
   b.matmul(s.datty, dout, w.projw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
-  b.attention_backward(bt3(ctx, s.dqkv), bt3(ctx, s.datty), bt3(ctx, a.qkv), bt3(ctx, a.atty), a.lse, H, Hkv);
-  b.rope_backward(bt3(ctx, s.dqkv), bt3(ctx, s.dqkv), ctx.inv_freq, H, Hkv, 0);
+  b.attention_backward(bt3(ctx, dqkv), bt3(ctx, s.datty), bt3(ctx, a.qkv), bt3(ctx, a.atty), a.lse, H, Hkv);
+  b.rope_backward(bt3(ctx, dqkv), bt3(ctx, dqkv), ctx.inv_freq, H, Hkv, 0);
   if (ctx.qk_norm == QkNorm::on)
-    b.head_rmsnorm_backward(bt3(ctx, s.dqkv), g.qnormw, g.knormw, bt3(ctx, s.dqkv), bt3(ctx, a.qkv_raw), w.qnormw,
+    b.head_rmsnorm_backward(bt3(ctx, dqkv), g.qnormw, g.knormw, bt3(ctx, dqkv), bt3(ctx, a.qkv_raw), w.qnormw,
                             w.knormw, a.qk_rstd, H, Hkv);
-  b.matmul(g.qkvw, s.dqkv, a.ln1, T, N, Tensor{}, Accumulate::add, Tensor{});
-  b.matmul(s.dln, s.dqkv, w.qkvw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
+  if (!stash) b.matmul(g.qkvw, dqkv, a.ln1, T, N, Tensor{}, Accumulate::add, Tensor{});
+  b.matmul(s.dln, dqkv, w.qkvw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
   norm_backward(ctx, s, dresid, g.ln1w, Tensor{}, inp, w.ln1w, Tensor{}, a.ln1_rstd);
 }
 

@@ -82,6 +82,9 @@ PipelineTimes run_pipeline(const std::vector<Action>& schedule, Comm* act_comm, 
         wait_for(send_grad, a.chunk, a.micro - 2);
         hooks.backward(a.micro, a.chunk);
         break;
+      case ActionKind::backward_weight:
+        hooks.backward_weight(a.micro, a.chunk);
+        break;
       case ActionKind::send_act:
         send_act[key] = act_comm->send_async(hooks.send_act_buffer(a.micro, a.chunk), next_stage(stage, p),
                                              message_tag(a, stage, n_micro));

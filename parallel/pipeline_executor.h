@@ -20,6 +20,7 @@ namespace trainer {
 struct PipelineHooks {
   std::function<void(int micro, int chunk)> forward;
   std::function<void(int micro, int chunk)> backward;
+  std::function<void(int micro, int chunk)> backward_weight;  // zero_bubble's W (no messages)
   std::function<Tensor(int micro, int chunk)> recv_act_buffer;
   std::function<Tensor(int micro, int chunk)> send_act_buffer;
   std::function<Tensor(int micro, int chunk)> recv_grad_buffer;

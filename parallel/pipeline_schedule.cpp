@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "kernels/base/check.h"
+#include "parallel/pipeline_zero_bubble.h"
 
 namespace trainer {
 
@@ -32,6 +33,7 @@ std::vector<Action> interleaved_order(const PipeShape& s, ActionKind kind) {
 }
 
 std::vector<Action> compute_order(const PipeShape& s, int stage) {
+  if (s.schedule == Schedule::zero_bubble) return zero_bubble_orders(s.n_stages, s.n_micro)[size_t(stage)];
   std::vector<Action> order;
   if (s.schedule == Schedule::gpipe) {
     for (int i = 0; i < s.n_micro; ++i) order.push_back({ActionKind::forward, i, 0});
@@ -106,15 +108,18 @@ int max_in_flight(const PipeShape& shape, int stage) {
   check_pipe_shape(shape);
   std::vector<int> alive(size_t(shape.n_chunks), 0);
   int peak = 0;
+  const ActionKind release = splits_backward(shape.schedule) ? ActionKind::backward_weight : ActionKind::backward;
   for (const Action& a : compute_order(shape, stage)) {
     int& n = alive[size_t(a.chunk)];
-    n += a.kind == ActionKind::forward ? 1 : -1;
+    if (a.kind == ActionKind::forward) n += 1;
+    if (a.kind == release) n -= 1;
     peak = std::max(peak, n);
   }
   return peak;
 }
 
 double bubble_fraction(const PipeShape& s) {
+  if (s.schedule == Schedule::zero_bubble) return zero_bubble_fraction(s.n_stages, s.n_micro);
   return double(s.n_stages - 1) / double(s.n_chunks * s.n_micro + s.n_stages - 1);
 }
 
@@ -124,7 +129,7 @@ int message_tag(const Action& a, int stage, int n_micro) {
   const bool wraps = stage == 0 && (a.kind == ActionKind::recv_act || a.kind == ActionKind::send_grad);
   const int boundary_chunk = a.chunk - (wraps ? 1 : 0);
   const bool grad = a.kind == ActionKind::recv_grad || a.kind == ActionKind::send_grad;
-  TRAINER_CHECK(a.kind != ActionKind::forward && a.kind != ActionKind::backward && boundary_chunk >= 0,
+  TRAINER_CHECK(!is_compute(a.kind) && boundary_chunk >= 0,
                 "message tag of " + action_str(a));
   return 2 * (boundary_chunk * n_micro + a.micro) + (grad ? 1 : 0);
 }

@@ -2,9 +2,10 @@
 # bench_bubbles.sh [PIPELINE] [MICRO_BATCHES...]: the measured pipeline bubble of each schedule
 # against the schedule model's prediction. For PIPELINE stages (default 4) and each micro-batch
 # count (default 4 8), `trainer bench` runs the debug layout model widened to 8 layers under
-# gpipe, 1f1b and interleaved over 2 virtual stages, one rank per stage, and prints one table
+# gpipe, 1f1b, zero_bubble and interleaved over 2 virtual stages, one rank per stage, and prints one table
 # row per run: step time, the mean over ranks of the time spent waiting on stage-to-stage
-# messages as a share of the step, and the ideal pipeline's idle share (p-1)/(v*m+p-1).
+# messages as a share of the step, and the schedule model's idle share ((p-1)/(v*m+p-1), or
+# zero_bubble's unit-time pass).
 #
 # On a machine with fewer cores than stages the ranks share cores (OMP_NUM_THREADS=1 each,
 # passive waits), so a rank's wait also holds the time its neighbours computed on its core:
@@ -27,7 +28,7 @@ model=(--set model.n_layer=8 --set model.d_model=128 --set model.seq_len=64 --se
 
 printf '%-12s %3s %10s %14s %14s\n' schedule m "step s" "measured wait" "model bubble"
 for m in "${micros[@]}"; do
-  for sched in gpipe 1f1b interleaved; do
+  for sched in gpipe 1f1b zero_bubble interleaved; do
     sets=("${model[@]}" --set train.global_batch=$((4 * m)) --set parallel.schedule=$sched)
     label=$sched
     if [[ $sched == interleaved ]]; then

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # sweep.sh RECIPE WORLD [LAYOUTS]: benchmark a recipe over parallel layouts of WORLD ranks.
 #
-# LAYOUTS is a comma-separated list of DxTxP:ZERO:MICRO:SCHEDULE (SCHEDULE gpipe, 1f1b, or interleavedV
-# over V virtual stages), e.g. "4x1x1:1:2:1f1b,1x2x2:0:2:gpipe,1x1x2:0:1:interleaved2";
+# LAYOUTS is a comma-separated list of DxTxP:ZERO:MICRO:SCHEDULE (SCHEDULE gpipe, 1f1b, zero_bubble, or
+# interleavedV over V virtual stages), e.g. "4x1x1:1:2:1f1b,1x2x2:0:2:gpipe,1x1x2:0:1:interleaved2";
 # without it every valid layout that `trainer plan RECIPE --world WORLD --search --json` lists
 # (with the recipe's recomputation mode) is run. Each layout runs `trainer bench RECIPE --json
 # --set ...` under srun (inside a Slurm allocation, SLURM_JOB_ID set) or mpiexec. A layout that
@@ -101,11 +101,11 @@ def row(key, status, reason=""):
 if given:
     for entry in given.split(","):
         entry = entry.strip()
-        m = re.fullmatch(r"([1-9]\d*)x([1-9]\d*)x([1-9]\d*):([0-3]):([1-9]\d*):(gpipe|1f1b|interleaved[2-9]\d*)",
+        m = re.fullmatch(r"([1-9]\d*)x([1-9]\d*)x([1-9]\d*):([0-3]):([1-9]\d*):(gpipe|1f1b|zero_bubble|interleaved[2-9]\d*)",
                          entry)
         if not m:
-            row(entry, "invalid", f"malformed layout '{entry}': want DxTxP:ZERO:MICRO:SCHEDULE (gpipe, 1f1b, or "
-                                  f"interleavedV over V virtual stages), e.g. 2x2x1:1:4:1f1b")
+            row(entry, "invalid", f"malformed layout '{entry}': want DxTxP:ZERO:MICRO:SCHEDULE (gpipe, 1f1b, zero_bubble, "
+                                  f"or interleavedV over V virtual stages), e.g. 2x2x1:1:4:1f1b")
         else:
             row(entry, "run")
 else:

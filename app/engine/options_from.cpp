@@ -83,6 +83,7 @@ StageOptions stage_options_from(const Recipe& r, int n_slots) {
   so.recompute = tr.recompute;
   so.sequence_parallel = r.parallel.sequence_parallel ? SeqParallel::on : SeqParallel::off;
   so.dloss = float(1.0 / (double(tr.global_batch) * double(tr.seq_len)));
+  if (r.parallel.pipeline > 1 && splits_backward(r.parallel.schedule)) so.split = BackwardSplit::input_then_weight;
   return so;
 }
 

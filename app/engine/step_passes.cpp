@@ -1,6 +1,8 @@
 // One step's forward and backward passes (see step_passes.h).
 #include "app/engine/step_passes.h"
 
+#include <functional>
+
 #include "app/engine/metrics.h"
 #include "parallel/pipeline_executor.h"
 
@@ -13,24 +15,34 @@ StepPassTimes run_step_passes(GptStage& stage, ParamStore& store, Backend& backe
   const Schedule schedule = seat.pp == 1 ? Schedule::one_f_one_b : seat.schedule;
   StepPassTimes times;
   PipelineHooks hooks;
-  hooks.forward = [&](int i, int c) {
-    TraceScope span(seat.trace, "forward", "compute",
+  // One compute pass, traced and timed into *total.
+  auto pass = [&](const char* name, double* total, int i, int c, const std::function<void()>& body) {
+    TraceScope span(seat.trace, name, "compute",
                     {TraceArg::num("micro", i), TraceArg::num("stage", seat.pp_rank), TraceArg::num("chunk", c)});
     const double t0 = monotonic_seconds();
-    stage.set_batch(i, c, inputs[size_t(i)].data(), targets[size_t(i)].data());
-    stage.forward(i, c, StageMode::train);
+    body();
     if (timing == PassTiming::per_pass) backend.synchronize();
-    times.forward_s += monotonic_seconds() - t0;
+    *total += monotonic_seconds() - t0;
   };
+  hooks.forward = [&](int i, int c) {
+    pass("forward", &times.forward_s, i, c, [&] {
+      stage.set_batch(i, c, inputs[size_t(i)].data(), targets[size_t(i)].data());
+      stage.forward(i, c, StageMode::train);
+    });
+  };
+  // A chunk's last micro-batch is the last contribution to its units' gradients (under the
+  // split, its weight pass is for the blocks).
   hooks.backward = [&](int i, int c) {
-    TraceScope span(seat.trace, "backward", "compute",
-                    {TraceArg::num("micro", i), TraceArg::num("stage", seat.pp_rank), TraceArg::num("chunk", c)});
-    const double t0 = monotonic_seconds();
-    // A chunk's last micro-batch is the last contribution to its units' gradients.
-    store.begin_micro(i == m - 1);
-    stage.backward(i, c);
-    if (timing == PassTiming::per_pass) backend.synchronize();
-    times.backward_s += monotonic_seconds() - t0;
+    pass("backward", &times.backward_s, i, c, [&] {
+      store.begin_micro(i == m - 1);
+      stage.backward(i, c);
+    });
+  };
+  hooks.backward_weight = [&](int i, int c) {
+    pass("backward_weight", &times.backward_s, i, c, [&] {
+      store.begin_micro(i == m - 1);
+      stage.backward_weight(i, c);
+    });
   };
   hooks.recv_act_buffer = [&](int i, int c) { return stage.recv_act_buffer(i, c); };
   hooks.send_act_buffer = [&](int i, int c) { return stage.send_act_buffer(i, c); };

@@ -86,6 +86,8 @@ ActivationMemory plan_activations(const ActivationDims& d, int64_t slots) {
     int64_t slot = 2 * arena(N, 4) + (L + 1) * arena(Nr * C, a);
     if (d.recompute != Recompute::block)
       slot += L * block_acts(d, d.recompute == Recompute::none ? GeluBuffer::own : GeluBuffer::shared);
+    // The split backward's stash: dmlp, dfch, dattn, dqkv.
+    if (d.stash_weight_grads) slot += L * (2 * arena(N * C, a) + arena(N * w.fc, a) + arena(N * w.Ql, a));
     if (last) slot += arena(Nr * C, a);
     p.per_slot = std::max(p.per_slot, slot);
   }

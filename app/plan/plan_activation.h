@@ -32,6 +32,7 @@ struct ActivationDims {
   std::vector<int> chunk_layers;  // layers per chunk with virtual stages (then n_layers is unused)
   bool first = true, last = true;  // this rank embeds (chunk 0) / holds the head (its last chunk)
   Recompute recompute = Recompute::none;
+  bool stash_weight_grads = false;  // zero_bubble's split backward: a BlockGradStash per block and slot
   bool sequence_parallel = false;  // residual rows split over the tensor group (tp > 1)
   int64_t act_bytes = 4;  // bytes of the activation dtype
   ModelArch arch = ModelArch::gpt2;

@@ -148,7 +148,8 @@ class StagingPool {
       release(u_.unit_lnf);
     }
   }
-  void backward(int chunk) {
+  // split: zero_bubble's B, the blocks done in backward_weight.
+  void backward(int chunk, BackwardSplit split) {
     const int v = int(u_.chunk_layers.size()), l0 = first_local(chunk);
     if (u_.last && chunk == v - 1) {
       grads_done(u_.unit_lnf);
@@ -159,13 +160,21 @@ class StagingPool {
       acquire(unit);
       grads(unit);
       release(unit);
-      grads_done(unit);
+      if (split == BackwardSplit::whole) grads_done(unit);
     }
     if (u_.first && chunk == 0) {
       grads(u_.unit_wte);
       if (u_.unit_wpe >= 0) grads(u_.unit_wpe);
       if (u_.unit_wpe >= 0) grads_done(u_.unit_wpe);
       grads_done(u_.unit_wte);
+    }
+  }
+
+  void backward_weight(int chunk) {
+    const int l0 = first_local(chunk);
+    for (int l = l0 + u_.chunk_layers[size_t(chunk)] - 1; l >= l0; --l) {
+      grads(u_.unit_first_block + l);
+      grads_done(u_.unit_first_block + l);
     }
   }
 
@@ -227,9 +236,12 @@ class StagingPool {
 // plan_staging_peak).
 StagingPool replay_step(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, const PipeShape& shape, int pp_rank) {
   StagingPool pool(u, zero, act_bytes);
+  const BackwardSplit split =
+      shape.n_stages > 1 && splits_backward(shape.schedule) ? BackwardSplit::input_then_weight : BackwardSplit::whole;
   for (const Action& a : make_schedule(plan_replay_shape(shape, 4), pp_rank)) {
     if (a.kind == ActionKind::forward) pool.forward(a.chunk);
-    if (a.kind == ActionKind::backward) pool.backward(a.chunk);
+    if (a.kind == ActionKind::backward) pool.backward(a.chunk, split);
+    if (a.kind == ActionKind::backward_weight) pool.backward_weight(a.chunk);
   }
   pool.finish();
   return pool;
@@ -243,18 +255,20 @@ int64_t plan_staging_peak(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes
   return replay_step(u, zero, act_bytes, shape, pp_rank).allocated();
 }
 
-std::vector<int64_t> plan_buckets(const PlanUnits& u, double bucket_mb) {
+std::vector<int64_t> plan_buckets(const PlanUnits& u, double bucket_mb, BackwardSplit split) {
   const int64_t limit = std::max<int64_t>(1, int64_t(bucket_mb * 1024 * 1024));
-  std::vector<int> order;
+  std::vector<int> order, blocks;
   if (u.last) {
     order.push_back(u.unit_lnf);
     if (u.unit_head_wte != u.unit_wte) order.push_back(u.unit_head_wte);
   }
-  for (int l = u.n_layers - 1; l >= 0; --l) order.push_back(u.unit_first_block + l);
+  for (int l = u.n_layers - 1; l >= 0; --l) blocks.push_back(u.unit_first_block + l);
+  if (split == BackwardSplit::whole) order.insert(order.end(), blocks.begin(), blocks.end());
   if (u.first) {
     if (u.unit_wpe >= 0) order.push_back(u.unit_wpe);
     order.push_back(u.unit_wte);
   }
+  if (split == BackwardSplit::input_then_weight) order.insert(order.end(), blocks.begin(), blocks.end());
   std::vector<int64_t> buckets;
   int lo = -1, hi = -1;
   int64_t cur = 0;
@@ -284,7 +298,9 @@ int64_t plan_reduction_transient(const PlanUnits& u, ZeroPolicy zero, int64_t ac
   const GradReduction reduction = zero.grad_reduction();
   if (u.dp > 1 && reduction == GradReduction::bucketed_all_reduce) {
     // Two buckets in flight at most: the largest pair of consecutive ones.
-    std::vector<int64_t> b = plan_buckets(u, bucket_mb);
+    const BackwardSplit split =
+        pp > 1 && splits_backward(shape.schedule) ? BackwardSplit::input_then_weight : BackwardSplit::whole;
+    std::vector<int64_t> b = plan_buckets(u, bucket_mb, split);
     for (size_t i = 0; i < b.size(); ++i) grads = std::max(grads, b[i] + (i + 1 < b.size() ? b[i + 1] : 0));
   }
   if (u.dp > 1 && reduction == GradReduction::per_unit_reduce_scatter)
@@ -334,6 +350,7 @@ PlanRankMemory plan_rank_memory_closed_form(const GptConfig& c, const PlanLayout
   const Recompute modes[3] = {Recompute::none, Recompute::gelu, Recompute::block};
   for (int i = 0; i < 3; ++i) {
     d.recompute = modes[i];
+    d.stash_weight_grads = l.pipeline > 1 && splits_backward(l.schedule) && modes[i] == Recompute::none;
     const ActivationMemory p = plan_activations(d, slots);
     r.acts_by_recompute[i] = p.activations();
     if (modes[i] == l.recompute) r.acts = p;

@@ -56,7 +56,9 @@ int64_t plan_reduction_transient(const PlanUnits& units, ZeroPolicy zero, int64_
                                  int pp_rank, double bucket_mb);
 // Gradient buckets of GradReduction::bucketed_all_reduce in the order backward completes them (bytes), formed as
 // ParamStore forms them: consecutive units until parallel.bucket_mb is reached.
-std::vector<int64_t> plan_buckets(const PlanUnits& units, double bucket_mb);
+// Under a split backward the blocks complete in backward_weight, after the head and the
+// embedding.
+std::vector<int64_t> plan_buckets(const PlanUnits& units, double bucket_mb, BackwardSplit split);
 
 // One rank of stage pp_rank, every figure by formula.
 PlanRankMemory plan_rank_memory_closed_form(const GptConfig& config, const PlanLayout& layout, int pp_rank,

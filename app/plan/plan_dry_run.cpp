@@ -33,6 +33,10 @@ StageOptions stage_options(const PlanLayout& l, int n_slots, Recompute recompute
   o.recompute = recompute;
   o.sequence_parallel = l.sequence_parallel ? SeqParallel::on : SeqParallel::off;
   o.dloss = float(1.0 / (double(l.global_batch) * double(l.seq_len)));
+  // The split keeps the saved activations for W; the other recomputation modes' figures are
+  // reported without it (the recipe refuses them with zero_bubble).
+  if (l.pipeline > 1 && splits_backward(l.schedule) && recompute == Recompute::none)
+    o.split = BackwardSplit::input_then_weight;
   return o;
 }
 

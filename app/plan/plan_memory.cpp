@@ -12,8 +12,9 @@ PipeShape plan_pipe_shape(const PlanLayout& l) {
 
 PipeShape plan_replay_shape(const PipeShape& shape, int cap) {
   PipeShape s = shape;
-  s.n_micro = shape.schedule == Schedule::interleaved ? std::min(shape.n_micro, 2 * shape.n_stages)
-                                                      : std::min(shape.n_micro, cap);
+  if (shape.schedule == Schedule::interleaved) s.n_micro = std::min(shape.n_micro, 2 * shape.n_stages);
+  else if (shape.schedule == Schedule::zero_bubble) s.n_micro = std::min(shape.n_micro, 2 * shape.n_stages + 2);
+  else s.n_micro = std::min(shape.n_micro, cap);
   return s;
 }
 

@@ -92,7 +92,8 @@ struct PlanLayout {
 PipeShape plan_pipe_shape(const PlanLayout& layout);
 // The shape a plan replays instead of the whole step: at most `cap` micro-batches, or under the
 // interleaved schedule two whole groups of stages (it needs whole groups; by the second group
-// every chunk has passed its warm-up, so the pattern repeats).
+// every chunk has passed its warm-up, so the pattern repeats), under zero_bubble 2p + 2 (its
+// deferred weight passes settle later than 1F1B's pattern).
 PipeShape plan_replay_shape(const PipeShape& shape, int cap);
 // Micro-batches alive at once per chunk on a stage, as the trainer sizes its activation slots.
 int plan_slots(const PlanLayout& layout, int pp_rank);

@@ -33,9 +33,10 @@ std::string layout_label(const PlanLayout& l) {
 }
 
 // The search table's schedule column: "-" without stages, "int x2" for interleaved over 2
-// virtual stages.
+// virtual stages, "zbh1" for zero_bubble.
 std::string schedule_label(const PlanLayout& l) {
   if (l.pipeline == 1) return "-";
+  if (l.schedule == Schedule::zero_bubble) return "zbh1";
   if (l.schedule == Schedule::interleaved) return fmt::format("int x{}", l.virtual_stages);
   return schedule_name(l.schedule);
 }

@@ -36,8 +36,8 @@ std::vector<PlanLayout> enumerate_layouts(const SearchInput& in) {
         zeros.push_back(z.stage());
       }
       // (schedule, virtual stages): interleaved over 2 and 4 chunks where every virtual stage
-      // gets a layer and the micro-batches come in whole groups of pp (what its bubble model
-      // assumes; see the interleaved note in recipe_checks.cpp).
+      // gets a layer and the micro-batches come in whole groups of pp (the recipe's rules), and
+      // zero_bubble without recomputation.
       for (int zero : zeros)
         for (int mb : divisors(in.global_batch / dp)) {
           const int m = in.global_batch / dp / mb;
@@ -45,8 +45,10 @@ std::vector<PlanLayout> enumerate_layouts(const SearchInput& in) {
           if (pp > 1) schedules = {{Schedule::gpipe, 1}, {Schedule::one_f_one_b, 1}};
           for (int v : {2, 4})
             if (pp > 1 && c.n_layer >= v * pp && m % pp == 0) schedules.push_back({Schedule::interleaved, v});
+          if (pp > 1) schedules.push_back({Schedule::zero_bubble, 1});
           for (const auto& [s, v] : schedules)
             for (Recompute r : in.recompute) {
+              if (s == Schedule::zero_bubble && r != Recompute::none) continue;  // W reads the saved activations
               PlanLayout l;
               l.data = dp;
               l.tensor = tp;

@@ -150,6 +150,12 @@ StepEstimate estimate_step(const GptConfig& c, const PlanLayout& l, const Device
   // A chunk's micro-batch time is 1/v of the stage's: the ramp of the interleaved schedule.
   e.bubble_s = (p - 1) * slowest.micro();
   if (p > 1 && l.virtual_stages > 1) e.bubble_s /= l.virtual_stages;
+  // zero_bubble: the idle share of its unit-time pass, f of the step, is f / (1 - f) of the m
+  // micro-batch times.
+  if (p > 1 && l.schedule == Schedule::zero_bubble) {
+    const double f = bubble_fraction(plan_pipe_shape(l));
+    e.bubble_s = m * slowest.micro() * f / (1.0 - f);
+  }
   e.dp_comm_s = dp_exposed;
   e.optimizer_s = optimizer;
   e.step_s = e.forward_s + e.backward_s + e.tp_comm_s + e.p2p_s + e.bubble_s + e.dp_comm_s + e.optimizer_s;

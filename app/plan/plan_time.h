@@ -12,6 +12,8 @@
 //   (p - 1) extra being the bubble, the same for gpipe and 1f1b. Interleaved over v chunks:
 //   v times the messages (the first and last stage's later chunks over their own link) and a
 //   bubble of (p - 1) chunk times, 1/v of a stage's micro-batch time.
+//   zero_bubble: the bubble of its unit-time pass (F = B = W), the weight passes filling
+//   most of 1F1B's.
 // Data parallel, as ParamStore does it under the ZeRO policy (gradients f32, parameters in the
 //   act dtype): bucketed all-reduce (zero 0/1) of all gradients once per step, hidden behind
 //   the last micro-batch's backward where it fits; per-unit reduce-scatter (zero 2/3) per

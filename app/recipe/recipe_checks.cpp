@@ -271,6 +271,12 @@ void check_parallel(const Recipe& r, const KeyOrigins& o) {
 }
 
 void check_train(const Recipe& r, const KeyOrigins& o) {
+  if (r.parallel.schedule == Schedule::zero_bubble && r.parallel.pipeline > 1 && r.train.recompute != Recompute::none)
+    fail(o, "parallel.schedule",
+         fmt::format("zero_bubble keeps each micro-batch's saved activations until its weight-gradient pass, "
+                     "but train.recompute {} rebuilds them in backward into a buffer the next block reuses; "
+                     "valid: train.recompute none, or schedule 1f1b",
+                     recompute_name(r.train.recompute)));
   const TrainConfig& t = r.train;
   if (r.parallel.sequence_parallel && r.parallel.tensor == 1)
     fail(o, "parallel.sequence_parallel",

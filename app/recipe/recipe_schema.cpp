@@ -138,8 +138,9 @@ std::vector<KeySpec> build_schema() {
   s.push_back(auto_ok(make_key("parallel.pipeline", TRAINER_FIELD(parallel.pipeline), at_least(1), kNone,
                   "pipeline-parallel degree (stages of consecutive layers); auto = chosen at start")));
   s.push_back(choice_key("parallel.schedule", TRAINER_CHOICE(parallel.schedule, kScheduleNames),
-                         "pipeline schedule: all forwards then all backwards, one-forward-one-backward, or "
-                         "interleaved 1f1b over parallel.virtual_stages chunks per rank"));
+                         "pipeline schedule: all forwards then all backwards, one-forward-one-backward, "
+                         "interleaved 1f1b over parallel.virtual_stages chunks per rank, or zero_bubble (ZB-H1: "
+                         "backward split into input and weight gradients, the weight pass filling the bubble)"));
   s.push_back(make_key("parallel.virtual_stages", TRAINER_FIELD(parallel.virtual_stages), at_least(1), kNone,
                   "model chunks per pipeline rank (Megatron's virtual stages; schedule interleaved needs 2 or "
                   "more): the bubble shrinks to (p-1)/(v*m+p-1) for v times the pipeline messages"));

@@ -2,7 +2,8 @@
 // The llama model (grouped-query attention with n_kv_head < n_head, qk_norm, untied head)
 // under every kind of parallelism, as GPT-2 is in mpi_equivalence_{data,tensor,pipeline}:
 // data 2/4 x ZeRO 0-3; tensor 2/4 with and without sequence parallelism; tensor 2 x data 2;
-// pipeline 2/4 with every schedule (interleaved over 2 virtual stages, 4 micro-batches);
+// pipeline 2/4 with every schedule (interleaved over 2 virtual stages, 4 micro-batches;
+// zero_bubble);
 // pipeline 2 x tensor 2 x data 2 with ZeRO 1. 10 steps give
 // the same loss at every step and the same final weights as one process.
 #include <doctest/doctest.h>
@@ -44,7 +45,7 @@ TEST_CASE("llama: every parallel layout equals one process") {
       l.sequence_parallel = sp;
       check_matches_reference(run_recipe(tiny_recipe(glob, l, accum), world, 10), ref);
     }
-    for (Schedule s : {Schedule::gpipe, Schedule::one_f_one_b}) {
+    for (Schedule s : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::zero_bubble}) {
       std::string schedule = schedule_name(s);
       CAPTURE(schedule);
       TinyLayout l = llama(1, 1, n, 0);

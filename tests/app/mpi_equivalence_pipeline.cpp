@@ -1,7 +1,8 @@
 // ranks: 2 4 8
 // Pipeline parallelism with every schedule (pipeline = world for 2 and 4 ranks; interleaved
-// over 2 and 3 virtual stages), pipeline 2 x data 2 with ZeRO-2 (4 ranks), and the full 3D
-// layout pipeline 2 x tensor 2 x data 2 with ZeRO-1, also interleaved (8 ranks): 10 steps give
+// over 2 and 3 virtual stages; zero_bubble), pipeline 2 x data 2 with ZeRO-2 (4 ranks, also
+// zero_bubble), and the full 3D layout pipeline 2 x tensor 2 x data 2 with ZeRO-1, also
+// interleaved and zero_bubble (8 ranks): 10 steps give
 // the same loss at every step and the same final weights as one process.
 #include <doctest/doctest.h>
 #include <mpi.h>
@@ -23,7 +24,7 @@ TEST_CASE("pipeline parallel equals one process") {
   if (n == 2 || n == 4) {
     const int accum = 5;  // more micro-batches than stages, and not a multiple of them
     RunOutput ref = run_recipe(tiny_recipe(glob, TinyLayout{}, accum), self, 10);
-    for (Schedule s : {Schedule::gpipe, Schedule::one_f_one_b}) {
+    for (Schedule s : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::zero_bubble}) {
       std::string schedule = schedule_name(s);
       CAPTURE(schedule);
       TinyLayout l;
@@ -39,6 +40,8 @@ TEST_CASE("pipeline parallel equals one process") {
       pz.pipeline = 2;
       pz.data = 2;
       pz.zero = 2;
+      check_matches_reference(run_recipe(tiny_recipe(glob, pz, accum), world, 10), ref2);
+      pz.schedule = Schedule::zero_bubble;
       check_matches_reference(run_recipe(tiny_recipe(glob, pz, accum), world, 10), ref2);
     }
     // Interleaved: micro-batches in whole groups of the stages (4 per step), at least a layer
@@ -73,6 +76,9 @@ TEST_CASE("pipeline parallel equals one process") {
     check_matches_reference(run_recipe(tiny_recipe(glob, l, accum), world, 10), ref);
     l.schedule = Schedule::interleaved;
     l.virtual_stages = 2;
+    check_matches_reference(run_recipe(tiny_recipe(glob, l, accum), world, 10), ref);
+    l.schedule = Schedule::zero_bubble;
+    l.virtual_stages = 1;
     check_matches_reference(run_recipe(tiny_recipe(glob, l, accum), world, 10), ref);
   }
 }

@@ -93,7 +93,8 @@ void check_case(Comm& world, const Case& k) {
 TEST_CASE("plan's memory per rank equals what a running trainer allocates") {
   MpiComm world(MPI_COMM_WORLD, "world", 120);
   REQUIRE(world.size() == 4);
-  const Schedule g = Schedule::gpipe, f = Schedule::one_f_one_b, il = Schedule::interleaved;
+  const Schedule g = Schedule::gpipe, f = Schedule::one_f_one_b, il = Schedule::interleaved,
+                 zb = Schedule::zero_bubble;
   const Recompute none = Recompute::none, gelu = Recompute::gelu, block = Recompute::block;
   const std::vector<Case> cases = {
       {4, 1, 1, 0, 2, f, none, {}},  {4, 1, 1, 1, 1, f, gelu, {}},   {4, 1, 1, 2, 3, f, none, {}},
@@ -106,6 +107,9 @@ TEST_CASE("plan's memory per rank equals what a running trainer allocates") {
       // interleaved: 2 and 4 stages, 2 chunks each, ZeRO 0-2, an explicit virtual split
       {1, 1, 4, 0, 4, il, none, {}, false, 2},  {2, 1, 2, 2, 4, il, gelu, {}, false, 2},
       {2, 1, 2, 1, 2, il, block, {}, false, 2}, {1, 2, 2, 0, 4, il, none, {1, 2, 3, 3}, true, 2},
+      // zero_bubble: the split backward's stash, weight passes completing the units (ZeRO 0-2)
+      {1, 1, 4, 0, 6, zb, none, {}}, {2, 1, 2, 2, 3, zb, none, {}}, {2, 1, 2, 1, 4, zb, none, {}},
+      {1, 2, 2, 0, 3, zb, none, {}, true},
   };
   for (const Case& k : cases) check_case(world, k);
 }

@@ -66,7 +66,8 @@ TEST_CASE("plan: the search enumerates exactly the layouts the trainer's checks 
           for (int zero = 0; zero <= 3; ++zero)
             for (int mb = 1; mb <= base.train.global_batch; ++mb)
               for (auto [s, v] : {std::pair{Schedule::gpipe, 1}, std::pair{Schedule::one_f_one_b, 1},
-                                  std::pair{Schedule::interleaved, 2}, std::pair{Schedule::interleaved, 4}})
+                                  std::pair{Schedule::interleaved, 2}, std::pair{Schedule::interleaved, 4},
+                                  std::pair{Schedule::zero_bubble, 1}})
                 for (Recompute rc : {Recompute::none, Recompute::block}) {
                   // No schedule without stages; ZeRO with one data rank shards nothing. The
                   // search tries 2 and 4 virtual stages (the recipe also takes others).

@@ -137,7 +137,7 @@ TEST_CASE("tensor-parallel block equals the unsharded block, with and without se
                        QkNorm::off, Tensor{}};
   block_forward(ctx_ref, ref.params, ref.acts, ref.scratch, host(x, {N, C}), host(out_ref, {N, C}));
   block_backward(ctx_ref, ref.params, ref.grads, ref.acts, ref.scratch, host(x, {N, C}), host(dx_ref, {N, C}),
-                 Recompute::none);
+                 Recompute::none, nullptr);
 
   for (SeqParallel sp : {SeqParallel::off, SeqParallel::on}) {
     CAPTURE(int(sp));
@@ -151,7 +151,7 @@ TEST_CASE("tensor-parallel block equals the unsharded block, with and without se
     block_forward(ctx_tp, mine.params, mine.acts, mine.scratch, host(in, {Nr, C}), host(out_tp, {Nr, C}));
     CHECK(max_rel(out_tp, split ? rows_of(out_ref, C, rank, tp) : out_ref) < 1e-5);
     block_backward(ctx_tp, mine.params, mine.grads, mine.acts, mine.scratch, host(in, {Nr, C}), host(dx_tp, {Nr, C}),
-                   Recompute::none);
+                   Recompute::none, nullptr);
     CHECK(max_rel(dx_tp, split ? rows_of(dx_ref, C, rank, tp) : dx_ref) < 1e-5);
     for (const ParamSpec& s : param_table(c)) {
       if (s.unit != block_unit(c, 0)) continue;

@@ -19,7 +19,7 @@ namespace {
 
 PipeShape shape_of(Schedule schedule, int p, int m, int v) { return PipeShape{schedule, p, m, v}; }
 
-// Every schedule shape the tests cover: gpipe and 1f1b on 1-5 stages and 1-max_micro
+// Every schedule shape the tests cover: gpipe, 1f1b and zero_bubble on 1-5 stages and 1-max_micro
 // micro-batches, interleaved on 2-5 stages with 2 and 3 chunks and every multiple of the stages
 // up to 3 groups (the others are refused: see the test below).
 std::vector<PipeShape> all_shapes(int max_micro) {
@@ -28,6 +28,7 @@ std::vector<PipeShape> all_shapes(int max_micro) {
     for (int m = 1; m <= max_micro; ++m) {
       out.push_back(shape_of(Schedule::gpipe, p, m, 1));
       out.push_back(shape_of(Schedule::one_f_one_b, p, m, 1));
+      out.push_back(shape_of(Schedule::zero_bubble, p, m, 1));
     }
     if (p >= 2)
       for (int m = p; m <= 3 * p; m += p)
@@ -228,8 +229,13 @@ TEST_CASE("schedules: forward before backward, messages pair up, bounded in-flig
     for (int s = 0; s < p; ++s) all.push_back(make_schedule(shape, s));
     for (int s = 0; s < p; ++s) {
       const auto& sch = all[s];
-      // Every (chunk, micro-batch) once forward and once backward, each chunk's in micro order.
-      for (ActionKind kind : {ActionKind::forward, ActionKind::backward}) {
+      // Every (chunk, micro-batch) once forward and once backward (and once backward_weight
+      // where backward is split), each chunk's in micro order.
+      const bool split = splits_backward(shape.schedule);
+      std::vector<ActionKind> kinds = {ActionKind::forward, ActionKind::backward};
+      if (split) kinds.push_back(ActionKind::backward_weight);
+      CHECK(split == !micros_of(sch, ActionKind::backward_weight).empty());
+      for (ActionKind kind : kinds) {
         std::vector<std::pair<int, int>> got = micros_of(sch, kind), expect;
         for (int c = 0; c < v; ++c) {
           std::vector<int> order;
@@ -245,17 +251,29 @@ TEST_CASE("schedules: forward before backward, messages pair up, bounded in-flig
       }
       std::vector<int> alive(size_t(v), 0);
       int peak = 0;
+      const ActionKind release = split ? ActionKind::backward_weight : ActionKind::backward;
       for (const Action& a : sch) {
         if (a.kind == ActionKind::forward) peak = std::max(peak, ++alive[size_t(a.chunk)]);
-        if (a.kind == ActionKind::backward) --alive[size_t(a.chunk)];
+        if (a.kind == release) --alive[size_t(a.chunk)];
       }
       CHECK(peak == max_in_flight(shape, s));
       if (shape.schedule == Schedule::one_f_one_b) CHECK(peak <= p - s);
+      if (split) {
+        // zero_bubble: 1F1B's bound between F and B, its first stage's (p) until W.
+        CHECK(peak <= p);
+        int before_b = 0;
+        for (const Action& a : sch) {
+          if (a.kind == ActionKind::forward) CHECK(++before_b <= p - s);
+          if (a.kind == ActionKind::backward) --before_b;
+        }
+      }
       if (shape.schedule == Schedule::gpipe) CHECK(peak == m);
       for (int c = 0; c < v; ++c) {
         const int vs = c * p + s;
         for (int i = 0; i < m; ++i) {
           CHECK(position(sch, ActionKind::forward, c, i) < position(sch, ActionKind::backward, c, i));
+          if (split)
+            CHECK(position(sch, ActionKind::backward, c, i) < position(sch, ActionKind::backward_weight, c, i));
           if (vs > 0) CHECK(position(sch, ActionKind::recv_act, c, i) < position(sch, ActionKind::forward, c, i));
           if (vs < v * p - 1) {
             CHECK(position(sch, ActionKind::recv_grad, c, i) < position(sch, ActionKind::backward, c, i));
@@ -271,19 +289,18 @@ TEST_CASE("schedules: forward before backward, messages pair up, bounded in-flig
       std::vector<int> posted_at(sch.size(), -1);
       for (size_t k = 0; k < sch.size(); ++k) {
         const Action& a = sch[k];
-        if (a.kind == ActionKind::forward || a.kind == ActionKind::backward) {
+        if (is_compute(a.kind)) {
           const ActionKind r = a.kind == ActionKind::forward ? ActionKind::recv_act : ActionKind::recv_grad;
           const int at = position(sch, r, a.chunk, a.micro);
-          if (at >= 0) {
+          if (at >= 0 && a.kind != ActionKind::backward_weight) {
             int between = 0;
-            for (int j = at + 1; j < int(k); ++j)
-              between += sch[size_t(j)].kind == ActionKind::forward || sch[size_t(j)].kind == ActionKind::backward;
+            for (int j = at + 1; j < int(k); ++j) between += is_compute(sch[size_t(j)].kind);
             CHECK(between <= 1);
           }
           ++computes;
         }
       }
-      CHECK(computes == 2 * m * v);
+      CHECK(computes == (split ? 3 : 2) * m * v);
       // The messages on each link pair up in order: what this stage sends to the next one is
       // what that one receives from it, tag by tag.
       if (p > 1) {
@@ -330,6 +347,35 @@ TEST_CASE("schedules: 1f1b interleaves after warm-up, gpipe runs all forwards fi
   CHECK_THROWS(max_in_flight(shape_of(Schedule::interleaved, 4, 6, 2), 0));
   CHECK_THROWS(make_schedule(shape_of(Schedule::interleaved, 1, 4, 2), 0));
   CHECK_THROWS(make_schedule(shape_of(Schedule::one_f_one_b, 2, 4, 2), 0));
+}
+
+TEST_CASE("zero_bubble: W fills the waits, the bubble between ZB-H1's and 1f1b's") {
+  auto compute = [](const std::vector<Action>& sch) {
+    std::string out;
+    for (const Action& a : sch)
+      if (is_compute(a.kind))
+        out += std::string(a.kind == ActionKind::forward ? "F" : a.kind == ActionKind::backward ? "B" : "W") +
+               std::to_string(a.micro) + " ";
+    return out;
+  };
+  // Stage 0 warms up like 1F1B; the last stage, which 1F1B keeps at one micro-batch, puts its
+  // W's off while the next forward is on its way.
+  CHECK(compute(make_schedule(shape_of(Schedule::zero_bubble, 2, 4, 1), 0)) == "F0 F1 B0 W0 B1 F2 W1 F3 B2 W2 B3 W3 ");
+  CHECK(compute(make_schedule(shape_of(Schedule::zero_bubble, 2, 4, 1), 1)) == "F0 B0 F1 B1 W0 W1 F2 B2 F3 B3 W2 W3 ");
+  for (int p = 2; p <= 5; ++p)
+    for (int m = 1; m <= 9; ++m) {
+      CAPTURE(p);
+      CAPTURE(m);
+      const double zb = bubble_fraction(shape_of(Schedule::zero_bubble, p, m, 1));
+      const double f1 = bubble_fraction(shape_of(Schedule::one_f_one_b, p, m, 1));
+      const double ideal = double(p - 1) / double(3 * m + p - 1);
+      CHECK(zb < f1);
+      CHECK(zb >= ideal - 1e-12);
+    }
+  // ZB-H1's bubble where the bound allows it.
+  CHECK(bubble_fraction(shape_of(Schedule::zero_bubble, 2, 4, 1)) == doctest::Approx(1.0 / 13.0));
+  CHECK(bubble_fraction(shape_of(Schedule::zero_bubble, 4, 4, 1)) == doctest::Approx(3.0 / 15.0));
+  CHECK(bubble_fraction(shape_of(Schedule::zero_bubble, 4, 8, 1)) < 0.18);
 }
 
 TEST_CASE("interleaved messages cross the ring: the last stage feeds stage 0's next chunk") {
