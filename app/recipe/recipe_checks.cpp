@@ -183,8 +183,10 @@ void check_virtual_stages(const Recipe& r, const KeyOrigins& o) {
          fmt::format("interleaved needs parallel.pipeline >= 2 but it is {}; valid: pipeline 2 or more, or "
                      "schedule 1f1b",
                      p.pipeline));
-  const int m = r.grad_accum();
-  if (interleaved && p.pipeline > 1 && m % p.pipeline != 0)
+  // In 64 bits: the micro_batch x data product is checked (against int) only later.
+  const int64_t per_step = int64_t(r.train.micro_batch) * p.data;
+  const int64_t m = per_step > 0 ? r.train.global_batch / per_step : 0;
+  if (interleaved && p.pipeline > 1 && per_step > 0 && r.train.global_batch % per_step == 0 && m % p.pipeline != 0)
     fail(o, "parallel.schedule",
          fmt::format("interleaved sends micro-batches round the ring in groups of parallel.pipeline {} (Megatron-LM's "
                      "rule; a partial group deadlocks its order), but a step has {} micro-batches per data rank "
@@ -192,7 +194,7 @@ void check_virtual_stages(const Recipe& r, const KeyOrigins& o) {
                      "of {}, or schedule 1f1b",
                      p.pipeline, m, r.train.global_batch, r.train.micro_batch, p.data,
                      int64_t(r.train.micro_batch) * p.data * p.pipeline));
-  const int n_stages = p.pipeline * p.virtual_stages;
+  const int64_t n_stages = int64_t(p.pipeline) * p.virtual_stages;
   if (p.virtual_stages > 1 && r.model.n_layer < n_stages) {
     const int most = r.model.n_layer / std::max(1, p.pipeline);
     fail(o, "parallel.virtual_stages",
@@ -244,7 +246,7 @@ void check_parallel(const Recipe& r, const KeyOrigins& o) {
                      "layer)",
                      p.pipeline, m.n_layer, m.n_layer));
   check_virtual_stages(r, o);
-  const int n_stages = p.pipeline * p.virtual_stages;
+  const int n_stages = p.pipeline * p.virtual_stages;  // at most model.n_layer here
   if (!p.stages.empty()) {
     const std::string per = p.virtual_stages > 1
                                 ? fmt::format("parallel.pipeline {} x parallel.virtual_stages {} is {}; valid: one "

@@ -181,6 +181,12 @@ std::vector<BadRecipe> bad_recipes() {
        "train.global_batch: 4 is not a multiple of train.micro_batch 1073741824 x parallel.data 4 = 4294967296"},
       {"stages summing beyond int", kData + "model: {n_layer: 2}\nparallel: {pipeline: 2, stages: [2147483647, 1]}\n", {},
        "parallel.stages: the entries sum to 2147483648 but model.n_layer is 2"},
+      {"virtual stages beyond int",
+       kData + "parallel: {pipeline: 2, schedule: interleaved, virtual_stages: 2147483647}\ntrain: {micro_batch: 1, global_batch: 2}\n",
+       {}, "parallel.virtual_stages: 2147483647 x parallel.pipeline 2 = 4294967294 virtual stages but model.n_layer"},
+      {"interleaved with a partial group", kData + "parallel: {pipeline: 4, schedule: interleaved, virtual_stages: 2}\n"
+       "train: {micro_batch: 1, global_batch: 6}\n",
+       {}, "a step has 6 micro-batches per data rank (train.global_batch 6 / (micro_batch 1 x data 1))"},
       {"divisors of a huge n_head", kData + "model: {n_head: 2147483647, d_model: 2147483647}\nparallel: {tensor: 2}\n", {},
        "parallel.tensor: 2 does not divide model.n_head 2147483647; valid: a divisor of 2147483647 (1, 2147483647)"},
       {"multiples near INT_MAX", kData + "model: {n_head: 2, d_model: 2147483647}\n", {},
