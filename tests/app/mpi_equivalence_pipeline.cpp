@@ -1,7 +1,7 @@
 // ranks: 2 4 8
 // Pipeline parallelism with every schedule (pipeline = world for 2 and 4 ranks; interleaved
 // over 2 and 3 virtual stages; zero_bubble), pipeline 2 x data 2 with ZeRO-2 (4 ranks, also
-// zero_bubble), and the full 3D layout pipeline 2 x tensor 2 x data 2 with ZeRO-1, also
+// zero_bubble and interleaved), and the full 3D layout pipeline 2 x tensor 2 x data 2 with ZeRO-1, also
 // interleaved and zero_bubble (8 ranks): 10 steps give
 // the same loss at every step and the same final weights as one process.
 #include <doctest/doctest.h>
@@ -43,6 +43,11 @@ TEST_CASE("pipeline parallel equals one process") {
       check_matches_reference(run_recipe(tiny_recipe(glob, pz, accum), world, 10), ref2);
       pz.schedule = Schedule::zero_bubble;
       check_matches_reference(run_recipe(tiny_recipe(glob, pz, accum), world, 10), ref2);
+      // Interleaved under ZeRO-2: every chunk's units reduce-scattered per micro-batch.
+      pz.schedule = Schedule::interleaved;
+      pz.virtual_stages = 2;
+      check_matches_reference(run_recipe(tiny_recipe(glob, pz, 4), world, 10),
+                              run_recipe(tiny_recipe(glob, TinyLayout{}, 8), self, 10));
     }
     // Interleaved: micro-batches in whole groups of the stages (4 per step), at least a layer
     // per virtual stage (2 x 2 over 4 layers, 2 x 3 over 7, unevenly, 4 x 2 over 8).
