@@ -4,7 +4,7 @@
 // Determinism: OpenBLAS's own threading splits the output differently for different thread
 // counts, and its edge-tile kernels round differently from its main kernel, so a threaded
 // sgemm gives different bits with 1 and 2 threads. We therefore cut the output into fixed
-// panels (kPanelRows x kPanelCols, a function of the shape only) and run one single-threaded
+// panels (up to kPanelRows x kPanelCols, a function of the shape only) and run one single-threaded
 // sgemm per panel from an OpenMP loop (OpenBLAS's OpenMP build runs single-threaded inside a
 // parallel region). Measured on GPT-2 124M shapes the panels cost no throughput.
 // Epilogues run per panel while it is in cache: the bias is written into (or, when
@@ -20,7 +20,18 @@ namespace trainer::cpu {
 
 namespace {
 constexpr int64_t kPanelRows = 256;
-constexpr int64_t kPanelCols = 512;
+constexpr int64_t kPanelCols = 512;  // the widest panel
+
+// Column panels: at most kPanelCols wide, an even number of them when there is more than one
+// (so two threads, the common case here, get equal shares: N = 768 splits 384 + 384, not
+// 512 + 256, which left one thread a third of the step idle in every such product), of equal
+// width rounded up to 16 floats (64 bytes) but the last. A function of the shape only.
+int64_t panel_width(int64_t N) {
+  int64_t panels = (N + kPanelCols - 1) / kPanelCols;
+  if (panels > 1 && panels % 2 == 1) ++panels;
+  const int64_t width = (N + panels - 1) / panels;
+  return (width + 15) / 16 * 16;
+}
 }  // namespace
 
 void matmul(float* out, const float* a, const float* b, const float* bias, int64_t M, int64_t N,
@@ -30,14 +41,15 @@ void matmul(float* out, const float* a, const float* b, const float* bias, int64
   const int64_t lda = ta_t ? M : K;
   const int64_t ldb = tb_t ? K : N;
   const int64_t row_panels = (M + kPanelRows - 1) / kPanelRows;
-  const int64_t col_panels = (N + kPanelCols - 1) / kPanelCols;
+  const int64_t width = panel_width(N);
+  const int64_t col_panels = (N + width - 1) / width;
   // No `if` clause: outside an active parallel region OpenBLAS would thread by itself.
 #pragma omp parallel for schedule(static)
   for (int64_t panel = 0; panel < row_panels * col_panels; ++panel) {
     const int64_t i0 = (panel / col_panels) * kPanelRows;
-    const int64_t j0 = (panel % col_panels) * kPanelCols;
+    const int64_t j0 = (panel % col_panels) * width;
     const int64_t m = std::min(kPanelRows, M - i0);
-    const int64_t n = std::min(kPanelCols, N - j0);
+    const int64_t n = std::min(width, N - j0);
     float* c = out + i0 * N + j0;
     float beta = mode == Accumulate::add ? 1.0f : 0.0f;
     if (bias) {
