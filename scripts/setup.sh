@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev doctest-dev
           libopenmpi-dev openmpi-bin libopenblas-openmp-dev libxxhash-dev zlib1g-dev libzstd-dev
-          python3 python3-torch python3-numpy python3-matplotlib
+          python3 python3-torch python3-numpy python3-matplotlib python3-yaml
           slurmd slurmctld slurm-client munge)
 # slurmd, slurmctld, slurm-client, munge: the slurm tests' one-node cluster (tests/slurm/). The
 # tests start daemons of their own: Slurm's services stay down without /etc/slurm/slurm.conf,

@@ -208,19 +208,10 @@ class CpuBackend final : public Backend {
     cpu::xent_backward(f32(op.dlogits), f32(op.logits), f32(op.maxes), f32(op.sumexp), i32(op.targets),
                        matrix_rows(op.logits), matrix_cols(op.logits), op.vocab_start, op.valid_cols, op.dloss);
   }
-  // The four passes of the unfused ops, in their order: the CPU's results do not depend on
-  // whether the head fuses (the passes are memory-bound either way; the scratch is N floats).
+  // The unfused passes' results, bit for bit, in one pass over each row (see cpu_xent.cpp).
   void compute(const XentFusedOp& op) override {
-    const int64_t N = matrix_rows(op.logits), V = matrix_cols(op.logits);
-    const size_t rows = static_cast<size_t>(N);
-    std::vector<float> maxes(rows), sumexp(rows), target_logit(rows);
-    cpu::xent_max(maxes.data(), f32(op.logits), N, V, op.valid_cols);
-    cpu::xent_sumexp(sumexp.data(), target_logit.data(), f32(op.logits), maxes.data(), i32(op.targets), N, V, 0,
-                     op.valid_cols);
-    cpu::xent_loss(f32(op.losses), maxes.data(), sumexp.data(), target_logit.data(), N);
-    if (op.grad == XentGrad::in_place)
-      cpu::xent_backward(f32(op.logits), f32(op.logits), maxes.data(), sumexp.data(), i32(op.targets), N, V, 0,
-                         op.valid_cols, op.dloss);
+    cpu::xent_fused(f32(op.losses), f32(op.logits), i32(op.targets), matrix_rows(op.logits), matrix_cols(op.logits),
+                    op.valid_cols, op.grad, op.dloss);
   }
   void compute(const AdamWOp& op) override {
     cpu::adamw(f32(op.param), f32(op.grad), f32(op.m), f32(op.v), f32(op.param_copy), op.param.numel(), op.h);

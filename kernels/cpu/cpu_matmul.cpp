@@ -4,9 +4,10 @@
 // Determinism: OpenBLAS's own threading splits the output differently for different thread
 // counts, and its edge-tile kernels round differently from its main kernel, so a threaded
 // sgemm gives different bits with 1 and 2 threads. We therefore cut the output into fixed
-// panels (up to kPanelRows x kPanelCols, a function of the shape only) and run one single-threaded
-// sgemm per panel from an OpenMP loop (OpenBLAS's OpenMP build runs single-threaded inside a
-// parallel region). Measured on GPT-2 124M shapes the panels cost no throughput.
+// panels (up to kPanelRows x kPanelCols, a function of the shape only: panel_grid) and run one
+// single-threaded sgemm per panel from an OpenMP loop (OpenBLAS's OpenMP build runs
+// single-threaded inside a parallel region). Measured on GPT-2 124M shapes the panels cost no
+// throughput.
 // Epilogues run per panel while it is in cache: the bias is written into (or, when
 // accumulating, added to) the panel before sgemm runs with beta = 1, and GELU follows sgemm.
 #include <cblas.h>
@@ -19,18 +20,36 @@
 namespace trainer::cpu {
 
 namespace {
-constexpr int64_t kPanelRows = 256;
+constexpr int64_t kPanelRows = 256;  // the tallest panel
 constexpr int64_t kPanelCols = 512;  // the widest panel
+constexpr int64_t kPanelAlign = 16;  // floats: 64 bytes
 
-// Column panels: at most kPanelCols wide, an even number of them when there is more than one
-// (so two threads, the common case here, get equal shares: N = 768 splits 384 + 384, not
-// 512 + 256, which left one thread a third of the step idle in every such product), of equal
-// width rounded up to 16 floats (64 bytes) but the last. A function of the shape only.
-int64_t panel_width(int64_t N) {
-  int64_t panels = (N + kPanelCols - 1) / kPanelCols;
-  if (panels > 1 && panels % 2 == 1) ++panels;
-  const int64_t width = (N + panels - 1) / panels;
-  return (width + 15) / 16 * 16;
+// The extent of each of `panels` equal panels (the last may be shorter), rounded up to
+// kPanelAlign.
+int64_t panel_extent(int64_t extent, int64_t panels) {
+  const int64_t size = (extent + panels - 1) / panels;
+  return (size + kPanelAlign - 1) / kPanelAlign * kPanelAlign;
+}
+
+struct PanelGrid {
+  int64_t height, width, rows, cols;
+};
+
+// The output's cut into panels, a function of the shape only. An even number of panels when
+// there is more than one, so two threads (the common case here) get equal shares, and panels
+// of equal size: N = 768 splits 384 + 384, not 512 + 256, and M = 576 splits 3 x 192, not
+// 256 + 256 + 64 (either left one thread a third of such a product idle).
+PanelGrid panel_grid(int64_t M, int64_t N) {
+  int64_t cols = (N + kPanelCols - 1) / kPanelCols;
+  if (cols > 1 && cols % 2 == 1) ++cols;
+  int64_t rows = (M + kPanelRows - 1) / kPanelRows;
+  if (rows * cols > 1 && (rows * cols) % 2 == 1) ++rows;
+  PanelGrid g{};
+  g.height = panel_extent(M, rows);
+  g.width = panel_extent(N, cols);
+  g.rows = (M + g.height - 1) / g.height;
+  g.cols = (N + g.width - 1) / g.width;
+  return g;
 }
 }  // namespace
 
@@ -40,16 +59,14 @@ void matmul(float* out, const float* a, const float* b, const float* bias, int64
   const bool ta_t = ta == Transpose::transpose, tb_t = tb == Transpose::transpose;
   const int64_t lda = ta_t ? M : K;
   const int64_t ldb = tb_t ? K : N;
-  const int64_t row_panels = (M + kPanelRows - 1) / kPanelRows;
-  const int64_t width = panel_width(N);
-  const int64_t col_panels = (N + width - 1) / width;
+  const PanelGrid grid = panel_grid(M, N);
   // No `if` clause: outside an active parallel region OpenBLAS would thread by itself.
 #pragma omp parallel for schedule(static)
-  for (int64_t panel = 0; panel < row_panels * col_panels; ++panel) {
-    const int64_t i0 = (panel / col_panels) * kPanelRows;
-    const int64_t j0 = (panel % col_panels) * width;
-    const int64_t m = std::min(kPanelRows, M - i0);
-    const int64_t n = std::min(width, N - j0);
+  for (int64_t panel = 0; panel < grid.rows * grid.cols; ++panel) {
+    const int64_t i0 = (panel / grid.cols) * grid.height;
+    const int64_t j0 = (panel % grid.cols) * grid.width;
+    const int64_t m = std::min(grid.height, M - i0);
+    const int64_t n = std::min(grid.width, N - j0);
     float* c = out + i0 * N + j0;
     float beta = mode == Accumulate::add ? 1.0f : 0.0f;
     if (bias) {

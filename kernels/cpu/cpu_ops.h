@@ -81,6 +81,11 @@ void xent_backward(float* dlogits, const float* logits, const float* maxes, cons
                    const int32_t* targets, int64_t N, int64_t Vl, int64_t vocab_start,
                    int64_t valid_cols, float dloss);
 
+// xent_max, xent_sumexp, xent_loss and (XentGrad::in_place) xent_backward into the logits
+// with vocab_start 0, row by row: XentFusedOp (kernels/backend_fused_ops.h).
+void xent_fused(float* losses, float* logits, const int32_t* targets, int64_t N, int64_t V,
+                int64_t valid_cols, XentGrad grad, float dloss);
+
 void adamw(float* param, const float* grad, float* m, float* v, float* param_copy, int64_t n,
            const AdamWStep& h);
 

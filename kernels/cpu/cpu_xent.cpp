@@ -1,7 +1,11 @@
 // Softmax cross-entropy over the (local slice of the) vocabulary, in three row-parallel passes
 // so that a vocabulary-parallel caller can reduce max, sum-exp and target logit across its
-// tensor group in between (see kernels/backend.h). Only the first valid_cols columns are real
-// vocabulary; padding columns are never read by the forward passes and get gradient 0.
+// tensor group in between (see kernels/backend.h), or fused (xent_fused, tensor degree 1): all
+// passes over one row while it is in cache, the exponentials kept in place for the gradient,
+// so one read and one write of the logits reach memory instead of three reads and a write.
+// The fused op gives the unfused passes' bits: both sum through sum_exp and round the
+// gradient in the same expressions. Only the first valid_cols columns are real vocabulary;
+// padding columns are never read by the forward passes and get gradient 0.
 // Each row belongs to one thread, so results do not depend on the thread count.
 #include <algorithm>
 #include <cmath>
@@ -11,8 +15,28 @@
 
 namespace trainer::cpu {
 
+namespace {
+
+constexpr int64_t kParallelMin = 1 << 15;  // elements; below this a parallel region costs more
+
+// Sum over v < n of exp(row[v] - mx); with kStore each exponential is also written to out[v]
+// (out may be row). One loop for both users, so both sum in the same order.
+template <bool kStore>
+float sum_exp(float* out, const float* row, float mx, int64_t n) {
+  float s = 0;
+#pragma omp simd reduction(+ : s)
+  for (int64_t v = 0; v < n; ++v) {
+    const float e = exp_fast(row[v] - mx);
+    if constexpr (kStore) out[v] = e;
+    s += e;
+  }
+  return s;
+}
+
+}  // namespace
+
 void xent_max(float* maxes, const float* logits, int64_t N, int64_t Vl, int64_t valid_cols) {
-#pragma omp parallel for schedule(static) if (N * valid_cols > (1 << 15))
+#pragma omp parallel for schedule(static) if (N * valid_cols > kParallelMin)
   for (int64_t n = 0; n < N; ++n) {
     maxes[n] = max_of(logits + n * Vl, valid_cols);
   }
@@ -21,14 +45,10 @@ void xent_max(float* maxes, const float* logits, int64_t N, int64_t Vl, int64_t 
 void xent_sumexp(float* sumexp, float* target_logit, const float* logits, const float* maxes,
                  const int32_t* targets, int64_t N, int64_t Vl, int64_t vocab_start,
                  int64_t valid_cols) {
-#pragma omp parallel for schedule(static) if (N * valid_cols > (1 << 15))
+#pragma omp parallel for schedule(static) if (N * valid_cols > kParallelMin)
   for (int64_t n = 0; n < N; ++n) {
     const float* row = logits + n * Vl;
-    const float mx = maxes[n];
-    float s = 0;
-#pragma omp simd reduction(+ : s)
-    for (int64_t v = 0; v < valid_cols; ++v) s += exp_fast(row[v] - mx);
-    sumexp[n] = s;
+    sumexp[n] = sum_exp<false>(nullptr, row, maxes[n], valid_cols);
     const int64_t col = targets[n] - vocab_start;
     target_logit[n] = (col >= 0 && col < valid_cols) ? row[col] : 0.0f;
   }
@@ -42,7 +62,7 @@ void xent_loss(float* losses, const float* maxes, const float* sumexp, const flo
 void xent_backward(float* dlogits, const float* logits, const float* maxes, const float* sumexp,
                    const int32_t* targets, int64_t N, int64_t Vl, int64_t vocab_start,
                    int64_t valid_cols, float dloss) {
-#pragma omp parallel for schedule(static) if (N * Vl > (1 << 15))
+#pragma omp parallel for schedule(static) if (N * Vl > kParallelMin)
   for (int64_t n = 0; n < N; ++n) {
     const float* row = logits + n * Vl;
     float* grad = dlogits + n * Vl;
@@ -56,6 +76,28 @@ void xent_backward(float* dlogits, const float* logits, const float* maxes, cons
     for (int64_t v = 0; v < valid_cols; ++v) grad[v] = exp_fast(row[v] - mx) * inv;
     std::fill(grad + valid_cols, grad + Vl, 0.0f);
     if (col >= 0 && col < valid_cols) grad[col] = target_grad;
+  }
+}
+
+void xent_fused(float* losses, float* logits, const int32_t* targets, int64_t N, int64_t V,
+                int64_t valid_cols, XentGrad grad, float dloss) {
+#pragma omp parallel for schedule(static) if (N * V > kParallelMin)
+  for (int64_t n = 0; n < N; ++n) {
+    float* row = logits + n * V;
+    const float mx = max_of(row, valid_cols);
+    const int64_t col = targets[n];
+    const bool target_valid = col >= 0 && col < valid_cols;
+    const float target_logit = target_valid ? row[col] : 0.0f;
+    const float s = grad == XentGrad::in_place ? sum_exp<true>(row, row, mx, valid_cols)
+                                               : sum_exp<false>(nullptr, row, mx, valid_cols);
+    losses[n] = std::log(s) + mx - target_logit;
+    if (grad != XentGrad::in_place) continue;
+    const float inv = dloss / s;
+    const float target_grad = target_valid ? row[col] * inv - dloss : 0.0f;
+#pragma omp simd
+    for (int64_t v = 0; v < valid_cols; ++v) row[v] = row[v] * inv;
+    std::fill(row + valid_cols, row + V, 0.0f);
+    if (target_valid) row[col] = target_grad;
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/reference_ops.h"
@@ -153,25 +154,33 @@ TEST_CASE("cpu xent_backward: reference against finite differences") {
 
 TEST_CASE("cpu xent_fused: the unfused passes' results, bit for bit, the logits kept without the gradient") {
   auto be = make_cpu_backend();
-  const int64_t N = 7, V = 40, valid = 37;
-  const size_t rows = 7;
-  std::vector<float> logits = random_floats(rows * 40, 91, -4, 4);
-  std::vector<int32_t> targets(rows);
-  for (int64_t i = 0; i < N; ++i) targets[size_t(i)] = int32_t((i * 11) % valid);
-  std::vector<float> maxes(rows), sumexp(rows), tl(rows), want_loss(rows), want_grad = logits;
-  be->xent_max(view(maxes, {N}), view(logits, {N, V}), valid);
-  be->xent_sumexp(view(sumexp, {N}), view(tl, {N}), view(logits, {N, V}), view(maxes, {N}), view(targets, {N}), 0, valid);
-  be->xent_loss(view(want_loss, {N}), view(maxes, {N}), view(sumexp, {N}), view(tl, {N}));
-  be->xent_backward(view(want_grad, {N, V}), view(logits, {N, V}), view(maxes, {N}), view(sumexp, {N}),
-                    view(targets, {N}), 0, valid, 0.25f);
+  // A small shape (vector tails) and one above the parallel threshold (N * V > 2^15).
+  struct Shape {
+    int64_t N, V, valid;
+  };
+  for (const Shape shape : {Shape{7, 40, 37}, Shape{40, 1000, 997}}) {
+    const int64_t N = shape.N, V = shape.V, valid = shape.valid;
+    CAPTURE(V);
+    const size_t rows = size_t(N);
+    std::vector<float> logits = random_floats(rows * size_t(V), 91, -4, 4);
+    std::vector<int32_t> targets(rows);
+    for (int64_t i = 0; i < N; ++i) targets[size_t(i)] = int32_t((i * 11) % valid);
+    std::vector<float> maxes(rows), sumexp(rows), tl(rows), want_loss(rows), want_grad = logits;
+    be->xent_max(view(maxes, {N}), view(logits, {N, V}), valid);
+    be->xent_sumexp(view(sumexp, {N}), view(tl, {N}), view(logits, {N, V}), view(maxes, {N}), view(targets, {N}), 0,
+                    valid);
+    be->xent_loss(view(want_loss, {N}), view(maxes, {N}), view(sumexp, {N}), view(tl, {N}));
+    be->xent_backward(view(want_grad, {N, V}), view(logits, {N, V}), view(maxes, {N}), view(sumexp, {N}),
+                      view(targets, {N}), 0, valid, 0.25f);
 
-  std::vector<float> kept = logits, loss(rows);
-  be->xent_fused(view(loss, {N}), view(kept, {N, V}), view(targets, {N}), valid, XentGrad::none, 0.25f);
-  CHECK(loss == want_loss);
-  CHECK(kept == logits);
-  std::vector<float> grad = logits;
-  std::fill(loss.begin(), loss.end(), 0.0f);
-  be->xent_fused(view(loss, {N}), view(grad, {N, V}), view(targets, {N}), valid, XentGrad::in_place, 0.25f);
-  CHECK(loss == want_loss);
-  CHECK(grad == want_grad);
+    std::vector<float> kept = logits, loss(rows);
+    be->xent_fused(view(loss, {N}), view(kept, {N, V}), view(targets, {N}), valid, XentGrad::none, 0.25f);
+    CHECK(loss == want_loss);
+    CHECK(kept == logits);
+    std::vector<float> grad = logits;
+    std::fill(loss.begin(), loss.end(), 0.0f);
+    be->xent_fused(view(loss, {N}), view(grad, {N, V}), view(targets, {N}), valid, XentGrad::in_place, 0.25f);
+    CHECK(loss == want_loss);
+    CHECK(grad == want_grad);
+  }
 }
