@@ -1,6 +1,6 @@
 // The CPU kernels give bit-identical results with 1 and with 2 OpenMP threads: every
 // reduction (layernorm dweight/dbias, bias_backward, encoder_backward, sum_squares, the
-// cross-entropy passes, attention's dK/dV) is split independently of the thread count.
+// cross-entropy passes, attention's dK/dV, matmul's panels) is split independently of the thread count.
 // Sizes are above the kernels' parallel thresholds and not multiples of the thread count.
 #include <doctest/doctest.h>
 #include <omp.h>
@@ -46,6 +46,15 @@ Results run_ops(Backend& be) {
             Transpose::transpose, view(dbias, {Nn}), Accumulate::overwrite, view(g, {M, Nn}));
   r["matmul"] = prod;
   r["matmul gelu"] = g;
+  // One panel by size, cut in two because of its depth; and 3 row panels made 4.
+  for (const auto& shape : {std::vector<int64_t>{64, 256, 600}, std::vector<int64_t>{600, 200, 40}}) {
+    const int64_t sm = shape[0], sn = shape[1], sk = shape[2];
+    auto sa = random_floats(sk * sm, 16), sb = random_floats(sk * sn, 17);
+    std::vector<float> sp(sm * sn);
+    be.matmul(view(sp, {sm, sn}), view(sa, {sk, sm}), view(sb, {sk, sn}), Transpose::transpose, Transpose::none,
+              Tensor{}, Accumulate::overwrite, Tensor{});
+    r["matmul TN " + std::to_string(sm) + "x" + std::to_string(sn)] = sp;
+  }
 
   const int64_t B = 2, T = 19, V = 50;
   auto tokens = random_ints(B * T, 0, int32_t(V), 7);
@@ -76,6 +85,10 @@ Results run_ops(Backend& be) {
   r["xent sumexp"] = se;
   r["xent loss"] = loss;
   r["xent dlogits"] = dl;
+  std::vector<float> fused = logits, fused_loss(N);
+  be.xent_fused(view(fused_loss, {N}), view(fused, {N, Vl}), view(targets, {N}), valid, XentGrad::in_place, 0.1f);
+  r["xent_fused loss"] = fused_loss;
+  r["xent_fused dlogits"] = fused;
 
   const int64_t AB = 3, AT = 70, H = 3, D = 8, AC = H * D;
   auto qkv = random_floats(AB * AT * 3 * AC, 11, -2, 2), adout = random_floats(AB * AT * AC, 12);
