@@ -7,9 +7,11 @@
 #     micro-batch MICRO_BATCH x SEQ_LEN (default 4 x 64), generated tokens;
 #   - scripts/reference/torch_bench.py on the same shape (Debian's python3-torch, fp32, same
 #     step: forward, backward, clip, AdamW);
-#   - OpenBLAS sgemm through numpy at the MLP's up-projection, M = MICRO_BATCH x SEQ_LEN,
-#     N = 4 x d_model (or ffn_dim), K = d_model, whose rate bounds the step:
-#     limit = sgemm FLOP/s / bench's FLOPs per token.
+#   - OpenBLAS sgemm through numpy (its own threading) at two of the step's shapes, the MLP's
+#     up-projection (M = MICRO_BATCH x SEQ_LEN, N = 4 x d_model or ffn_dim, K = d_model) and
+#     the head (N = the padded vocabulary), the faster of the two rates bounding the step:
+#     limit = sgemm FLOP/s / bench's FLOPs per token. (Either shape alone read 10-40% low in
+#     some runs with 2 threads here.)
 # and prints one row: both tokens/s, their ratio, the sgemm rate, the limit and the share of it
 # reached. PROFILE=1 also prints `bench --profile`'s op table per thread count.
 #
@@ -48,19 +50,27 @@ trainer = json.load(open(f"{work}/trainer.json"))
 torch = json.load(open(f"{work}/torch.json"))
 model = yaml.safe_load(open(f"{work}/resolved.yaml"))["model"]
 C = model["d_model"]
+V = (model["vocab_size"] + model["vocab_multiple"] - 1) // model["vocab_multiple"] * model["vocab_multiple"]
 F = model["ffn_dim"] if model["arch"] == "llama" else 4 * C
 M = micro * seq
 rng = np.random.default_rng(0)
-a = rng.standard_normal((M, C), dtype=np.float32)
-b = rng.standard_normal((C, F), dtype=np.float32)
-a @ b
-best = float("inf")
-for _ in range(5):  # the fastest of 5 rounds of 10 products
-    start = time.perf_counter()
-    for _ in range(10):
-        a @ b
-    best = min(best, (time.perf_counter() - start) / 10)
-sgemm = 2.0 * M * F * C / best
+
+
+def rate(N):
+    """sgemm FLOP/s at (M, N, C): the fastest of 5 rounds of 10 products."""
+    a = rng.standard_normal((M, C), dtype=np.float32)
+    b = rng.standard_normal((C, N), dtype=np.float32)
+    a @ b
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(10):
+            a @ b
+        best = min(best, (time.perf_counter() - start) / 10)
+    return 2.0 * M * N * C / best
+
+
+sgemm = max(rate(F), rate(V))
 limit = sgemm / trainer["flops_per_token"]
 ours, ref = trainer["tokens_per_s"], torch["tokens_per_s"]
 print(f"{t:7d} {ours:13.1f} {ref:13.1f} {ours / ref:7.2f} {sgemm / 1e9:14.1f} {limit:12.1f} {ours / limit:8.0%}")
