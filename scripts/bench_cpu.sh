@@ -45,12 +45,14 @@ for t in "${threads[@]}"; do
 import json, sys, time
 import numpy as np
 import yaml
+sys.path.insert(0, "scripts/reference")
+from torch_bench import padded_vocab
 work, t, micro, seq = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 trainer = json.load(open(f"{work}/trainer.json"))
 torch = json.load(open(f"{work}/torch.json"))
 model = yaml.safe_load(open(f"{work}/resolved.yaml"))["model"]
 C = model["d_model"]
-V = (model["vocab_size"] + model["vocab_multiple"] - 1) // model["vocab_multiple"] * model["vocab_multiple"]
+V = padded_vocab(model)
 F = model["ffn_dim"] if model["arch"] == "llama" else 4 * C
 M = micro * seq
 rng = np.random.default_rng(0)

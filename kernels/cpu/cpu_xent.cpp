@@ -33,6 +33,10 @@ float sum_exp(float* out, const float* row, float mx, int64_t n) {
   return s;
 }
 
+// The per-row expressions both paths round through, so the fused op keeps the unfused bits.
+inline float row_loss(float sumexp, float mx, float target_logit) { return std::log(sumexp) + mx - target_logit; }
+inline float row_target_grad(float e, float inv, float dloss) { return e * inv - dloss; }
+
 }  // namespace
 
 void xent_max(float* maxes, const float* logits, int64_t N, int64_t Vl, int64_t valid_cols) {
@@ -56,7 +60,7 @@ void xent_sumexp(float* sumexp, float* target_logit, const float* logits, const 
 
 void xent_loss(float* losses, const float* maxes, const float* sumexp, const float* target_logit,
                int64_t N) {
-  for (int64_t n = 0; n < N; ++n) losses[n] = std::log(sumexp[n]) + maxes[n] - target_logit[n];
+  for (int64_t n = 0; n < N; ++n) losses[n] = row_loss(sumexp[n], maxes[n], target_logit[n]);
 }
 
 void xent_backward(float* dlogits, const float* logits, const float* maxes, const float* sumexp,
@@ -71,7 +75,7 @@ void xent_backward(float* dlogits, const float* logits, const float* maxes, cons
     const int64_t col = targets[n] - vocab_start;
     // A target in this slice: its gradient uses the logit before the row is overwritten.
     const float target_grad =
-        (col >= 0 && col < valid_cols) ? exp_fast(row[col] - mx) * inv - dloss : 0.0f;
+        (col >= 0 && col < valid_cols) ? row_target_grad(exp_fast(row[col] - mx), inv, dloss) : 0.0f;
 #pragma omp simd
     for (int64_t v = 0; v < valid_cols; ++v) grad[v] = exp_fast(row[v] - mx) * inv;
     std::fill(grad + valid_cols, grad + Vl, 0.0f);
@@ -90,10 +94,10 @@ void xent_fused(float* losses, float* logits, const int32_t* targets, int64_t N,
     const float target_logit = target_valid ? row[col] : 0.0f;
     const float s = grad == XentGrad::in_place ? sum_exp<true>(row, row, mx, valid_cols)
                                                : sum_exp<false>(nullptr, row, mx, valid_cols);
-    losses[n] = std::log(s) + mx - target_logit;
+    losses[n] = row_loss(s, mx, target_logit);
     if (grad != XentGrad::in_place) continue;
     const float inv = dloss / s;
-    const float target_grad = target_valid ? row[col] * inv - dloss : 0.0f;
+    const float target_grad = target_valid ? row_target_grad(row[col], inv, dloss) : 0.0f;
 #pragma omp simd
     for (int64_t v = 0; v < valid_cols; ++v) row[v] = row[v] * inv;
     std::fill(row + valid_cols, row + V, 0.0f);

@@ -19,10 +19,14 @@ from gpt2_torch import file_order, gpt2_loss
 from llama_torch import inv_freq, llama_loss
 
 
+def padded_vocab(m):
+    """The embedding's rows: model.vocab_size rounded up to model.vocab_multiple."""
+    return (m["vocab_size"] + m["vocab_multiple"] - 1) // m["vocab_multiple"] * m["vocab_multiple"]
+
+
 def gpt2_setup(m):
-    padded = (m["vocab_size"] + m["vocab_multiple"] - 1) // m["vocab_multiple"] * m["vocab_multiple"]
     cfg = dict(max_seq_len=m["seq_len"], vocab_size=m["vocab_size"], n_layer=m["n_layer"],
-               n_head=m["n_head"], d_model=m["d_model"], padded_vocab=padded)
+               n_head=m["n_head"], d_model=m["d_model"], padded_vocab=padded_vocab(m))
     shapes = dict(file_order(cfg))
     return shapes, lambda p, x, y: gpt2_loss(cfg, p, x, y)
 
