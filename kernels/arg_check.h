@@ -28,6 +28,9 @@ inline std::string dims(int64_t r, int64_t c) { return "(" + std::to_string(r) +
 class ArgCheck {
  public:
   ArgCheck(const char* op, const Backend& backend) : op_(op), device_(backend.device()), act_(backend.act_dtype()) {}
+  // A new check of the same op on the same backend: one piece of a multi-tensor op, whose
+  // pieces each follow a single-tensor op's contract and aliasing rule.
+  ArgCheck piece() const { return ArgCheck(op_, device_, act_); }
 
   // Presence, device and dtype of one argument. Returns whether it is defined.
   bool arg(const char* name, const Tensor& t, Want want, Role role, Presence presence = Presence::required) {
@@ -95,6 +98,8 @@ class ArgCheck {
     Tensor t;
     Role role = Role::in;
   };
+  ArgCheck(const char* op, Device device, DType act) : op_(op), device_(device), act_(act) {}
+
   static constexpr int kMaxArgs = 8;  // layernorm_backward has the most
   static constexpr int kMaxInPlace = 2;
 

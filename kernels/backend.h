@@ -44,11 +44,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/backend_fused_ops.h"
 #include "kernels/backend_generation_ops.h"
 #include "kernels/backend_llama_ops.h"
+#include "kernels/backend_multi_tensor_ops.h"
 #include "kernels/backend_options.h"
 #include "kernels/base/enum_names.h"
 #include "kernels/op_modes.h"
@@ -167,7 +169,8 @@ struct AttentionBackwardOp {
   int n_kv_head = 0;
 };
 // The Llama ops (RmsnormForwardOp ... SwigluBackwardOp) are in backend_llama_ops.h,
-// AttentionCachedOp in backend_generation_ops.h, XentFusedOp in backend_fused_ops.h.
+// AttentionCachedOp in backend_generation_ops.h, XentFusedOp in backend_fused_ops.h,
+// AdamWManyOp and SumSquaresManyOp in backend_multi_tensor_ops.h.
 // GELU, tanh approximation; all act with one element count. In place: out may be inp.
 struct GeluForwardOp {
   static constexpr const char* kName = "gelu_forward";
@@ -347,6 +350,8 @@ class Backend {
   void run(const XentBackwardOp& op);
   void run(const XentFusedOp& op);
   void run(const AdamWOp& op);
+  void run(const AdamWManyOp& op);
+  double run(const SumSquaresManyOp& op);
 
   // ---- the same front doors, positionally (argument order of the structs) ----
   void encoder_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe, int64_t vocab_start) {
@@ -426,6 +431,8 @@ class Backend {
   void adamw(Tensor param, Tensor grad, Tensor m, Tensor v, Tensor param_copy, const AdamWStep& h) {
     run(AdamWOp{param, grad, m, v, param_copy, h});
   }
+  void adamw_many(std::vector<AdamWOp> pieces) { run(AdamWManyOp{std::move(pieces)}); }
+  double sum_squares_many(std::vector<Tensor> xs) { return run(SumSquaresManyOp{std::move(xs)}); }
 
   // Every op that passes a front door is timed by `profiler` (null: none) until it is
   // detached; OpProfiler attaches and detaches itself.
@@ -463,6 +470,8 @@ class Backend {
   virtual void compute(const XentBackwardOp& op) = 0;
   virtual void compute(const XentFusedOp& op) = 0;
   virtual void compute(const AdamWOp& op) = 0;
+  virtual void compute(const AdamWManyOp& op) = 0;
+  virtual double compute(const SumSquaresManyOp& op) = 0;
 
  private:
   // Check, time when profiled, compute: the body of every front door.

@@ -9,6 +9,7 @@
 
 #include "kernels/arg_check.h"
 #include "kernels/llama_op_checks.h"
+#include "kernels/multi_tensor_op_checks.h"
 #include "kernels/backend.h"
 #include "kernels/op_profiler.h"
 
@@ -315,20 +316,6 @@ void check(const XentFusedOp& op, ArgCheck& k) {
   k.numel("targets", op.targets, N);
 }
 
-void check(const AdamWOp& op, ArgCheck& k) {
-  k.arg("param", op.param, Want::f32, kOut);
-  k.arg("grad", op.grad, Want::f32, kIn);
-  k.arg("m", op.m, Want::f32, kOut);
-  k.arg("v", op.v, Want::f32, kOut);
-  const bool copy = k.arg("param_copy", op.param_copy, Want::act, kOut, kOptional);
-  const int64_t n = op.param.numel();
-  k.numel("grad", op.grad, n);
-  k.numel("m", op.m, n);
-  k.numel("v", op.v, n);
-  if (copy) k.numel("param_copy", op.param_copy, n);
-  k.that(op.h.step >= 1, "step", [&] { return "is 1-based, got " + std::to_string(op.h.step); });
-}
-
 // ---- profile keys: an op's name and the shape that tells its calls apart ----
 
 using Key = std::pair<const char*, std::string>;
@@ -380,6 +367,8 @@ Key profile_key(const XentFusedOp& op) {
 }
 // One row for all AdamW calls: their shapes are the parameter tensors, dozens of them.
 Key profile_key(const AdamWOp& op) { return {op.kName, "all parameters"}; }
+Key profile_key(const AdamWManyOp& op) { return {op.kName, "all parameters"}; }
+Key profile_key(const SumSquaresManyOp& op) { return {op.kName, "all pieces"}; }
 
 }  // namespace
 
@@ -429,5 +418,7 @@ void Backend::run(const XentLossOp& op) { enter(op); }
 void Backend::run(const XentBackwardOp& op) { enter(op); }
 void Backend::run(const XentFusedOp& op) { enter(op); }
 void Backend::run(const AdamWOp& op) { enter(op); }
+void Backend::run(const AdamWManyOp& op) { enter(op); }
+double Backend::run(const SumSquaresManyOp& op) { return enter(op); }
 
 }  // namespace trainer

@@ -75,6 +75,10 @@ class ParamStore {
   // stage (and, after set_tensor_partial_grads, the replicated parameters' gradients over the
   // tensor group). After this the gradients this rank updates are final.
   void finish_grads();
+  // Starts the reduction of what the backward left staged (the step's last bucket) without
+  // waiting, so the trainer can start it before it waits for the device; finish_grads does
+  // the same if this was not called.
+  void flush_grads();
   // Which replicated parameters (TpSplit::none) get partial gradients on each tensor rank,
   // summed over `tp` by finish_grads: under sequence parallelism all of them (each rank sees
   // its own rows only); otherwise only the per-head ones (TpGrad::per_head: qk_norm's

@@ -15,6 +15,12 @@ namespace trainer {
 
 enum class ReduceOp : uint8_t { sum, max };
 
+// What a non-blocking operation holds while in flight. MPI may keep a temporary copy of its
+// buffer inside the library until it completes, so callers bound how many are in flight.
+// NCCL works in the caller's buffers and wait() only makes the compute stream wait on an event,
+// so a bound there would hold the rest of the backward behind the communication instead.
+enum class InFlightCost : uint8_t { buffer_copy, none };
+
 // A pending non-blocking operation; wait() completes it. Destroying an unwaited request
 // waits for it.
 class CommRequest {
@@ -30,6 +36,7 @@ class Comm {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual std::string name() const = 0;
+  virtual InFlightCost in_flight_cost() const = 0;
 
   // In place.
   virtual void all_reduce(Tensor buf, ReduceOp op) = 0;

@@ -35,6 +35,9 @@ class DryComm final : public Comm {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string name() const override { return name_; }
+  // Metered, it stands for MPI, whose temporaries the meter follows (so ParamStore bounds its
+  // buckets in flight as it does over MPI); unmetered, for a transport that holds none.
+  InFlightCost in_flight_cost() const override { return meter_ ? InFlightCost::buffer_copy : InFlightCost::none; }
 
   void all_reduce(Tensor buf, ReduceOp op) override;
   void reduce_scatter(Tensor out, Tensor in) override;

@@ -22,6 +22,7 @@ class LocalComm final : public Comm {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::string name() const override { return name_; }
+  InFlightCost in_flight_cost() const override { return InFlightCost::none; }
 
   void all_reduce(Tensor buf, ReduceOp op) override;
   void reduce_scatter(Tensor out, Tensor in) override;

@@ -28,6 +28,7 @@ class MpiComm : public Comm {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string name() const override { return name_; }
+  InFlightCost in_flight_cost() const override { return InFlightCost::buffer_copy; }
 
   void all_reduce(Tensor buf, ReduceOp op) override;
   void reduce_scatter(Tensor out, Tensor in) override;

@@ -29,6 +29,7 @@ class TracingComm : public Comm {
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
   std::string name() const override { return inner_->name(); }
+  InFlightCost in_flight_cost() const override { return inner_->in_flight_cost(); }
 
   void all_reduce(Tensor buf, ReduceOp op) override;
   void reduce_scatter(Tensor out, Tensor in) override;

@@ -142,6 +142,9 @@ StepResult Trainer::compute_step() {
                           piped ? &grid_->pp() : nullptr, piped ? &grid_->pp_grad() : nullptr, trace};
   const StepPassTimes pt = run_step_passes(*stage_, *store_, *backend_, seat, in, tg,
                                            sync_timing_ ? PassTiming::per_pass : PassTiming::overlapped);
+  // The last bucket's all-reduce is queued before the host waits for the device (on NCCL it
+  // then starts as soon as the backward's last kernel ends).
+  store_->flush_grads();
   backend_->synchronize();
   const double t_compute = monotonic_seconds();
 

@@ -216,6 +216,15 @@ class CpuBackend final : public Backend {
   void compute(const AdamWOp& op) override {
     cpu::adamw(f32(op.param), f32(op.grad), f32(op.m), f32(op.v), f32(op.param_copy), op.param.numel(), op.h);
   }
+  // The pieces in order, each as its single-tensor op: the same bits.
+  void compute(const AdamWManyOp& op) override {
+    for (const AdamWOp& p : op.pieces) compute(p);
+  }
+  double compute(const SumSquaresManyOp& op) override {
+    double total = 0;
+    for (const Tensor& x : op.xs) total += cpu::sum_squares(f32(x), x.numel());
+    return total;
+  }
 
  private:
   mutable std::mutex mutex_;

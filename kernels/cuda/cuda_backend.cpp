@@ -126,6 +126,8 @@ class CudaBackend final : public Backend {
   void compute(const XentBackwardOp& op) override { cuda::xent_backward(ctx_, op); }
   void compute(const XentFusedOp& op) override { cuda::xent_fused(ctx_, op); }
   void compute(const AdamWOp& op) override { cuda::adamw(ctx_, op, rounding_); }
+  void compute(const AdamWManyOp& op) override { cuda::adamw_many(ctx_, op, rounding_); }
+  double compute(const SumSquaresManyOp& op) override { return cuda::sum_squares_many(ctx_, op); }
 
  private:
   int device_;

@@ -133,6 +133,23 @@ __device__ __forceinline__ T block_reduce(T v, Op op, T identity, T* shared) {
   return warp_reduce(r, op);
 }
 
+// ---- multi-tensor tables ----
+// The last of `count` pieces whose `first` (non-decreasing over the pieces: the first tile or
+// block each piece owns in a launch) is at or before `at`: the piece that holds tile or block
+// `at`, when pieces that own none share `first` with the piece after them.
+template <class Piece, class Index>
+__device__ __forceinline__ int last_piece_at(const Piece* pieces, int count, Index Piece::*first, int64_t at) {
+  int lo = 0, hi = count - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (int64_t(pieces[mid].*first) <= at)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
 // ---- host-side dtype dispatch ----
 // Calls f(float{}) or f(bf16{}) for a floating-point dtype; use with a generic lambda.
 template <class F>

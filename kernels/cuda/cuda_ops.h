@@ -63,6 +63,8 @@ void scale(const Context& ctx, const ScaleOp& op);
 void fill(const Context& ctx, const FillOp& op);
 void cast(const Context& ctx, const CastOp& op);
 double sum_squares(const Context& ctx, const SumSquaresOp& op);
+// One pass over all tensors (a few launches) and one host read.
+double sum_squares_many(const Context& ctx, const SumSquaresManyOp& op);
 
 void xent_max(const Context& ctx, const XentMaxOp& op);
 void xent_sumexp(const Context& ctx, const XentSumexpOp& op);
@@ -72,5 +74,7 @@ void xent_fused(const Context& ctx, const XentFusedOp& op);
 
 enum class Rounding : uint8_t { nearest, stochastic };
 void adamw(const Context& ctx, const AdamWOp& op, Rounding rounding);
+// One launch per kAdamWTablePieces pieces.
+void adamw_many(const Context& ctx, const AdamWManyOp& op, Rounding rounding);
 
 }  // namespace trainer::cuda

@@ -3,7 +3,14 @@
 // run in two passes: a first kernel writes per-block partial sums over a grid fixed by the
 // problem size alone (never by the GPU's SM count), a second combines the partials in index
 // order. So results are bit-identical run to run and across GPUs.
+// sum_squares_many takes many tensors in a few launches: its pieces travel in the kernels'
+// parameters (a table of at most kSumTablePieces, under 4 KiB), each piece gets the blocks and
+// combining tree that sum_squares alone would give it, and one last kernel adds the piece
+// totals in order, as the host would, before the one host read. sum_squares is its one-piece
+// form.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "kernels/base/check.h"
 #include "kernels/cuda/cuda_common.cuh"
@@ -17,15 +24,37 @@ namespace {
 constexpr int kSumBlocks = 512;
 constexpr int kSumThreads = 256;
 
+constexpr int kSumTablePieces = 120;
+
+struct SumPiece {
+  const void* x;
+  int64_t n;
+  int block_begin;  // the piece's first block in the launch
+  int blocks;       // min(kSumBlocks, blocks with any chunk): the rest would add zeros
+  int vec;
+};
+
+struct SumTable {
+  int count;
+  int blocks;
+  SumPiece piece[kSumTablePieces];
+};
+static_assert(sizeof(SumTable) + 32 <= 4096, "the table must fit the 4 KiB kernel parameter space");
+
+// partial[block] for each block of the launch; block b of a piece strides over its chunks as
+// block b of a kSumBlocks grid would (a piece given fewer blocks has no chunk beyond them).
 template <class T>
-__global__ void sum_squares_partial_kernel(const T* x, int64_t n, bool vec, double* partial) {
+__global__ void sum_squares_partial_kernel(const __grid_constant__ SumTable table, double* partial) {
   __shared__ double shared[32];
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  const SumPiece& pc = table.piece[last_piece_at(table.piece, table.count, &SumPiece::block_begin, blockIdx.x)];
+  const T* x = static_cast<const T*>(pc.x);
+  const bool vec = pc.vec != 0;
+  const int64_t chunks = (pc.n + kChunk - 1) / kChunk;
   double acc = 0;
-  for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < chunks;
-       c += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t c = int64_t(blockIdx.x - pc.block_begin) * kSumThreads + threadIdx.x; c < chunks;
+       c += int64_t(kSumBlocks) * kSumThreads) {
     const int64_t i = c * kChunk;
-    const int count = static_cast<int>(min(int64_t(kChunk), n - i));
+    const int count = static_cast<int>(min(int64_t(kChunk), pc.n - i));
     float v[kChunk];
     load_chunk(v, x + i, count, vec);
 #pragma unroll
@@ -35,12 +64,21 @@ __global__ void sum_squares_partial_kernel(const T* x, int64_t n, bool vec, doub
   if (threadIdx.x == 0) partial[blockIdx.x] = acc;
 }
 
-__global__ void sum_partials_kernel(const double* partial, int n, double* out) {
+// totals[piece] = the piece's partials combined by a kSumBlocks-thread tree, thread i holding
+// partial i (0 past the piece's blocks), as one sum_squares combines its 512 partials.
+__global__ void sum_partials_kernel(const __grid_constant__ SumTable table, const double* partial, double* totals) {
   __shared__ double shared[32];
-  double acc = 0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) acc += partial[i];
+  const SumPiece& pc = table.piece[blockIdx.x];
+  double acc = int(threadIdx.x) < pc.blocks ? partial[pc.block_begin + threadIdx.x] : 0.0;
   acc = block_reduce(acc, SumOp{}, 0.0, shared);
-  if (threadIdx.x == 0) *out = acc;
+  if (threadIdx.x == 0) totals[blockIdx.x] = acc;
+}
+
+// *out = totals[0] + totals[1] + ..., left to right.
+__global__ void sum_in_order_kernel(const double* totals, int64_t count, double* out) {
+  double acc = 0;
+  for (int64_t i = 0; i < count; ++i) acc += totals[i];
+  *out = acc;
 }
 
 // bias_backward: blocks of (32 columns) x (8 thread rows) own kRowsPerChunk rows each.
@@ -104,28 +142,59 @@ void add_column_partials(const Context& ctx, float* dst, const float* partial, i
   TRAINER_LAUNCH_CHECK();
 }
 
-double sum_squares(const Context& ctx, const SumSquaresOp& op) {
-  const Tensor& x = op.x;
-  const int64_t n = x.numel();
-  if (n == 0) return 0.0;
+double sum_squares_many(const Context& ctx, const SumSquaresManyOp& op) {
+  if (op.xs.empty()) return 0.0;
+  const int64_t pieces = int64_t(op.xs.size());
+  std::vector<int> blocks(op.xs.size());
+  int64_t all_blocks = 0;
+  for (size_t i = 0; i < op.xs.size(); ++i) {
+    blocks[i] = int(std::min<int64_t>(kSumBlocks, ceil_div(ceil_div(op.xs[i].numel(), kChunk), kSumThreads)));
+    all_blocks += blocks[i];
+  }
   ScratchCarver plan(nullptr);
-  plan.take<double>(kSumBlocks);
+  plan.take<double>(size_t(std::max<int64_t>(all_blocks, 1)));
+  plan.take<double>(size_t(pieces));
   plan.take<double>(1);
   ScratchCarver carve(ctx.workspace->get(plan.bytes()));
-  double* partial = carve.take<double>(kSumBlocks);
+  double* partial = carve.take<double>(size_t(std::max<int64_t>(all_blocks, 1)));
+  double* totals = carve.take<double>(size_t(pieces));
   double* total = carve.take<double>(1);
-  dispatch_float(x.dtype, [&](auto tag) {
+  dispatch_float(op.xs[0].dtype, [&](auto tag) {
     using T = decltype(tag);
-    sum_squares_partial_kernel<T><<<kSumBlocks, kSumThreads, 0, ctx.stream>>>(
-        x.ptr<const T>(), n, aligned16(x.data), partial);
-    TRAINER_LAUNCH_CHECK();
+    SumTable table{};
+    int64_t first_piece = 0, first_block = 0;
+    auto launch = [&] {
+      if (table.count == 0) return;
+      if (table.blocks > 0) {
+        sum_squares_partial_kernel<T><<<table.blocks, kSumThreads, 0, ctx.stream>>>(table, partial + first_block);
+        TRAINER_LAUNCH_CHECK();
+      }
+      sum_partials_kernel<<<table.count, kSumBlocks, 0, ctx.stream>>>(table, partial + first_block,
+                                                                     totals + first_piece);
+      TRAINER_LAUNCH_CHECK();
+      first_piece += table.count;
+      first_block += table.blocks;
+      table.count = 0;
+      table.blocks = 0;
+    };
+    for (size_t i = 0; i < op.xs.size(); ++i) {
+      const Tensor& x = op.xs[i];
+      table.piece[table.count++] = SumPiece{x.data, x.numel(), table.blocks, blocks[i], aligned16(x.data) ? 1 : 0};
+      table.blocks += blocks[i];
+      if (table.count == kSumTablePieces) launch();
+    }
+    launch();
   });
-  sum_partials_kernel<<<1, kSumBlocks, 0, ctx.stream>>>(partial, kSumBlocks, total);
+  sum_in_order_kernel<<<1, 1, 0, ctx.stream>>>(totals, pieces, total);
   TRAINER_LAUNCH_CHECK();
   double result = 0;
   TRAINER_CUDA_CHECK(cudaMemcpyAsync(&result, total, sizeof result, cudaMemcpyDeviceToHost, ctx.stream));
   TRAINER_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
   return result;
+}
+
+double sum_squares(const Context& ctx, const SumSquaresOp& op) {
+  return sum_squares_many(ctx, SumSquaresManyOp{{op.x}});
 }
 
 void bias_backward(const Context& ctx, const BiasBackwardOp& op) {

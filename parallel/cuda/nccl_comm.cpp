@@ -186,6 +186,7 @@ class NcclComm final : public Comm {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string name() const override { return name_; }
+  InFlightCost in_flight_cost() const override { return InFlightCost::none; }
 
   void all_reduce(Tensor buf, ReduceOp op) override { all_reduce_async(buf, op)->wait(); }
   void reduce_scatter(Tensor out, Tensor in) override { reduce_scatter_async(out, in)->wait(); }

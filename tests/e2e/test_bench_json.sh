@@ -27,7 +27,7 @@ prof = d["profile"]
 if len(sys.argv) > 3:
     ops = {r["op"] for r in prof}
     for op in ("encoder_forward", "layernorm_forward", "matmul+bias", "attention_forward", "attention_backward",
-               "gelu_backward", "adamw"):
+               "gelu_backward", "adamw_many"):
         assert op in ops, (op, sorted(ops))
     # The head's cross-entropy: fused with the whole vocabulary on a rank, in passes when split.
     assert ("xent_fused" in ops) != ("xent_backward" in ops), sorted(ops)

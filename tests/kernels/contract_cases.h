@@ -180,6 +180,44 @@ inline void add_llama_contract_cases(std::vector<ContractCase>& c) {
               wrong_device("inp", &SB::inp), alias("dinp", &SB::dinp, &SB::inp), alias("dinp", &SB::dinp, &SB::dout)});
 }
 
+// The multi-tensor ops: adamw_many over a piece of 6 and one of 4 (the second with no copy),
+// sum_squares_many over three act tensors. Each break names the argument of the piece it
+// breaks; the pieces' own contracts are AdamWOp's and SumSquaresOp's.
+inline void add_multi_tensor_contract_cases(std::vector<ContractCase>& c) {
+  using AM = AdamWManyOp;
+  using SM = SumSquaresManyOp;
+  auto many = [](ContractPool& p) {
+    AdamWStep h;
+    AdamWStep h1 = h;
+    h1.weight_decay = 0.1f;
+    h1.offset = 6;
+    return AM{{AdamWOp{p.f32({6}), p.f32({6}), p.f32({6}), p.f32({6}), p.act({6}), h},
+               AdamWOp{p.f32({4}), p.f32({4}), p.f32({4}), p.f32({4}), Tensor{}, h1}}};
+  };
+  auto piece = [](int i, std::function<void(AdamWOp&)> f) { return [i, f](AM& op) { f(op.pieces[size_t(i)]); }; };
+  add_op<AM>(c, many,
+             {{"v", Broken::shape, piece(1, [](AdamWOp& q) { q.v.shape[0] = 5; })},
+              {"param_copy", Broken::dtype, piece(0, [](AdamWOp& q) { q.param_copy.dtype = DType::i32; })},
+              {"grad", Broken::device,
+               piece(1, [](AdamWOp& q) { q.grad.device = q.grad.device == Device::cpu ? Device::cuda : Device::cpu; })},
+              {"param_copy", Broken::alias,
+               piece(0, [](AdamWOp& q) { q.param_copy.data = static_cast<char*>(q.grad.data) + 4; })},
+              // Across pieces: piece 1's m starts one element into piece 0's param.
+              {"param", Broken::alias,
+               [](AM& op) { op.pieces[1].m.data = static_cast<char*>(op.pieces[0].param.data) + 4; }},
+              {"grad", Broken::missing, piece(0, [](AdamWOp& q) { q.grad = Tensor{}; })},
+              other<AM>("h", [](AM& op) { op.pieces[1].h.lr = 1e-3f; }),
+              other<AM>("step", [](AM& op) { op.pieces[0].h.step = 0; })});
+  add_op<AM>(c, [](ContractPool&) { return AM{}; }, {});
+  auto sums = [](ContractPool& p) { return SM{{p.act({6}), p.act({1}), p.act({2, 3})}}; };
+  add_op<SM>(c, sums,
+             {{"xs", Broken::dtype, [](SM& op) { op.xs[1].dtype = DType::i32; }},
+              {"xs", Broken::device,
+               [](SM& op) { op.xs[2].device = op.xs[2].device == Device::cpu ? Device::cuda : Device::cpu; }},
+              {"xs", Broken::missing, [](SM& op) { op.xs[0] = Tensor{}; }}});
+  add_op<SM>(c, [](ContractPool&) { return SM{}; }, {});
+}
+
 // Attention over a KV cache: qkv (2, 3, 8) holds H = 2 query heads on Hkv = 1 k/v head of D = 2;
 // the caches (2, 1, 5, 2) hold Tmax = 5 positions, 2 of them before the 3 new rows.
 inline void add_generation_contract_cases(std::vector<ContractCase>& c) {
@@ -302,6 +340,7 @@ inline std::vector<ContractCase> contract_cases() {
                    other<AdamWOp>("step", [](AdamWOp& op) { op.h.step = 0; })});
   add_llama_contract_cases(c);
   add_generation_contract_cases(c);
+  add_multi_tensor_contract_cases(c);
   return c;
 }
 

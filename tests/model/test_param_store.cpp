@@ -42,6 +42,7 @@ class SimulatedDataGroup : public UnusedComm {
   };
 
   SimulatedDataGroup(int rank, int size) : UnusedComm(rank, size, "data") {}
+  InFlightCost in_flight_cost() const override { return cost; }
 
   void all_gather(Tensor out, Tensor in) override {
     gather(out, in);
@@ -69,6 +70,7 @@ class SimulatedDataGroup : public UnusedComm {
 
   std::vector<Op> ops;
   int in_flight = 0, max_in_flight = 0;
+  InFlightCost cost = InFlightCost::buffer_copy;  // MPI's; none is NCCL's
 
  private:
   class Request : public CommRequest {
@@ -193,6 +195,32 @@ TEST_CASE("ParamStore zero 0: one unit per bucket keeps at most two all-reduces 
   }
   CHECK(r.dp.max_in_flight == 2);
   CHECK(r.dp.in_flight == 0);
+}
+
+TEST_CASE("ParamStore zero 0: a transport that holds no copies keeps every bucket in flight") {
+  // 3000-byte buckets: units 4..3 (64 + 3488 bytes) and 2 (3488) fill one each; 1 and 0 (160 +
+  // 512) stay staged after the backward, until flush_grads.
+  Rank r(0, 3000.0 / (1024 * 1024));
+  r.dp.cost = InFlightCost::none;
+  r.store.zero_grads();
+  r.store.begin_micro(true);
+  for (int u = kUnits - 1; u >= 0; --u) {
+    r.add_grads(u, 1.0f);
+    r.store.grads_done(u);
+  }
+  CHECK(r.dp.ops.size() == 2);
+  r.store.flush_grads();
+  REQUIRE(r.dp.ops.size() == 3);
+  CHECK(r.dp.ops[2].out_n == kPadded[0] + kPadded[1]);
+  CHECK(r.dp.in_flight == 3);  // over MPI the third would have waited for the first
+  r.store.finish_grads();
+  CHECK(r.dp.ops.size() == 3);  // nothing is flushed twice
+  CHECK(r.dp.max_in_flight == 3);
+  CHECK(r.dp.in_flight == 0);
+  for (int u = 0; u < kUnits; ++u) {
+    Tensor g = r.store.grads(u);
+    CHECK(std::all_of(g.ptr<float>(), g.ptr<float>() + g.numel(), [](float x) { return x == 2.0f; }));
+  }
 }
 
 TEST_CASE("ParamStore zero 2: every micro-batch reduce-scatters each unit into this rank's shard") {

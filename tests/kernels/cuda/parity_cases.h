@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/kernels/cuda/parity.h"
+#include "tests/kernels/multi_tensor_cases.h"
 
 namespace trainer::testing {
 
@@ -345,6 +346,26 @@ inline std::vector<ParityCase> adamw_parity_cases() {
                 output("param_copy", Kind::act, {n}, kTolAct)};
       c.run = [](Backend& be, const ParityArgs& t) {
         be.run(AdamWOp{t["param"], t["grad"], t["m"], t["v"], t["param_copy"], parity_adamw_step()});
+      };
+      cases.push_back(c);
+    }
+  // adamw_many over 100 pieces: more than one launch's table, pieces that end inside a tile,
+  // empty ones, each with its own weight decay, seed and offset; with the copy and without.
+  const std::vector<int64_t> sizes = multi_tensor_sizes(100);
+  const int64_t n = total_of(sizes);
+  for (bool copy : {true, false})
+    for (int64_t offset : {0, 1}) {
+      ParityCase c;
+      c.label = "adamw_many 100 pieces" + std::string(copy ? "" : " no copy") + (offset ? " unaligned" : "");
+      c.offset = offset;
+      c.args = {accumulated("param", Kind::f32, {n}, kTolStats),
+                input("grad", Kind::f32, {n}),
+                accumulated("m", Kind::f32, {n}, kTolStats, Compare::close, -0.1f, 0.1f),
+                accumulated("v", Kind::f32, {n}, kTolStats, Compare::close, 0.0f, 0.01f),
+                copy ? output("param_copy", Kind::act, {n}, kTolAct) : absent("param_copy")};
+      c.run = [sizes](Backend& be, const ParityArgs& t) {
+        be.run(AdamWManyOp{adamw_many_pieces(t["param"], t["grad"], t["m"], t["v"], t["param_copy"], sizes,
+                                             parity_adamw_step())});
       };
       cases.push_back(c);
     }

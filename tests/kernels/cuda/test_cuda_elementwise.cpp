@@ -1,10 +1,13 @@
 // CUDA element-wise ops and reductions, the special cases: in-place forms (gelu_backward with
 // dinp = dout, add with out = a) on aligned and unaligned views, and sum_squares (a scalar:
-// exact to double rounding and deterministic). GELU, add, scale, fill, cast and bias_backward
+// exact to double rounding and deterministic; sum_squares_many its ordered sum over pieces,
+// bit for bit). GELU, add, scale, fill, cast and bias_backward
 // against the CPU are in the parity tables (parity_cases.h).
 #include <cmath>
+#include <cstring>
 
 #include "tests/kernels/cuda/cuda_test_util.h"
+#include "tests/kernels/multi_tensor_cases.h"
 
 namespace trainer::testing {
 namespace {
@@ -56,6 +59,30 @@ TEST_CASE("sum_squares is exact to double rounding and deterministic") {
           CHECK(std::fabs(got - want) <= 1e-12 * want);
           CHECK(rig.gpu->sum_squares(gx) == got);
         }
+  }
+}
+
+TEST_CASE("sum_squares_many is the ordered sum of each piece's sum_squares, exactly") {
+  const std::vector<int64_t> sizes = multi_tensor_sizes(300);  // three launches' tables
+  const int64_t n = total_of(sizes);
+  for (Precision p : all_precisions()) {
+    Rig rig = make_rig(p);
+    for (DType dtype : {DType::f32, rig.act})
+      for (int64_t offset : {0, 1}) {
+        CAPTURE(rig.label);
+        CAPTURE(offset);
+        Tensors gpu(*rig.gpu);
+        const auto x = rounded(random_floats(size_t(n), 151, -3.0f, 3.0f), dtype);
+        const std::vector<Tensor> xs = cut(gpu.upload(x, dtype, {n}, offset), sizes);
+        double want = 0, exact = 0;
+        for (const Tensor& t : xs) want += rig.gpu->sum_squares(t);
+        for (float v : x) exact += double(v) * double(v);
+        const double got = rig.gpu->sum_squares_many(xs);
+        CHECK(std::memcmp(&got, &want, sizeof got) == 0);
+        CHECK(std::fabs(got - exact) <= 1e-12 * exact);
+        CHECK(rig.gpu->sum_squares_many(xs) == got);
+      }
+    CHECK(rig.gpu->sum_squares_many({}) == 0.0);
   }
 }
 

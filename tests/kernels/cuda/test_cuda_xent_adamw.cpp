@@ -1,11 +1,13 @@
 // CUDA cross-entropy and AdamW, the special cases: xent_backward in place (dlogits = logits, as
 // the model calls it) with the padding zeroed; the rounding of AdamW's bf16 weight copy: to
 // nearest exactly, stochastic rounding to a neighbour, unbiased, and reproducible from (seed,
-// offset). The passes and AdamW against the CPU are in the parity tables (parity_cases.h).
+// offset); adamw_many's launches give adamw's bits piece by piece. The passes, AdamW and
+// adamw_many against the CPU are in the parity tables (parity_cases.h).
 #include <cmath>
 
 #include "tests/kernels/cuda/cuda_test_util.h"
 #include "tests/kernels/cuda/parity_cases.h"
+#include "tests/kernels/multi_tensor_cases.h"
 
 namespace trainer::testing {
 namespace {
@@ -99,6 +101,32 @@ TEST_CASE("adamw stochastic rounding picks a neighbour without bias and reproduc
   size_t differ = 0;
   for (int64_t i = 0; i < n; ++i) differ += other[i] != first[i];
   CHECK(differ > size_t(n / 10));
+}
+
+TEST_CASE("adamw_many gives adamw's bits piece by piece, stochastic rounding included") {
+  const std::vector<int64_t> sizes = multi_tensor_sizes(100);
+  const int64_t n = total_of(sizes);
+  for (Precision p : all_precisions())
+    for (bool stochastic : {false, true}) {
+      if (p == Precision::fp32 && stochastic) continue;  // an f32 copy is not rounded
+      Rig rig = make_rig(p, stochastic);
+      CAPTURE(rig.label);
+      CAPTURE(stochastic);
+      Tensors gpu(*rig.gpu);
+      const auto g = random_floats(size_t(n), 141), p0 = random_floats(size_t(n), 142);
+      const auto m0 = random_floats(size_t(n), 143, -0.1f, 0.1f), v0 = random_floats(size_t(n), 144, 0.0f, 0.01f);
+      Tensor gg = gpu.upload(g, DType::f32, {n});
+      Tensor p1 = gpu.upload(p0, DType::f32, {n}), m1 = gpu.upload(m0, DType::f32, {n}),
+             v1 = gpu.upload(v0, DType::f32, {n}), c1 = gpu.poisoned(rig.act, {n});
+      Tensor p2 = gpu.upload(p0, DType::f32, {n}), m2 = gpu.upload(m0, DType::f32, {n}),
+             v2 = gpu.upload(v0, DType::f32, {n}), c2 = gpu.poisoned(rig.act, {n});
+      rig.gpu->adamw_many(adamw_many_pieces(p1, gg, m1, v1, c1, sizes, parity_adamw_step()));
+      for (const AdamWOp& op : adamw_many_pieces(p2, gg, m2, v2, c2, sizes, parity_adamw_step())) rig.gpu->run(op);
+      check_equal(gpu.read(p1), gpu.read(p2), "param");
+      check_equal(gpu.read(m1), gpu.read(m2), "m");
+      check_equal(gpu.read(v1), gpu.read(v2), "v");
+      check_equal(gpu.read(c1), gpu.read(c2), "param_copy");
+    }
 }
 
 }  // namespace
