@@ -3,8 +3,9 @@
 # (site-packages/nvidia/{nccl,cudnn}/{include,lib}), which ship only versioned libraries
 # (libnccl.so.2, libcudnn.so.9) and no unversioned link.
 #   NCCL is required: every device-side collective goes through it.
-#   cuDNN is optional: nothing calls it yet (train.attention: cudnn stays a clear error), so a
-#   build without it is complete; when found it is linked and TRAINER_HAVE_CUDNN is defined.
+#   cuDNN is optional: only train.attention: cudnn calls it (kernels/cuda/cudnn_attention.cpp), so
+#   a build without it is complete and refuses that choice with a clear error; when found it is
+#   linked and TRAINER_HAVE_CUDNN is defined.
 # Sets TRAINER_NCCL_LIB, TRAINER_NCCL_INCLUDE_DIR, TRAINER_CUDNN_LIB (or -NOTFOUND),
 # TRAINER_CUDNN_INCLUDE_DIR.
 

@@ -13,8 +13,8 @@
 #   --dry-run      print the plan (steps, budgets, commands) and exit 0; runs nothing, any machine
 # Output: everything goes to ${OUT:-DIR/gpu_check} (the device tool sets OUT to a folder that
 # comes back): log.txt (all output), summary.txt (rewritten before and after every step, so a
-# killed run still says what it had), bench_124m.json, bench_1p5b.json, profile_124m.txt,
-# profile_1p5b.txt (per-op tables of `trainer bench --profile`), kernel_resources.tsv
+# killed run still says what it had), bench_124m.json, bench_1p5b.json, bench_cudnn.json,
+# profile_124m.txt, profile_1p5b.txt, profile_cudnn.txt (per-op tables of `trainer bench --profile`), kernel_resources.tsv
 # (registers, shared, stack, local memory and spills per kernel), losses.tsv (the tiny runs'
 # losses side by side). Scratch (data, metrics files, raw outputs): DIR/gpu_check_work.
 # Exit code: 0 every step passed or was skipped, 1 a step failed, 2 usage error, 77 no GPU
@@ -25,7 +25,7 @@
 # resources (cuobjdump on the built objects plus the ptxas -v lines the build itself printed; no
 # recompiling, seconds, no GPU), the tiny head-64 model fp32 on CPU and
 # CUDA (losses to 1e-4), bf16 (finite, falling, within 2% of fp32), bf16 determinism (two runs
-# bit-identical), bench gpt2-124m and gpt2-1.5b, data 2 / tensor 2 against one GPU (needs 2
+# bit-identical), bench gpt2-124m and gpt2-1.5b, gpt2-124m with cuDNN attention, data 2 / tensor 2 against one GPU (needs 2
 # GPUs), HF folders against transformers (scripts/gpu_check_hf.sh; SKIP where python3 has no
 # transformers), then compute-sanitizer memcheck and racecheck (slow; time-boxed to their budgets, after
 # the numbers so a slow sanitizer can never cost the benchmarks).
@@ -64,6 +64,7 @@ STEP_TABLE=(
   "determinism 25  the bf16 run again: bit-identical losses"
   "bench_124m  45  trainer bench gpt2-124m, micro-batch 32 x 1024 (tokens/s, MFU, memory, profile)"
   "bench_1p5b 100  trainer bench gpt2-1.5b, micro-batch 8 x 1024, 8 accumulated (global 64)"
+  "bench_cudnn 35  bench_124m again with train.attention=cudnn (cuDNN fused attention against ours)"
   "multi_gpu   60  data 2 and tensor 2 against one GPU on the tiny model, fp32 to 1e-4 (2+ GPUs)"
   "hf_logits   40  tiny llama and gpt2 exported as HF folders, loaded by transformers: logits to 1e-4 (SKIP without it)"
   "memcheck    90  test_cuda (the kernels; not NCCL) under compute-sanitizer memcheck, time-boxed"

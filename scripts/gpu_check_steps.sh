@@ -83,15 +83,16 @@ bench_profile_flag() {  # --profile when this trainer's bench has it (being adde
   if [ "$DRY_RUN" = 1 ]; then echo "--profile"; return; fi
   "$TRAINER" bench --help 2>/dev/null | grep -q -- '--profile' && echo "--profile"
 }
-bench_cmd() {  # bench_cmd 124m|1p5b
-  local recipe mb gb steps warmup
+bench_cmd() {  # bench_cmd 124m|1p5b|cudnn
+  local recipe mb gb steps warmup attention=auto
   case "$1" in
     124m) recipe=gpt2-124m.yaml mb=32 gb=32 steps=20 warmup=3 ;;
     1p5b) recipe=gpt2-1.5b.yaml mb=8 gb=64 steps=3 warmup=1 ;;
+    cudnn) recipe=gpt2-124m.yaml mb=32 gb=32 steps=20 warmup=3 attention=cudnn ;;
   esac
   CMD=("$TRAINER" bench "$ROOT/configs/$recipe" --set train.device=cuda --set train.precision=bf16
        --set parallel.data=1 --set "train.micro_batch=$mb" --set "train.global_batch=$gb"
-       --steps "$steps" --warmup "$warmup" --json)
+       --set "train.attention=$attention" --steps "$steps" --warmup "$warmup" --json)
   local p
   p=$(bench_profile_flag)
   [ -n "$p" ] && CMD+=("$p")
@@ -320,12 +321,18 @@ step_determinism() {
   verdict identical "$WORK/cuda_bf16.jsonl" "$WORK/cuda_bf16_again.jsonl"
 }
 
+bench_label() {  # bench_label 124m|1p5b|cudnn: the name in the comparison table
+  case "$1" in
+    cudnn) echo "gpt2-124m, attention cudnn" ;;
+    *) echo "gpt2-${1/1p5b/1.5b}" ;;
+  esac
+}
 bench_plan() {
   bench_cmd "$1"
   show "$(quote "${CMD[@]}") > $WORK/bench_$1.out   (--profile when trainer bench has it)"
-  show "python3 $COMPARE bench $WORK/bench_$1.out $OUT/bench_$1.json $OUT/profile_$1.txt gpt2-$1"
+  show "python3 $COMPARE bench $WORK/bench_$1.out $OUT/bench_$1.json $OUT/profile_$1.txt $(quote "$(bench_label "$1")")"
 }
-bench_step() {  # bench_step 124m|1p5b
+bench_step() {  # bench_step 124m|1p5b|cudnn
   need_trainer || return $?
   local out="$WORK/bench_$1.out" err="$WORK/bench_$1.err" rc
   bench_cmd "$1"
@@ -334,7 +341,8 @@ bench_step() {  # bench_step 124m|1p5b
   rc=${PIPESTATUS[0]}
   cat "$out"
   if [ "$rc" != 0 ]; then result "bench exited $rc: $(last_line "$err")"; return 1; fi
-  local label="gpt2-${1/1p5b/1.5b}"
+  local label
+  label=$(bench_label "$1")
   [[ " ${CMD[*]} " == *" --profile "* ]] || label="$label (no --profile in this trainer)"
   verdict bench "$out" "$OUT/bench_$1.json" "$OUT/profile_$1.txt" "$label" || return $?
   [ -f "$OUT/profile_$1.txt" ] && cat "$OUT/profile_$1.txt"
@@ -344,6 +352,8 @@ plan_bench_124m() { bench_plan 124m; }
 step_bench_124m() { bench_step 124m; }
 plan_bench_1p5b() { bench_plan 1p5b; }
 step_bench_1p5b() { bench_step 1p5b; }
+plan_bench_cudnn() { bench_plan cudnn; }
+step_bench_cudnn() { bench_step cudnn; }
 
 plan_multi_gpu() {
   mpi_cmd
@@ -415,8 +425,10 @@ sanitize() {  # sanitize TOOL FILTER...: run under compute-sanitizer inside the 
 }
 plan_memcheck() { sanitizer_cmd memcheck '-tce=*nccl*'; show "timeout <budget> $(quote "${CMD[@]}")"; }
 step_memcheck() { sanitize memcheck '-tce=*nccl*'; }
-plan_racecheck() { sanitizer_cmd racecheck "-tc=$RACECHECK_CASES"; show "timeout <budget> $(quote "${CMD[@]}")"; }
-step_racecheck() { sanitize racecheck "-tc=$RACECHECK_CASES"; }
+# Our kernels only: cuDNN's are not ours to race-check (memcheck keeps them: it catches a wrong
+# stride of ours that makes cuDNN write out of bounds).
+plan_racecheck() { sanitizer_cmd racecheck "-tc=$RACECHECK_CASES" '-tce=*cudnn*'; show "timeout <budget> $(quote "${CMD[@]}")"; }
+step_racecheck() { sanitize racecheck "-tc=$RACECHECK_CASES" '-tce=*cudnn*'; }
 
 fake_step() {  # GPU_CHECK_FAKE=1: the step's body is a sleep (see the header)
   local secs="${GPU_CHECK_FAKE_SLEEP:-0.1}"

@@ -176,7 +176,8 @@ std::vector<KeySpec> build_schema() {
   s.push_back(choice_key("train.recompute", TRAINER_CHOICE(train.recompute, kRecomputeNames),
                          "activations recomputed in backward instead of stored"));
   s.push_back(choice_key("train.attention", TRAINER_CHOICE(train.attention, kAttentionImplNames),
-                         "attention kernel on cuda; auto = the fastest available"));
+                         "attention kernel on cuda; auto = flash (ours); cudnn = cuDNN fused attention (bf16, "
+                         "head size a multiple of 8 up to 128)"));
   s.push_back(make_key("train.stochastic_rounding", TRAINER_FIELD(train.stochastic_rounding), kNone, kNone,
                   "round bf16 weight updates stochastically (bf16 only)"));
   s.push_back(make_key("train.peak_tflops", TRAINER_FIELD(train.peak_tflops), at_least(0), kNone,

@@ -2,7 +2,9 @@
 // every op, copy and memset in issue order; device memory comes from cudaMalloc only (counted
 // for allocated_bytes / peak); a scratch workspace grows to its largest request and is reused;
 // the cuBLASLt workspace is allocated once. The ops themselves live in the .cu files
-// (cuda_ops.h) and cuda_matmul.cpp; they receive ops the front doors have checked.
+// (cuda_ops.h) and cuda_matmul.cpp; they receive ops the front doors have checked. With
+// attention: cudnn, training attention goes to cuDNN (cudnn_attention.h) instead; generation
+// (attention_cached) always uses our kernel.
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
@@ -15,6 +17,9 @@
 #include "kernels/cuda/cuda_event_timer.h"
 #include "kernels/cuda/cuda_matmul.h"
 #include "kernels/cuda/cuda_ops.h"
+#ifdef TRAINER_HAVE_CUDNN
+#include "kernels/cuda/cudnn_attention.h"
+#endif
 
 namespace trainer {
 
@@ -35,10 +40,17 @@ class CudaBackend final : public Backend {
     matmul_ = std::make_unique<cuda::Matmul>(memory_);
     ctx_.stream = stream_;
     ctx_.workspace = workspace_.get();
+#ifdef TRAINER_HAVE_CUDNN
+    if (options.attention == AttentionImpl::cudnn)
+      cudnn_attention_ = std::make_unique<cuda::CudnnAttention>(stream_, cuda::CudnnDq::direct);
+#endif
   }
 
   ~CudaBackend() override {
     TRAINER_CUDA_REPORT(cudaStreamSynchronize(stream_));
+#ifdef TRAINER_HAVE_CUDNN
+    cudnn_attention_.reset();
+#endif
     matmul_.reset();
     workspace_.reset();
     TRAINER_CUDA_REPORT(cudaStreamDestroy(stream_));
@@ -102,8 +114,23 @@ class CudaBackend final : public Backend {
   void compute(const LayernormBackwardOp& op) override { cuda::layernorm_backward(ctx_, op); }
   void compute(const MatmulOp& op) override { matmul_->run(ctx_, op); }
   void compute(const BiasBackwardOp& op) override { cuda::bias_backward(ctx_, op); }
+#ifdef TRAINER_HAVE_CUDNN
+  void compute(const AttentionForwardOp& op) override {
+    if (cudnn_attention_)
+      cudnn_attention_->forward(ctx_, op);
+    else
+      cuda::attention_forward(ctx_, op);
+  }
+  void compute(const AttentionBackwardOp& op) override {
+    if (cudnn_attention_)
+      cudnn_attention_->backward(ctx_, op);
+    else
+      cuda::attention_backward(ctx_, op);
+  }
+#else
   void compute(const AttentionForwardOp& op) override { cuda::attention_forward(ctx_, op); }
   void compute(const AttentionBackwardOp& op) override { cuda::attention_backward(ctx_, op); }
+#endif
   void compute(const AttentionCachedOp& op) override { cuda::attention_cached(ctx_, op); }
   void compute(const RmsnormForwardOp& op) override { cuda::rmsnorm_forward(ctx_, op); }
   void compute(const RmsnormBackwardOp& op) override { cuda::rmsnorm_backward(ctx_, op); }
@@ -138,14 +165,11 @@ class CudaBackend final : public Backend {
   cuda::DeviceMemory memory_;
   std::unique_ptr<cuda::Workspace> workspace_;
   std::unique_ptr<cuda::Matmul> matmul_;
+#ifdef TRAINER_HAVE_CUDNN
+  std::unique_ptr<cuda::CudnnAttention> cudnn_attention_;  // train.attention: cudnn
+#endif
   cuda::Context ctx_;
 };
-
-#ifdef TRAINER_HAVE_CUDNN
-constexpr const char* kCudnnState = "linked into this build";
-#else
-constexpr const char* kCudnnState = "not in this build";
-#endif
 
 CudaBackend& as_cuda(Backend& backend) {
   auto* cuda_backend = dynamic_cast<CudaBackend*>(&backend);
@@ -156,9 +180,16 @@ CudaBackend& as_cuda(Backend& backend) {
 }  // namespace
 
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options) {
+#ifdef TRAINER_HAVE_CUDNN
+  if (options.attention == AttentionImpl::cudnn && options.precision != Precision::bf16)
+    throw ConfigError(std::string("train.attention: cudnn needs train.precision: bf16, got ") +
+                      precision_name(options.precision) + "; valid with " + precision_name(options.precision) +
+                      ": flash, auto");
+#else
   if (options.attention == AttentionImpl::cudnn)
-    throw ConfigError(std::string("train.attention: cudnn is not implemented yet (cuDNN is ") + kCudnnState +
-                      "); valid: flash, auto");
+    throw ConfigError("train.attention: cudnn, but this build has no cuDNN (configure found none; see "
+                      "cmake/cuda_libraries.cmake for CUDNN_HOME); valid: flash, auto");
+#endif
   const int count = cuda_device_count();
   if (count == 0)
     throw ConfigError("train.device: cuda was requested but no CUDA GPU is available on this machine; "

@@ -22,8 +22,9 @@ namespace trainer {
 int cuda_device_count();
 // The marketing name of GPU `device` ("NVIDIA H100 80GB HBM3"); "" on any error.
 std::string cuda_device_name(int device);
-// Builds the CUDA backend on GPU (options.local_rank % device count). ConfigError for
-// attention: cudnn (not in this build).
+// Builds the CUDA backend on GPU (options.local_rank % device count). attention: cudnn runs
+// training attention through cuDNN's fused graphs (cudnn_attention.h); ConfigError when the build
+// has no cuDNN, the loaded cuDNN is older than 9.0, or the precision is not bf16.
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options);
 
 // The compute stream and device ordinal of a backend made by make_cuda_backend (for NcclComm,

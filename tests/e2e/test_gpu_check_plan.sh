@@ -9,7 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 script=scripts/gpu_check.sh
 compare=scripts/gpu_check_compare.py
-steps=(prereqs gpu build ctest resources data fp32 bf16 determinism bench_124m bench_1p5b multi_gpu hf_logits memcheck racecheck)
+steps=(prereqs gpu build ctest resources data fp32 bf16 determinism bench_124m bench_1p5b bench_cudnn multi_gpu hf_logits memcheck racecheck)
 unset OUT GPU_CHECK_FAKE GPU_CHECK_FAKE_SLEEP GPU_CHECK_FAKE_BUDGET GPU_CHECK_FAKE_FAIL GPU_CHECK_FAKE_SLOW \
   GPU_CHECK_FAKE_SLOW_S GPU_CHECK_NVIDIA_SMI
 nobundle=(--bundle "$work/no-bundle")

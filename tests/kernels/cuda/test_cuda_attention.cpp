@@ -1,5 +1,6 @@
 // CUDA causal attention, the special cases: an unaligned qkv takes the scalar kernels instead of
-// the tensor-core ones and still matches the CPU; cuDNN attention is a configuration error.
+// the tensor-core ones and still matches the CPU; train.attention: cudnn without cuDNN in the
+// build is a configuration error (its tests with cuDNN are in test_cuda_cudnn_attention.cpp).
 // The kernels against the CPU on every path (tensor cores for bf16 with head size 64 and 128,
 // scalar otherwise, T = 1, lengths off the tiles, determinism) are in the parity tables.
 #include "tests/kernels/cuda/cuda_test_util.h"
@@ -30,12 +31,15 @@ TEST_CASE("attention with an unaligned qkv takes the scalar path and still match
   check_close(gpu.read(glse), cpu.read(clse), 1e-3, "unaligned attention lse");
 }
 
-TEST_CASE("attention cudnn is a configuration error and never a silent fallback") {
+#ifndef TRAINER_HAVE_CUDNN
+TEST_CASE("attention cudnn in a build without cuDNN is a configuration error and never a silent fallback") {
   BackendOptions options;
   options.device = DeviceChoice::cuda;
+  options.precision = Precision::bf16;
   options.attention = AttentionImpl::cudnn;
   CHECK_THROWS_AS(make_cuda_backend(options), ConfigError);
 }
+#endif
 
 }  // namespace
 }  // namespace trainer::testing
