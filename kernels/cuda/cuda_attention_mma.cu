@@ -1,15 +1,12 @@
 // Tensor-core flash attention for bf16, head_dim 64 or 128 (sm_80+: mma.sync m16n8k16 bf16
-// with f32 accumulators). A block of 4 warps owns 64 rows of one (batch, head); each warp owns
-// 16 of them. Tiles move global -> shared memory with 16-byte loads, rows padded by 8 elements
-// (16 bytes) so the fragment loads below are free of bank conflicts.
-// Fragment layout (PTX ISA, mma.m16n8k16, g = lane / 4, t = lane % 4):
-//   A (16x16, row-major): a0a1 = (g, 2t..2t+1), a2a3 = (g+8, 2t..), a4a5 = (g, 2t+8..),
-//                         a6a7 = (g+8, 2t+8..)
-//   B (16x8, k x n):      b0b1 = (k = 2t..2t+1, n = g), b2b3 = (k = 2t+8.., n = g)
-//   C (16x8, f32):        c0c1 = (g, 2t..2t+1), c2c3 = (g+8, 2t..2t+1)
-// so the accumulators of two adjacent n-tiles are, packed to bf16, the A fragment of the next
-// product (P V, dS K, ...): probabilities never leave registers.
-// Forward: online softmax in the log2 domain (scores pre-multiplied by log2(e) / sqrt(D)).
+// with f32 accumulators; fragments and ldmatrix in cuda_mma.cuh). A block of 4 warps owns 64
+// rows of one (batch, head); each warp owns 16 of them. Tiles move global -> shared memory in
+// 16-byte pieces, rows padded by 8 elements (16 bytes) so the ldmatrix fragment loads are free
+// of bank conflicts. The accumulators of two adjacent n-tiles are, packed to bf16, the A
+// fragment of the next product (P V, dS K, ...): probabilities never leave registers.
+// Forward: online softmax in the log2 domain (scores pre-multiplied by log2(e) / sqrt(D)); the
+// query tile's A fragments stay in registers, and the next key/value tile is copied with
+// cp.async into the second of two shared buffers while the current one is multiplied.
 // Backward: dQ kernel over query tiles, dK/dV kernel over key tiles of a k/v head, walking
 // the query heads of its group in order (no atomics).
 #include <cmath>
@@ -17,6 +14,7 @@
 
 #include "kernels/cuda/cuda_attention.h"
 #include "kernels/cuda/cuda_common.cuh"
+#include "kernels/cuda/cuda_mma.cuh"
 
 namespace trainer::cuda {
 
@@ -28,88 +26,63 @@ constexpr int kTile = 64;  // rows owned per block (16 per warp), and key tile o
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
-__device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ uint32_t ld32(const bf16* p) { return *reinterpret_cast<const uint32_t*>(p); }
-
-__device__ __forceinline__ uint32_t pack_rows(const bf16* lo, const bf16* hi) {
-  return uint32_t(__bfloat16_as_ushort(*lo)) | (uint32_t(__bfloat16_as_ushort(*hi)) << 16);
-}
-
-__device__ __forceinline__ uint32_t pack_f32(float lo, float hi) { return bf16_bits(lo) | (bf16_bits(hi) << 16); }
-
-// A fragment of rows r0.. / columns k0.. of a row-major shared tile with row stride ld.
-__device__ __forceinline__ void load_a(uint32_t (&a)[4], const bf16* X, int ld, int r0, int k0, int g, int t) {
-  a[0] = ld32(X + (r0 + g) * ld + k0 + 2 * t);
-  a[1] = ld32(X + (r0 + g + 8) * ld + k0 + 2 * t);
-  a[2] = ld32(X + (r0 + g) * ld + k0 + 8 + 2 * t);
-  a[3] = ld32(X + (r0 + g + 8) * ld + k0 + 8 + 2 * t);
-}
-
-// B fragment with B[k][n] = Y[n][k] (Y row-major, k contiguous): e.g. K in Q K^T.
-__device__ __forceinline__ void load_b_kmajor(uint32_t& b0, uint32_t& b1, const bf16* Y, int ld, int n0, int k0,
-                                              int g, int t) {
-  b0 = ld32(Y + (n0 + g) * ld + k0 + 2 * t);
-  b1 = ld32(Y + (n0 + g) * ld + k0 + 8 + 2 * t);
-}
-
-// B fragment with B[k][n] = Z[k][n] (Z row-major, n contiguous): e.g. V in P V.
-__device__ __forceinline__ void load_b_nmajor(uint32_t& b0, uint32_t& b1, const bf16* Z, int ld, int k0, int n0,
-                                              int g, int t) {
-  const bf16* p = Z + (k0 + 2 * t) * ld + n0 + g;
-  b0 = pack_rows(p, p + ld);
-  b1 = pack_rows(p + 8 * ld, p + 9 * ld);
-}
-
-// A fragment (16 rows x 16 of k) from accumulators acc[2 kc] and acc[2 kc + 1].
-__device__ __forceinline__ void acc_to_a(uint32_t (&a)[4], const float (&lo)[4], const float (&hi)[4]) {
-  a[0] = pack_f32(lo[0], lo[1]);
-  a[1] = pack_f32(lo[2], lo[3]);
-  a[2] = pack_f32(hi[0], hi[1]);
-  a[3] = pack_f32(hi[2], hi[3]);
-}
-
 // rows x D tile from global rows row0.. (row stride `stride` elements) into shared memory
-// (row stride ld); rows at or past T_len are zero.
+// (row stride ld), rows at or past T_len zero, with cp.async (no register round trip): complete
+// once a cp_async_wait covers the group the caller commits.
 template <int D>
-__device__ __forceinline__ void load_tile(bf16* dst, int ld, const bf16* src, int64_t stride, int rows, int row0,
-                                          int T_len) {
+__device__ __forceinline__ void load_tile_async(bf16* dst, int ld, const bf16* src, int64_t stride, int rows,
+                                                int row0, int T_len) {
   constexpr int kPerRow = D / 8;
   for (int i = threadIdx.x; i < rows * kPerRow; i += blockDim.x) {
     const int r = i / kPerRow, c = (i % kPerRow) * 8;
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (row0 + r < T_len) v = *reinterpret_cast<const uint4*>(src + int64_t(row0 + r) * stride + c);
-    *reinterpret_cast<uint4*>(dst + r * ld + c) = v;
+    const bool valid = row0 + r < T_len;
+    cp_async16(dst + r * ld + c, src + (valid ? int64_t(row0 + r) * stride + c : 0), valid);
   }
+}
+
+// The same, complete on return for this thread's part (__syncthreads before others read it).
+template <int D>
+__device__ __forceinline__ void load_tile(bf16* dst, int ld, const bf16* src, int64_t stride, int rows, int row0,
+                                          int T_len) {
+  load_tile_async<D>(dst, ld, src, stride, rows, row0, T_len);
+  cp_async_commit();
+  cp_async_wait<0>();
 }
 
 // S (16 x kN) += X rows [r0, r0 + 16) (k = D) times Y^T, Y rows [0, kN): the Q K^T pattern.
 template <int D, int kN>
-__device__ __forceinline__ void gemm_xyt(float (&s)[kN / 8][4], const bf16* X, const bf16* Y, int ld, int r0,
-                                         int g, int t) {
+__device__ __forceinline__ void gemm_xyt(float (&s)[kN / 8][4], const bf16* X, const bf16* Y, int ld, int r0) {
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
     uint32_t a[4];
-    load_a(a, X, ld, r0, kk * 16, g, t);
+    load_a(a, X, ld, r0, kk * 16);
 #pragma unroll
     for (int nt = 0; nt < kN / 8; ++nt) {
       uint32_t b0, b1;
-      load_b_kmajor(b0, b1, Y, ld, nt * 8, kk * 16, g, t);
+      load_b_kmajor(b0, b1, Y, ld, nt * 8, kk * 16);
       mma_bf16(s[nt], a, b0, b1);
     }
   }
 }
 
+// The same with X's A fragments already in registers (xa[kk] = columns 16 kk..): the query
+// tile of the forward, loaded once for all key tiles.
+template <int D, int kN>
+__device__ __forceinline__ void gemm_ayt(float (&s)[kN / 8][4], const uint32_t (&xa)[D / 16][4], const bf16* Y,
+                                         int ld) {
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk)
+#pragma unroll
+    for (int nt = 0; nt < kN / 8; ++nt) {
+      uint32_t b0, b1;
+      load_b_kmajor(b0, b1, Y, ld, nt * 8, kk * 16);
+      mma_bf16(s[nt], xa[kk], b0, b1);
+    }
+}
+
 // O (16 x D) += P (16 x kK, in accumulators) times Z rows [0, kK) (row-major, D columns).
 template <int D, int kK>
-__device__ __forceinline__ void gemm_pz(float (&o)[D / 8][4], const float (&p)[kK / 8][4], const bf16* Z, int ld,
-                                        int g, int t) {
+__device__ __forceinline__ void gemm_pz(float (&o)[D / 8][4], const float (&p)[kK / 8][4], const bf16* Z, int ld) {
 #pragma unroll
   for (int kc = 0; kc < kK / 16; ++kc) {
     uint32_t a[4];
@@ -117,7 +90,7 @@ __device__ __forceinline__ void gemm_pz(float (&o)[D / 8][4], const float (&p)[k
 #pragma unroll
     for (int dn = 0; dn < D / 8; ++dn) {
       uint32_t b0, b1;
-      load_b_nmajor(b0, b1, Z, ld, kc * 16, dn * 8, g, t);
+      load_b_nmajor(b0, b1, Z, ld, kc * 16, dn * 8);
       mma_bf16(o[dn], a, b0, b1);
     }
   }
@@ -129,9 +102,9 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
                                                                          float scale_log2) {
   constexpr int LD = D + 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
+  // Q, then two (K, V) buffers: tile kt + 1 is in flight while tile kt is multiplied.
   bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
-  bf16* Ks = Qs + kTile * LD;
-  bf16* Vs = Ks + kTile * LD;
+  bf16* KVs = Qs + kTile * LD;
   const int qt = gridDim.x - 1 - blockIdx.x;  // longest rows first
   const int b = blockIdx.y / H, h = blockIdx.y % H;
   const QkvLayout L{H, Hkv, D};
@@ -139,21 +112,38 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
   const HeadRows<bf16> rows_bh = head_rows(L, qkv, T_len, b, h);
   const bf16 *qbase = rows_bh.q, *kbase = rows_bh.k, *vbase = rows_bh.v;
   const int q0 = qt * kTile;
-  load_tile<D>(Qs, LD, qbase, s3, kTile, q0, T_len);
+  auto load_kv = [&](int kt) {
+    bf16* Ks = KVs + (kt % 2) * 2 * kTile * LD;
+    load_tile_async<D>(Ks, LD, kbase, s3, kTile, kt * kTile, T_len);
+    load_tile_async<D>(Ks + kTile * LD, LD, vbase, s3, kTile, kt * kTile, T_len);
+    cp_async_commit();
+  };
+  load_tile_async<D>(Qs, LD, qbase, s3, kTile, q0, T_len);
+  load_kv(0);  // one group: Q and the first (K, V)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int wr = warp * 16;
   const int rows[2] = {q0 + wr + g, q0 + wr + g + 8};
+  cp_async_wait<0>();
+  __syncthreads();
+  uint32_t qa[D / 16][4];
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) load_a(qa[kk], Qs, LD, wr, kk * 16);
   float o[D / 8][4] = {};
   float m[2] = {-INFINITY, -INFINITY};
   float l[2] = {0.0f, 0.0f};
   for (int kt = 0; kt <= qt; ++kt) {
     const int k0 = kt * kTile;
-    __syncthreads();
-    load_tile<D>(Ks, LD, kbase, s3, kTile, k0, T_len);
-    load_tile<D>(Vs, LD, vbase, s3, kTile, k0, T_len);
-    __syncthreads();
+    if (kt < qt) {
+      load_kv(kt + 1);  // its buffer was last read in iteration kt - 1, before that one's final barrier
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();  // tile kt complete for every thread
+    const bf16* Ks = KVs + (kt % 2) * 2 * kTile * LD;
+    const bf16* Vs = Ks + kTile * LD;
     float s[kTile / 8][4] = {};
-    gemm_xyt<D, kTile>(s, Qs, Ks, LD, wr, g, t);
+    gemm_ayt<D, kTile>(s, qa, Ks, LD);
     float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int nt = 0; nt < kTile / 8; ++nt)
@@ -189,7 +179,8 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
       o[dn][2] *= corr[1];
       o[dn][3] *= corr[1];
     }
-    gemm_pz<D, kTile>(o, s, Vs, LD, g, t);
+    gemm_pz<D, kTile>(o, s, Vs, LD);
+    __syncthreads();  // every warp is done with buffer kt % 2 before iteration kt + 1 refills it
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -244,8 +235,8 @@ __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, 
     __syncthreads();
     float s[kTile / 8][4] = {};
     float dp[kTile / 8][4] = {};
-    gemm_xyt<D, kTile>(s, Qs, Ks, LD, wr, g, t);
-    gemm_xyt<D, kTile>(dp, dOs, Vs, LD, wr, g, t);
+    gemm_xyt<D, kTile>(s, Qs, Ks, LD, wr);
+    gemm_xyt<D, kTile>(dp, dOs, Vs, LD, wr);
 #pragma unroll
     for (int nt = 0; nt < kTile / 8; ++nt)
 #pragma unroll
@@ -256,7 +247,7 @@ __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, 
         const float p = ok ? exp2f(s[nt][e] * scale_log2 - row_lse[r]) : 0.0f;
         s[nt][e] = p * (dp[nt][e] - row_d[r]);  // dS
       }
-    gemm_pz<D, kTile>(dq, s, Ks, LD, g, t);
+    gemm_pz<D, kTile>(dq, s, Ks, LD);
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -312,8 +303,8 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_mma_kernel(bf16* dqkv,
       __syncthreads();
       float pt[kBq / 8][4] = {};   // S^T, then P^T (keys x queries)
       float dst[kBq / 8][4] = {};  // dP^T, then dS^T
-      gemm_xyt<D, kBq>(pt, Ks, Qs, LD, wr, g, t);
-      gemm_xyt<D, kBq>(dst, Vs, dOs, LD, wr, g, t);
+      gemm_xyt<D, kBq>(pt, Ks, Qs, LD, wr);
+      gemm_xyt<D, kBq>(dst, Vs, dOs, LD, wr);
 #pragma unroll
       for (int nt = 0; nt < kBq / 8; ++nt)
 #pragma unroll
@@ -326,8 +317,8 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_mma_kernel(bf16* dqkv,
           pt[nt][e] = p;
           dst[nt][e] = p * (dst[nt][e] - dvec_s[ql]);
         }
-      gemm_pz<D, kBq>(dv, pt, dOs, LD, g, t);
-      gemm_pz<D, kBq>(dk, dst, Qs, LD, g, t);
+      gemm_pz<D, kBq>(dv, pt, dOs, LD);
+      gemm_pz<D, kBq>(dk, dst, Qs, LD);
     }
   }
 #pragma unroll
@@ -350,7 +341,7 @@ void allow_smem(K kernel, size_t bytes) {
 
 template <int D>
 void forward_d(const Context& ctx, const AttentionShape& s, Tensor out, Tensor lse, Tensor qkv) {
-  const size_t smem = sizeof(bf16) * 3 * kTile * (D + 8);
+  const size_t smem = sizeof(bf16) * 5 * kTile * (D + 8);  // Q and two (K, V) buffers
   const dim3 grid(static_cast<unsigned>(ceil_div(s.T, kTile)), static_cast<unsigned>(s.B * s.H));
   auto kernel = attention_forward_mma_kernel<D>;
   allow_smem(kernel, smem);
