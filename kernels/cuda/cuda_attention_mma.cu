@@ -5,8 +5,8 @@
 // of bank conflicts. The accumulators of two adjacent n-tiles are, packed to bf16, the A
 // fragment of the next product (P V, dS K, ...): probabilities never leave registers.
 // Forward: online softmax in the log2 domain (scores pre-multiplied by log2(e) / sqrt(D)); the
-// query tile's A fragments stay in registers, and the next key/value tile is copied with
-// cp.async into the second of two shared buffers while the current one is multiplied.
+// query tile's A fragments stay in registers. Forward and dQ stream key/value tiles through two
+// shared buffers (KvStream): the next tile's cp.async copy runs while the current one is used.
 // Backward: dQ kernel over query tiles, dK/dV kernel over key tiles of a k/v head, walking
 // the query heads of its group in order (no atomics).
 #include <cmath>
@@ -48,6 +48,40 @@ __device__ __forceinline__ void load_tile(bf16* dst, int ld, const bf16* src, in
   cp_async_commit();
   cp_async_wait<0>();
 }
+
+// Two (K, V) tile buffers of kTile rows in shared memory: tile kt + 1 streams in with cp.async
+// while the block multiplies tile kt. Per key tile: acquire(kt), use keys(kt) / values(kt),
+// release().
+template <int D>
+struct KvStream {
+  static constexpr int LD = D + 8;
+  bf16* base;  // 4 tiles of kTile x LD
+  const bf16* k;
+  const bf16* v;
+  int64_t stride;
+  int T_len;
+  __device__ bf16* keys(int kt) const { return base + (kt % 2) * 2 * kTile * LD; }
+  __device__ bf16* values(int kt) const { return keys(kt) + kTile * LD; }
+  // Starts tile kt's copy as one cp.async group (with whatever this thread issued before).
+  __device__ void issue(int kt) const {
+    load_tile_async<D>(keys(kt), LD, k, stride, kTile, kt * kTile, T_len);
+    load_tile_async<D>(values(kt), LD, v, stride, kTile, kt * kTile, T_len);
+    cp_async_commit();
+  }
+  // Tile kt complete for the whole block, tile kt + 1 in flight when kt < last. Tile kt + 1's
+  // buffer was last read in iteration kt - 1, which ended with release().
+  __device__ void acquire(int kt, int last) const {
+    if (kt < last) {
+      issue(kt + 1);
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+  }
+  // Every warp is done with tile kt's buffer.
+  __device__ void release() const { __syncthreads(); }
+};
 
 // S (16 x kN) += X rows [r0, r0 + 16) (k = D) times Y^T, Y rows [0, kN): the Q K^T pattern.
 template <int D, int kN>
@@ -102,24 +136,16 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
                                                                          float scale_log2) {
   constexpr int LD = D + 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  // Q, then two (K, V) buffers: tile kt + 1 is in flight while tile kt is multiplied.
   bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
-  bf16* KVs = Qs + kTile * LD;
   const int qt = gridDim.x - 1 - blockIdx.x;  // longest rows first
   const int b = blockIdx.y / H, h = blockIdx.y % H;
   const QkvLayout L{H, Hkv, D};
   const int64_t s3 = L.row(), hd = L.out_row();
   const HeadRows<bf16> rows_bh = head_rows(L, qkv, T_len, b, h);
-  const bf16 *qbase = rows_bh.q, *kbase = rows_bh.k, *vbase = rows_bh.v;
+  const KvStream<D> kv{Qs + kTile * LD, rows_bh.k, rows_bh.v, s3, T_len};
   const int q0 = qt * kTile;
-  auto load_kv = [&](int kt) {
-    bf16* Ks = KVs + (kt % 2) * 2 * kTile * LD;
-    load_tile_async<D>(Ks, LD, kbase, s3, kTile, kt * kTile, T_len);
-    load_tile_async<D>(Ks + kTile * LD, LD, vbase, s3, kTile, kt * kTile, T_len);
-    cp_async_commit();
-  };
-  load_tile_async<D>(Qs, LD, qbase, s3, kTile, q0, T_len);
-  load_kv(0);  // one group: Q and the first (K, V)
+  load_tile_async<D>(Qs, LD, rows_bh.q, s3, kTile, q0, T_len);
+  kv.issue(0);  // one group: Q and the first (K, V)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int wr = warp * 16;
   const int rows[2] = {q0 + wr + g, q0 + wr + g + 8};
@@ -133,15 +159,9 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
   float l[2] = {0.0f, 0.0f};
   for (int kt = 0; kt <= qt; ++kt) {
     const int k0 = kt * kTile;
-    if (kt < qt) {
-      load_kv(kt + 1);  // its buffer was last read in iteration kt - 1, before that one's final barrier
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
-    }
-    __syncthreads();  // tile kt complete for every thread
-    const bf16* Ks = KVs + (kt % 2) * 2 * kTile * LD;
-    const bf16* Vs = Ks + kTile * LD;
+    kv.acquire(kt, qt);
+    const bf16* Ks = kv.keys(kt);
+    const bf16* Vs = kv.values(kt);
     float s[kTile / 8][4] = {};
     gemm_ayt<D, kTile>(s, qa, Ks, LD);
     float mx[2] = {-INFINITY, -INFINITY};
@@ -180,7 +200,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
       o[dn][3] *= corr[1];
     }
     gemm_pz<D, kTile>(o, s, Vs, LD);
-    __syncthreads();  // every warp is done with buffer kt % 2 before iteration kt + 1 refills it
+    kv.release();
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -205,17 +225,16 @@ __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, 
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
   bf16* dOs = Qs + kTile * LD;
-  bf16* Ks = dOs + kTile * LD;
-  bf16* Vs = Ks + kTile * LD;
   const int qt = gridDim.x - 1 - blockIdx.x;
   const int b = blockIdx.y / H, h = blockIdx.y % H;
   const QkvLayout L{H, Hkv, D};
   const int64_t s3 = L.row(), hd = L.out_row();
   const HeadRows<bf16> rows_bh = head_rows(L, qkv, T_len, b, h);
-  const bf16 *qbase = rows_bh.q, *kbase = rows_bh.k, *vbase = rows_bh.v;
+  const KvStream<D> kv{dOs + kTile * LD, rows_bh.k, rows_bh.v, s3, T_len};
   const int q0 = qt * kTile;
-  load_tile<D>(Qs, LD, qbase, s3, kTile, q0, T_len);
-  load_tile<D>(dOs, LD, dout + int64_t(b) * T_len * hd + L.q_col(h), hd, kTile, q0, T_len);
+  load_tile_async<D>(Qs, LD, rows_bh.q, s3, kTile, q0, T_len);
+  load_tile_async<D>(dOs, LD, dout + int64_t(b) * T_len * hd + L.q_col(h), hd, kTile, q0, T_len);
+  kv.issue(0);  // one group: Q, dO and the first (K, V); complete at the first acquire
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int wr = warp * 16;
   const int rows[2] = {q0 + wr + g, q0 + wr + g + 8};
@@ -229,10 +248,9 @@ __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, 
   float dq[D / 8][4] = {};
   for (int kt = 0; kt <= qt; ++kt) {
     const int k0 = kt * kTile;
-    __syncthreads();
-    load_tile<D>(Ks, LD, kbase, s3, kTile, k0, T_len);
-    load_tile<D>(Vs, LD, vbase, s3, kTile, k0, T_len);
-    __syncthreads();
+    kv.acquire(kt, qt);
+    const bf16* Ks = kv.keys(kt);
+    const bf16* Vs = kv.values(kt);
     float s[kTile / 8][4] = {};
     float dp[kTile / 8][4] = {};
     gemm_xyt<D, kTile>(s, Qs, Ks, LD, wr);
@@ -248,6 +266,7 @@ __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, 
         s[nt][e] = p * (dp[nt][e] - row_d[r]);  // dS
       }
     gemm_pz<D, kTile>(dq, s, Ks, LD);
+    kv.release();
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -356,7 +375,7 @@ void backward_d(const Context& ctx, const AttentionShape& s, Tensor dqkv, Tensor
   constexpr int kBq = D == 128 ? 32 : 64;
   const float scale = 1.0f / std::sqrt(float(D));
   const dim3 grid(static_cast<unsigned>(ceil_div(s.T, kTile)), static_cast<unsigned>(s.B * s.H));
-  const size_t smem_dq = sizeof(bf16) * 4 * kTile * (D + 8);
+  const size_t smem_dq = sizeof(bf16) * 6 * kTile * (D + 8);  // Q, dO and two (K, V) buffers
   auto dq_kernel = attention_dq_mma_kernel<D>;
   allow_smem(dq_kernel, smem_dq);
   dq_kernel<<<grid, kThreads, smem_dq, ctx.stream>>>(dqkv.ptr<bf16>(), dout.ptr<const bf16>(), qkv.ptr<const bf16>(),
