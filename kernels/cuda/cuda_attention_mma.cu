@@ -5,8 +5,9 @@
 // of bank conflicts. The accumulators of two adjacent n-tiles are, packed to bf16, the A
 // fragment of the next product (P V, dS K, ...): probabilities never leave registers.
 // Forward: online softmax in the log2 domain (scores pre-multiplied by log2(e) / sqrt(D)); the
-// query tile's A fragments stay in registers. Forward and dQ stream key/value tiles through two
-// shared buffers (KvStream): the next tile's cp.async copy runs while the current one is used.
+// query tile's A fragments stay in registers. Every kernel streams the tiles it walks (K/V in
+// forward and dQ, Q/dO in dK/dV) through two shared buffers (TileRing): the next tile's
+// cp.async copy runs while the current one is used.
 // Backward: dQ kernel over query tiles, dK/dV kernel over key tiles of a k/v head, walking
 // the query heads of its group in order (no atomics).
 #include <cmath>
@@ -40,47 +41,33 @@ __device__ __forceinline__ void load_tile_async(bf16* dst, int ld, const bf16* s
   }
 }
 
-// The same, complete on return for this thread's part (__syncthreads before others read it).
-template <int D>
-__device__ __forceinline__ void load_tile(bf16* dst, int ld, const bf16* src, int64_t stride, int rows, int row0,
-                                          int T_len) {
-  load_tile_async<D>(dst, ld, src, stride, rows, row0, T_len);
-  cp_async_commit();
-  cp_async_wait<0>();
-}
-
-// Two (K, V) tile buffers of kTile rows in shared memory: tile kt + 1 streams in with cp.async
-// while the block multiplies tile kt. Per key tile: acquire(kt), use keys(kt) / values(kt),
-// release().
-template <int D>
-struct KvStream {
+// Two buffers, each a pair of kRows x D tiles (K and V, or Q and dO) in shared memory: pair
+// i + 1 streams in with cp.async while the block works on pair i. Per iteration i:
+// issue(i + 1, ...) when there is one, wait(more), use first(i) / second(i), release().
+template <int D, int kRows>
+struct TileRing {
   static constexpr int LD = D + 8;
-  bf16* base;  // 4 tiles of kTile x LD
-  const bf16* k;
-  const bf16* v;
-  int64_t stride;
-  int T_len;
-  __device__ bf16* keys(int kt) const { return base + (kt % 2) * 2 * kTile * LD; }
-  __device__ bf16* values(int kt) const { return keys(kt) + kTile * LD; }
-  // Starts tile kt's copy as one cp.async group (with whatever this thread issued before).
-  __device__ void issue(int kt) const {
-    load_tile_async<D>(keys(kt), LD, k, stride, kTile, kt * kTile, T_len);
-    load_tile_async<D>(values(kt), LD, v, stride, kTile, kt * kTile, T_len);
+  bf16* base;  // 4 tiles of kRows x LD
+  __device__ bf16* first(int i) const { return base + (i % 2) * 2 * kRows * LD; }
+  __device__ bf16* second(int i) const { return first(i) + kRows * LD; }
+  // Starts pair i (rows row0.. of a and of b, row strides sa and sb) as one cp.async group,
+  // with whatever this thread issued before. Its buffer was last read in iteration i - 2,
+  // which ended with release().
+  __device__ void issue(int i, const bf16* a, int64_t sa, const bf16* b, int64_t sb, int row0, int T_len) const {
+    load_tile_async<D>(first(i), LD, a, sa, kRows, row0, T_len);
+    load_tile_async<D>(second(i), LD, b, sb, kRows, row0, T_len);
     cp_async_commit();
   }
-  // Tile kt complete for the whole block, tile kt + 1 in flight when kt < last. Tile kt + 1's
-  // buffer was last read in iteration kt - 1, which ended with release().
-  __device__ void acquire(int kt, int last) const {
-    if (kt < last) {
-      issue(kt + 1);
+  // The current pair complete for the whole block; `more`: the next one was issued after it.
+  __device__ static void wait(bool more) {
+    if (more)
       cp_async_wait<1>();
-    } else {
+    else
       cp_async_wait<0>();
-    }
     __syncthreads();
   }
-  // Every warp is done with tile kt's buffer.
-  __device__ void release() const { __syncthreads(); }
+  // Every warp is done with the current pair's buffer.
+  __device__ static void release() { __syncthreads(); }
 };
 
 // S (16 x kN) += X rows [r0, r0 + 16) (k = D) times Y^T, Y rows [0, kN): the Q K^T pattern.
@@ -142,10 +129,10 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
   const QkvLayout L{H, Hkv, D};
   const int64_t s3 = L.row(), hd = L.out_row();
   const HeadRows<bf16> rows_bh = head_rows(L, qkv, T_len, b, h);
-  const KvStream<D> kv{Qs + kTile * LD, rows_bh.k, rows_bh.v, s3, T_len};
+  const TileRing<D, kTile> kv{Qs + kTile * LD};  // (K, V) tiles
   const int q0 = qt * kTile;
   load_tile_async<D>(Qs, LD, rows_bh.q, s3, kTile, q0, T_len);
-  kv.issue(0);  // one group: Q and the first (K, V)
+  kv.issue(0, rows_bh.k, s3, rows_bh.v, s3, 0, T_len);  // one group: Q and the first (K, V)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int wr = warp * 16;
   const int rows[2] = {q0 + wr + g, q0 + wr + g + 8};
@@ -159,9 +146,10 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
   float l[2] = {0.0f, 0.0f};
   for (int kt = 0; kt <= qt; ++kt) {
     const int k0 = kt * kTile;
-    kv.acquire(kt, qt);
-    const bf16* Ks = kv.keys(kt);
-    const bf16* Vs = kv.values(kt);
+    if (kt < qt) kv.issue(kt + 1, rows_bh.k, s3, rows_bh.v, s3, k0 + kTile, T_len);
+    kv.wait(kt < qt);
+    const bf16* Ks = kv.first(kt);
+    const bf16* Vs = kv.second(kt);
     float s[kTile / 8][4] = {};
     gemm_ayt<D, kTile>(s, qa, Ks, LD);
     float mx[2] = {-INFINITY, -INFINITY};
@@ -230,11 +218,11 @@ __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, 
   const QkvLayout L{H, Hkv, D};
   const int64_t s3 = L.row(), hd = L.out_row();
   const HeadRows<bf16> rows_bh = head_rows(L, qkv, T_len, b, h);
-  const KvStream<D> kv{dOs + kTile * LD, rows_bh.k, rows_bh.v, s3, T_len};
+  const TileRing<D, kTile> kv{dOs + kTile * LD};  // (K, V) tiles
   const int q0 = qt * kTile;
   load_tile_async<D>(Qs, LD, rows_bh.q, s3, kTile, q0, T_len);
   load_tile_async<D>(dOs, LD, dout + int64_t(b) * T_len * hd + L.q_col(h), hd, kTile, q0, T_len);
-  kv.issue(0);  // one group: Q, dO and the first (K, V); complete at the first acquire
+  kv.issue(0, rows_bh.k, s3, rows_bh.v, s3, 0, T_len);  // one group: Q, dO and the first (K, V)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int wr = warp * 16;
   const int rows[2] = {q0 + wr + g, q0 + wr + g + 8};
@@ -248,9 +236,10 @@ __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, 
   float dq[D / 8][4] = {};
   for (int kt = 0; kt <= qt; ++kt) {
     const int k0 = kt * kTile;
-    kv.acquire(kt, qt);
-    const bf16* Ks = kv.keys(kt);
-    const bf16* Vs = kv.values(kt);
+    if (kt < qt) kv.issue(kt + 1, rows_bh.k, s3, rows_bh.v, s3, k0 + kTile, T_len);
+    kv.wait(kt < qt);
+    const bf16* Ks = kv.first(kt);
+    const bf16* Vs = kv.second(kt);
     float s[kTile / 8][4] = {};
     float dp[kTile / 8][4] = {};
     gemm_xyt<D, kTile>(s, Qs, Ks, LD, wr);
@@ -289,56 +278,66 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_mma_kernel(bf16* dqkv,
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* Ks = reinterpret_cast<bf16*>(smem_raw);
   bf16* Vs = Ks + kTile * LD;
-  bf16* Qs = Vs + kTile * LD;
-  bf16* dOs = Qs + kBq * LD;
-  float* lse_s = reinterpret_cast<float*>(dOs + kBq * LD);
-  float* dvec_s = lse_s + kBq;
+  const TileRing<D, kBq> qdo{Vs + kTile * LD};                          // (Q, dO) tiles
+  float* stats_s = reinterpret_cast<float*>(Vs + kTile * LD + 4 * kBq * LD);  // 2 x (lse, dvec) rows
   const int b = blockIdx.y / Hkv, kvh = blockIdx.y % Hkv;
   const int k0 = blockIdx.x * kTile;  // smallest keys (most queries) first
   const QkvLayout L{H, Hkv, D};
   const int64_t s3 = L.row(), hd = L.out_row();
   const bf16* rows_b = qkv + int64_t(b) * T_len * s3;
-  load_tile<D>(Ks, LD, rows_b + L.k_col(kvh), s3, kTile, k0, T_len);
-  load_tile<D>(Vs, LD, rows_b + L.v_col(kvh), s3, kTile, k0, T_len);
+  // Iteration i: query head kvh * group + i / q_tiles, queries k0 + (i % q_tiles) * kBq.. .
+  const int q_tiles = (T_len - k0 + kBq - 1) / kBq, iterations = L.group() * q_tiles;
+  auto head_of = [&](int i) { return kvh * L.group() + i / q_tiles; };
+  auto q0_of = [&](int i) { return k0 + (i % q_tiles) * kBq; };
+  // Pair i's (Q, dO) copy and its rows of lse and dvec (plain stores, visible after wait()).
+  auto issue = [&](int i) {
+    const int h = head_of(i), q0 = q0_of(i);
+    qdo.issue(i, rows_b + L.q_col(h), s3, dout + int64_t(b) * T_len * hd + L.q_col(h), hd, q0, T_len);
+    float* lse_s = stats_s + (i % 2) * 2 * kBq;
+    const float* lse_bh = lse + (int64_t(b) * H + h) * T_len;
+    const float* dvec_bh = dvec + (int64_t(b) * H + h) * T_len;
+    for (int j = threadIdx.x; j < kBq; j += blockDim.x) {
+      const bool ok = q0 + j < T_len;
+      lse_s[j] = ok ? lse_bh[q0 + j] * kLog2e : 0.0f;
+      lse_s[kBq + j] = ok ? dvec_bh[q0 + j] : 0.0f;
+    }
+  };
+  load_tile_async<D>(Ks, LD, rows_b + L.k_col(kvh), s3, kTile, k0, T_len);
+  load_tile_async<D>(Vs, LD, rows_b + L.v_col(kvh), s3, kTile, k0, T_len);
+  issue(0);  // one group: K, V and the first (Q, dO)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int wr = warp * 16;
   const int keys[2] = {k0 + wr + g, k0 + wr + g + 8};
   float dk[D / 8][4] = {};
   float dv[D / 8][4] = {};
-  for (int h = kvh * L.group(); h < (kvh + 1) * L.group(); ++h) {
-    const bf16* qbase = rows_b + L.q_col(h);
-    const bf16* dobase = dout + int64_t(b) * T_len * hd + L.q_col(h);
-    const float* lse_bh = lse + (int64_t(b) * H + h) * T_len;
-    const float* dvec_bh = dvec + (int64_t(b) * H + h) * T_len;
-    for (int q0 = k0; q0 < T_len; q0 += kBq) {
-      __syncthreads();
-      load_tile<D>(Qs, LD, qbase, s3, kBq, q0, T_len);
-      load_tile<D>(dOs, LD, dobase, hd, kBq, q0, T_len);
-      for (int i = threadIdx.x; i < kBq; i += blockDim.x) {
-        const bool ok = q0 + i < T_len;
-        lse_s[i] = ok ? lse_bh[q0 + i] * kLog2e : 0.0f;
-        dvec_s[i] = ok ? dvec_bh[q0 + i] : 0.0f;
+  for (int i = 0; i < iterations; ++i) {
+    const int q0 = q0_of(i);
+    const bool more = i + 1 < iterations;
+    if (more) issue(i + 1);
+    TileRing<D, kBq>::wait(more);
+    const bf16* Qs = qdo.first(i);
+    const bf16* dOs = qdo.second(i);
+    const float* lse_s = stats_s + (i % 2) * 2 * kBq;
+    const float* dvec_s = lse_s + kBq;
+    float pt[kBq / 8][4] = {};   // S^T, then P^T (keys x queries)
+    float dst[kBq / 8][4] = {};  // dP^T, then dS^T
+    gemm_xyt<D, kBq>(pt, Ks, Qs, LD, wr);
+    gemm_xyt<D, kBq>(dst, Vs, dOs, LD, wr);
+#pragma unroll
+    for (int nt = 0; nt < kBq / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int ql = nt * 8 + 2 * t + (e & 1);
+        const int q = q0 + ql;
+        const int key = keys[e / 2];
+        const bool ok = q >= key && q < T_len && key < T_len;
+        const float p = ok ? exp2f(pt[nt][e] * scale_log2 - lse_s[ql]) : 0.0f;
+        pt[nt][e] = p;
+        dst[nt][e] = p * (dst[nt][e] - dvec_s[ql]);
       }
-      __syncthreads();
-      float pt[kBq / 8][4] = {};   // S^T, then P^T (keys x queries)
-      float dst[kBq / 8][4] = {};  // dP^T, then dS^T
-      gemm_xyt<D, kBq>(pt, Ks, Qs, LD, wr);
-      gemm_xyt<D, kBq>(dst, Vs, dOs, LD, wr);
-#pragma unroll
-      for (int nt = 0; nt < kBq / 8; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int ql = nt * 8 + 2 * t + (e & 1);
-          const int q = q0 + ql;
-          const int key = keys[e / 2];
-          const bool ok = q >= key && q < T_len && key < T_len;
-          const float p = ok ? exp2f(pt[nt][e] * scale_log2 - lse_s[ql]) : 0.0f;
-          pt[nt][e] = p;
-          dst[nt][e] = p * (dst[nt][e] - dvec_s[ql]);
-        }
-      gemm_pz<D, kBq>(dv, pt, dOs, LD);
-      gemm_pz<D, kBq>(dk, dst, Qs, LD);
-    }
+    gemm_pz<D, kBq>(dv, pt, dOs, LD);
+    gemm_pz<D, kBq>(dk, dst, Qs, LD);
+    TileRing<D, kBq>::release();
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -382,7 +381,8 @@ void backward_d(const Context& ctx, const AttentionShape& s, Tensor dqkv, Tensor
                                                      lse.ptr<const float>(), dvec, int(s.T), int(s.H), int(s.Hkv),
                                                      scale, scale * kLog2e);
   TRAINER_LAUNCH_CHECK();
-  const size_t smem_dkv = sizeof(bf16) * (2 * kTile + 2 * kBq) * (D + 8) + sizeof(float) * 2 * kBq;
+  // K, V, two (Q, dO) buffers and two (lse, dvec) rows.
+  const size_t smem_dkv = sizeof(bf16) * (2 * kTile + 4 * kBq) * (D + 8) + sizeof(float) * 4 * kBq;
   auto dkv_kernel = attention_dkv_mma_kernel<D, kBq>;
   allow_smem(dkv_kernel, smem_dkv);
   const dim3 kv_grid(static_cast<unsigned>(ceil_div(s.T, kTile)), static_cast<unsigned>(s.B * s.Hkv));
