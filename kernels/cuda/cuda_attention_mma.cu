@@ -86,21 +86,6 @@ __device__ __forceinline__ void gemm_xyt(float (&s)[kN / 8][4], const bf16* X, c
   }
 }
 
-// The same with X's A fragments already in registers (xa[kk] = columns 16 kk..): the query
-// tile of the forward, loaded once for all key tiles.
-template <int D, int kN>
-__device__ __forceinline__ void gemm_ayt(float (&s)[kN / 8][4], const uint32_t (&xa)[D / 16][4], const bf16* Y,
-                                         int ld) {
-#pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk)
-#pragma unroll
-    for (int nt = 0; nt < kN / 8; ++nt) {
-      uint32_t b0, b1;
-      load_b_kmajor(b0, b1, Y, ld, nt * 8, kk * 16);
-      mma_bf16(s[nt], xa[kk], b0, b1);
-    }
-}
-
 // O (16 x D) += P (16 x kK, in accumulators) times Z rows [0, kK) (row-major, D columns).
 template <int D, int kK>
 __device__ __forceinline__ void gemm_pz(float (&o)[D / 8][4], const float (&p)[kK / 8][4], const bf16* Z, int ld) {
@@ -117,11 +102,17 @@ __device__ __forceinline__ void gemm_pz(float (&o)[D / 8][4], const float (&p)[k
   }
 }
 
-template <int D>
+// kM m16 row blocks per warp (16 kM query rows): each K/V fragment loaded from shared memory
+// feeds kM products, so kM = 2 halves the shared-memory traffic per FLOP, the bound of this
+// kernel at kM = 1 (FlashAttention-2's 128-row tile). Each row sees the key tiles in the same
+// order for any kM (tiles past a row's diagonal are fully masked and add exact zeros), so the
+// result does not depend on kM.
+template <int D, int kM>
 __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* out, float* lse, const bf16* qkv,
                                                                          int T_len, int H, int Hkv,
                                                                          float scale_log2) {
   constexpr int LD = D + 8;
+  constexpr int kRows = kWarps * 16 * kM;  // query rows per block
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
   const int qt = gridDim.x - 1 - blockIdx.x;  // longest rows first
@@ -129,80 +120,118 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
   const QkvLayout L{H, Hkv, D};
   const int64_t s3 = L.row(), hd = L.out_row();
   const HeadRows<bf16> rows_bh = head_rows(L, qkv, T_len, b, h);
-  const TileRing<D, kTile> kv{Qs + kTile * LD};  // (K, V) tiles
-  const int q0 = qt * kTile;
-  load_tile_async<D>(Qs, LD, rows_bh.q, s3, kTile, q0, T_len);
+  const TileRing<D, kTile> kv{Qs + kRows * LD};  // (K, V) tiles
+  const int q0 = qt * kRows;
+  const int last = min(q0 + kRows - 1, T_len - 1) / kTile;  // the last key tile any row sees
+  load_tile_async<D>(Qs, LD, rows_bh.q, s3, kRows, q0, T_len);
   kv.issue(0, rows_bh.k, s3, rows_bh.v, s3, 0, T_len);  // one group: Q and the first (K, V)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const int wr = warp * 16;
-  const int rows[2] = {q0 + wr + g, q0 + wr + g + 8};
+  const int wr = warp * 16 * kM;
+  int rows[kM][2];
+#pragma unroll
+  for (int a = 0; a < kM; ++a) {
+    rows[a][0] = q0 + wr + 16 * a + g;
+    rows[a][1] = rows[a][0] + 8;
+  }
   cp_async_wait<0>();
   __syncthreads();
-  uint32_t qa[D / 16][4];
+  uint32_t qa[kM][D / 16][4];
 #pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk) load_a(qa[kk], Qs, LD, wr, kk * 16);
-  float o[D / 8][4] = {};
-  float m[2] = {-INFINITY, -INFINITY};
-  float l[2] = {0.0f, 0.0f};
-  for (int kt = 0; kt <= qt; ++kt) {
+  for (int a = 0; a < kM; ++a)
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) load_a(qa[a][kk], Qs, LD, wr + 16 * a, kk * 16);
+  float o[kM][D / 8][4] = {};
+  float m[kM][2], l[kM][2];
+#pragma unroll
+  for (int a = 0; a < kM; ++a) {
+    m[a][0] = m[a][1] = -INFINITY;
+    l[a][0] = l[a][1] = 0.0f;
+  }
+  for (int kt = 0; kt <= last; ++kt) {
     const int k0 = kt * kTile;
-    if (kt < qt) kv.issue(kt + 1, rows_bh.k, s3, rows_bh.v, s3, k0 + kTile, T_len);
-    kv.wait(kt < qt);
+    if (kt < last) kv.issue(kt + 1, rows_bh.k, s3, rows_bh.v, s3, k0 + kTile, T_len);
+    kv.wait(kt < last);
     const bf16* Ks = kv.first(kt);
     const bf16* Vs = kv.second(kt);
-    float s[kTile / 8][4] = {};
-    gemm_ayt<D, kTile>(s, qa, Ks, LD);
-    float mx[2] = {-INFINITY, -INFINITY};
+    float s[kM][kTile / 8][4] = {};
 #pragma unroll
-    for (int nt = 0; nt < kTile / 8; ++nt)
+    for (int kk = 0; kk < D / 16; ++kk)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int key = k0 + nt * 8 + 2 * t + (e & 1);
-        const float v = (key > rows[e / 2] || key >= T_len) ? -INFINITY : s[nt][e] * scale_log2;
-        s[nt][e] = v;
-        mx[e / 2] = fmaxf(mx[e / 2], v);
-      }
-    float corr[2], base[2];
+      for (int nt = 0; nt < kTile / 8; ++nt) {
+        uint32_t b0, b1;
+        load_b_kmajor(b0, b1, Ks, LD, nt * 8, kk * 16);
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-      const float m_new = fmaxf(m[r], mx[r]);
-      base[r] = m_new == -INFINITY ? 0.0f : m_new;  // a fully masked row stays all zero
-      corr[r] = exp2f(m[r] - base[r]);
-      m[r] = m_new;
-      l[r] *= corr[r];
-    }
-#pragma unroll
-    for (int nt = 0; nt < kTile / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        s[nt][e] = exp2f(s[nt][e] - base[e / 2]);
-        l[e / 2] += s[nt][e];
+        for (int a = 0; a < kM; ++a) mma_bf16(s[a][nt], qa[a][kk], b0, b1);
       }
 #pragma unroll
-    for (int dn = 0; dn < D / 8; ++dn) {
-      o[dn][0] *= corr[0];
-      o[dn][1] *= corr[0];
-      o[dn][2] *= corr[1];
-      o[dn][3] *= corr[1];
+    for (int a = 0; a < kM; ++a) {
+      float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+      for (int nt = 0; nt < kTile / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = k0 + nt * 8 + 2 * t + (e & 1);
+          const float v = (key > rows[a][e / 2] || key >= T_len) ? -INFINITY : s[a][nt][e] * scale_log2;
+          s[a][nt][e] = v;
+          mx[e / 2] = fmaxf(mx[e / 2], v);
+        }
+      float corr[2], base[2];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+        const float m_new = fmaxf(m[a][r], mx[r]);
+        base[r] = m_new == -INFINITY ? 0.0f : m_new;  // a fully masked row stays all zero
+        corr[r] = exp2f(m[a][r] - base[r]);
+        m[a][r] = m_new;
+        l[a][r] *= corr[r];
+      }
+#pragma unroll
+      for (int nt = 0; nt < kTile / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          s[a][nt][e] = exp2f(s[a][nt][e] - base[e / 2]);
+          l[a][e / 2] += s[a][nt][e];
+        }
+#pragma unroll
+      for (int dn = 0; dn < D / 8; ++dn) {
+        o[a][dn][0] *= corr[0];
+        o[a][dn][1] *= corr[0];
+        o[a][dn][2] *= corr[1];
+        o[a][dn][3] *= corr[1];
+      }
     }
-    gemm_pz<D, kTile>(o, s, Vs, LD);
+    // O += P V, each V fragment shared by the kM row blocks.
+#pragma unroll
+    for (int kc = 0; kc < kTile / 16; ++kc) {
+      uint32_t pa[kM][4];
+#pragma unroll
+      for (int a = 0; a < kM; ++a) acc_to_a(pa[a], s[a][2 * kc], s[a][2 * kc + 1]);
+#pragma unroll
+      for (int dn = 0; dn < D / 8; ++dn) {
+        uint32_t b0, b1;
+        load_b_nmajor(b0, b1, Vs, LD, kc * 16, dn * 8);
+#pragma unroll
+        for (int a = 0; a < kM; ++a) mma_bf16(o[a][dn], pa[a], b0, b1);
+      }
+    }
     kv.release();
   }
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float sum = l[r];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    if (rows[r] >= T_len) continue;
-    const float inv = 1.0f / sum;
-    bf16* dst = out + (int64_t(b) * T_len + rows[r]) * hd + L.q_col(h) + 2 * t;
+  for (int a = 0; a < kM; ++a)
 #pragma unroll
-    for (int dn = 0; dn < D / 8; ++dn)
-      *reinterpret_cast<uint32_t*>(dst + dn * 8) = pack_f32(o[dn][2 * r] * inv, o[dn][2 * r + 1] * inv);
-    if (t == 0) lse[(int64_t(b) * H + h) * T_len + rows[r]] = (m[r] + log2f(sum)) * kLn2;
-  }
+    for (int r = 0; r < 2; ++r) {
+      float sum = l[a][r];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      if (rows[a][r] >= T_len) continue;
+      const float inv = 1.0f / sum;
+      bf16* dst = out + (int64_t(b) * T_len + rows[a][r]) * hd + L.q_col(h) + 2 * t;
+#pragma unroll
+      for (int dn = 0; dn < D / 8; ++dn)
+        *reinterpret_cast<uint32_t*>(dst + dn * 8) = pack_f32(o[a][dn][2 * r] * inv, o[a][dn][2 * r + 1] * inv);
+      if (t == 0) lse[(int64_t(b) * H + h) * T_len + rows[a][r]] = (m[a][r] + log2f(sum)) * kLn2;
+    }
 }
 
 template <int D>
@@ -359,9 +388,12 @@ void allow_smem(K kernel, size_t bytes) {
 
 template <int D>
 void forward_d(const Context& ctx, const AttentionShape& s, Tensor out, Tensor lse, Tensor qkv) {
-  const size_t smem = sizeof(bf16) * 5 * kTile * (D + 8);  // Q and two (K, V) buffers
-  const dim3 grid(static_cast<unsigned>(ceil_div(s.T, kTile)), static_cast<unsigned>(s.B * s.H));
-  auto kernel = attention_forward_mma_kernel<D>;
+  // Two row blocks per warp where the accumulators fit in registers (D = 64: about 200).
+  constexpr int kM = D == 64 ? 2 : 1;
+  constexpr int kRows = kWarps * 16 * kM;
+  const size_t smem = sizeof(bf16) * (kRows + 4 * kTile) * (D + 8);  // Q and two (K, V) buffers
+  const dim3 grid(static_cast<unsigned>(ceil_div(s.T, kRows)), static_cast<unsigned>(s.B * s.H));
+  auto kernel = attention_forward_mma_kernel<D, kM>;
   allow_smem(kernel, smem);
   kernel<<<grid, kThreads, smem, ctx.stream>>>(out.ptr<bf16>(), lse.ptr<float>(), qkv.ptr<const bf16>(), int(s.T),
                                                int(s.H), int(s.Hkv), kLog2e / std::sqrt(float(D)));
