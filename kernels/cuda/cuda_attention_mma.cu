@@ -70,34 +70,41 @@ struct TileRing {
   __device__ static void release() { __syncthreads(); }
 };
 
-// S (16 x kN) += X rows [r0, r0 + 16) (k = D) times Y^T, Y rows [0, kN): the Q K^T pattern.
-template <int D, int kN>
-__device__ __forceinline__ void gemm_xyt(float (&s)[kN / 8][4], const bf16* X, const bf16* Y, int ld, int r0) {
+// S (16 kM x kN) += X rows [r0, r0 + 16 kM) (k = D) times Y^T, Y rows [0, kN): the Q K^T
+// pattern, every Y fragment feeding the kM row blocks.
+template <int D, int kN, int kM>
+__device__ __forceinline__ void gemm_xyt(float (&s)[kM][kN / 8][4], const bf16* X, const bf16* Y, int ld, int r0) {
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
-    uint32_t a[4];
-    load_a(a, X, ld, r0, kk * 16);
+    uint32_t a[kM][4];
+#pragma unroll
+    for (int m = 0; m < kM; ++m) load_a(a[m], X, ld, r0 + 16 * m, kk * 16);
 #pragma unroll
     for (int nt = 0; nt < kN / 8; ++nt) {
       uint32_t b0, b1;
       load_b_kmajor(b0, b1, Y, ld, nt * 8, kk * 16);
-      mma_bf16(s[nt], a, b0, b1);
+#pragma unroll
+      for (int m = 0; m < kM; ++m) mma_bf16(s[m][nt], a[m], b0, b1);
     }
   }
 }
 
-// O (16 x D) += P (16 x kK, in accumulators) times Z rows [0, kK) (row-major, D columns).
-template <int D, int kK>
-__device__ __forceinline__ void gemm_pz(float (&o)[D / 8][4], const float (&p)[kK / 8][4], const bf16* Z, int ld) {
+// O (16 kM x D) += P (16 kM x kK, in accumulators) times Z rows [0, kK) (row-major, D columns),
+// every Z fragment feeding the kM row blocks.
+template <int D, int kK, int kM>
+__device__ __forceinline__ void gemm_pz(float (&o)[kM][D / 8][4], const float (&p)[kM][kK / 8][4], const bf16* Z,
+                                        int ld) {
 #pragma unroll
   for (int kc = 0; kc < kK / 16; ++kc) {
-    uint32_t a[4];
-    acc_to_a(a, p[2 * kc], p[2 * kc + 1]);
+    uint32_t a[kM][4];
+#pragma unroll
+    for (int m = 0; m < kM; ++m) acc_to_a(a[m], p[m][2 * kc], p[m][2 * kc + 1]);
 #pragma unroll
     for (int dn = 0; dn < D / 8; ++dn) {
       uint32_t b0, b1;
       load_b_nmajor(b0, b1, Z, ld, kc * 16, dn * 8);
-      mma_bf16(o[dn], a, b0, b1);
+#pragma unroll
+      for (int m = 0; m < kM; ++m) mma_bf16(o[m][dn], a[m], b0, b1);
     }
   }
 }
@@ -201,20 +208,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
         o[a][dn][3] *= corr[1];
       }
     }
-    // O += P V, each V fragment shared by the kM row blocks.
-#pragma unroll
-    for (int kc = 0; kc < kTile / 16; ++kc) {
-      uint32_t pa[kM][4];
-#pragma unroll
-      for (int a = 0; a < kM; ++a) acc_to_a(pa[a], s[a][2 * kc], s[a][2 * kc + 1]);
-#pragma unroll
-      for (int dn = 0; dn < D / 8; ++dn) {
-        uint32_t b0, b1;
-        load_b_nmajor(b0, b1, Vs, LD, kc * 16, dn * 8);
-#pragma unroll
-        for (int a = 0; a < kM; ++a) mma_bf16(o[a][dn], pa[a], b0, b1);
-      }
-    }
+    gemm_pz<D, kTile, kM>(o, s, Vs, LD);
     kv.release();
   }
 #pragma unroll
@@ -262,17 +256,19 @@ __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, 
     row_lse[r] = ok ? lse[(int64_t(b) * H + h) * T_len + rows[r]] * kLog2e : 0.0f;
     row_d[r] = ok ? dvec[(int64_t(b) * H + h) * T_len + rows[r]] : 0.0f;
   }
-  float dq[D / 8][4] = {};
+  float dq1[1][D / 8][4] = {};  // one row block per warp: the products take [kM] arrays
+  float(&dq)[D / 8][4] = dq1[0];
   for (int kt = 0; kt <= qt; ++kt) {
     const int k0 = kt * kTile;
     if (kt < qt) kv.issue(kt + 1, rows_bh.k, s3, rows_bh.v, s3, k0 + kTile, T_len);
     kv.wait(kt < qt);
     const bf16* Ks = kv.first(kt);
     const bf16* Vs = kv.second(kt);
-    float s[kTile / 8][4] = {};
-    float dp[kTile / 8][4] = {};
-    gemm_xyt<D, kTile>(s, Qs, Ks, LD, wr);
-    gemm_xyt<D, kTile>(dp, dOs, Vs, LD, wr);
+    float s1[1][kTile / 8][4] = {}, dp1[1][kTile / 8][4] = {};
+    float(&s)[kTile / 8][4] = s1[0];
+    float(&dp)[kTile / 8][4] = dp1[0];
+    gemm_xyt<D, kTile, 1>(s1, Qs, Ks, LD, wr);
+    gemm_xyt<D, kTile, 1>(dp1, dOs, Vs, LD, wr);
 #pragma unroll
     for (int nt = 0; nt < kTile / 8; ++nt)
 #pragma unroll
@@ -283,7 +279,7 @@ __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, 
         const float p = ok ? exp2f(s[nt][e] * scale_log2 - row_lse[r]) : 0.0f;
         s[nt][e] = p * (dp[nt][e] - row_d[r]);  // dS
       }
-    gemm_pz<D, kTile>(dq, s, Ks, LD);
+    gemm_pz<D, kTile, 1>(dq1, s1, Ks, LD);
     kv.release();
   }
 #pragma unroll
@@ -297,20 +293,24 @@ __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, 
 }
 
 // One block per (batch, k/v head, key tile); dK and dV sum over the group's query heads in
-// head order, then over the query tiles of each. kBq: queries per streamed tile (32 for
-// D = 128 keeps dK, dV, S and dP within registers).
-template <int D, int kBq>
+// head order, then over the query tiles of each. kBq: queries per streamed tile; kM: m16 key
+// blocks per warp (as in the forward, each Q/dO fragment then feeds kM products). D = 64 takes
+// kBq = 32, kM = 2 and D = 128 kBq = 32, kM = 1, which keep dK, dV, S and dP within registers.
+// Every key sees the 16-query chunks in the same ascending order for any kBq and kM (chunks
+// before its diagonal are fully masked and add exact zeros), so the sums do not depend on them.
+template <int D, int kBq, int kM>
 __global__ void __launch_bounds__(kThreads) attention_dkv_mma_kernel(bf16* dqkv, const bf16* dout, const bf16* qkv,
                                                                      const float* lse, const float* dvec, int T_len,
                                                                      int H, int Hkv, float scale, float scale_log2) {
   constexpr int LD = D + 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
+  constexpr int kKeys = kWarps * 16 * kM;  // keys per block
   bf16* Ks = reinterpret_cast<bf16*>(smem_raw);
-  bf16* Vs = Ks + kTile * LD;
-  const TileRing<D, kBq> qdo{Vs + kTile * LD};                          // (Q, dO) tiles
-  float* stats_s = reinterpret_cast<float*>(Vs + kTile * LD + 4 * kBq * LD);  // 2 x (lse, dvec) rows
+  bf16* Vs = Ks + kKeys * LD;
+  const TileRing<D, kBq> qdo{Vs + kKeys * LD};                          // (Q, dO) tiles
+  float* stats_s = reinterpret_cast<float*>(Vs + kKeys * LD + 4 * kBq * LD);  // 2 x (lse, dvec) rows
   const int b = blockIdx.y / Hkv, kvh = blockIdx.y % Hkv;
-  const int k0 = blockIdx.x * kTile;  // smallest keys (most queries) first
+  const int k0 = blockIdx.x * kKeys;  // smallest keys (most queries) first
   const QkvLayout L{H, Hkv, D};
   const int64_t s3 = L.row(), hd = L.out_row();
   const bf16* rows_b = qkv + int64_t(b) * T_len * s3;
@@ -331,14 +331,19 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_mma_kernel(bf16* dqkv,
       lse_s[kBq + j] = ok ? dvec_bh[q0 + j] : 0.0f;
     }
   };
-  load_tile_async<D>(Ks, LD, rows_b + L.k_col(kvh), s3, kTile, k0, T_len);
-  load_tile_async<D>(Vs, LD, rows_b + L.v_col(kvh), s3, kTile, k0, T_len);
+  load_tile_async<D>(Ks, LD, rows_b + L.k_col(kvh), s3, kKeys, k0, T_len);
+  load_tile_async<D>(Vs, LD, rows_b + L.v_col(kvh), s3, kKeys, k0, T_len);
   issue(0);  // one group: K, V and the first (Q, dO)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const int wr = warp * 16;
-  const int keys[2] = {k0 + wr + g, k0 + wr + g + 8};
-  float dk[D / 8][4] = {};
-  float dv[D / 8][4] = {};
+  const int wr = warp * 16 * kM;
+  int keys[kM][2];
+#pragma unroll
+  for (int m = 0; m < kM; ++m) {
+    keys[m][0] = k0 + wr + 16 * m + g;
+    keys[m][1] = keys[m][0] + 8;
+  }
+  float dk[kM][D / 8][4] = {};
+  float dv[kM][D / 8][4] = {};
   for (int i = 0; i < iterations; ++i) {
     const int q0 = q0_of(i);
     const bool more = i + 1 < iterations;
@@ -348,37 +353,42 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_mma_kernel(bf16* dqkv,
     const bf16* dOs = qdo.second(i);
     const float* lse_s = stats_s + (i % 2) * 2 * kBq;
     const float* dvec_s = lse_s + kBq;
-    float pt[kBq / 8][4] = {};   // S^T, then P^T (keys x queries)
-    float dst[kBq / 8][4] = {};  // dP^T, then dS^T
-    gemm_xyt<D, kBq>(pt, Ks, Qs, LD, wr);
-    gemm_xyt<D, kBq>(dst, Vs, dOs, LD, wr);
+    float pt[kM][kBq / 8][4] = {};   // S^T, then P^T (keys x queries)
+    float dst[kM][kBq / 8][4] = {};  // dP^T, then dS^T
+    gemm_xyt<D, kBq, kM>(pt, Ks, Qs, LD, wr);
+    gemm_xyt<D, kBq, kM>(dst, Vs, dOs, LD, wr);
 #pragma unroll
-    for (int nt = 0; nt < kBq / 8; ++nt)
+    for (int m = 0; m < kM; ++m)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int ql = nt * 8 + 2 * t + (e & 1);
-        const int q = q0 + ql;
-        const int key = keys[e / 2];
-        const bool ok = q >= key && q < T_len && key < T_len;
-        const float p = ok ? exp2f(pt[nt][e] * scale_log2 - lse_s[ql]) : 0.0f;
-        pt[nt][e] = p;
-        dst[nt][e] = p * (dst[nt][e] - dvec_s[ql]);
-      }
-    gemm_pz<D, kBq>(dv, pt, dOs, LD);
-    gemm_pz<D, kBq>(dk, dst, Qs, LD);
+      for (int nt = 0; nt < kBq / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int ql = nt * 8 + 2 * t + (e & 1);
+          const int q = q0 + ql;
+          const int key = keys[m][e / 2];
+          const bool ok = q >= key && q < T_len && key < T_len;
+          const float p = ok ? exp2f(pt[m][nt][e] * scale_log2 - lse_s[ql]) : 0.0f;
+          pt[m][nt][e] = p;
+          dst[m][nt][e] = p * (dst[m][nt][e] - dvec_s[ql]);
+        }
+    gemm_pz<D, kBq, kM>(dv, pt, dOs, LD);
+    gemm_pz<D, kBq, kM>(dk, dst, Qs, LD);
     TileRing<D, kBq>::release();
   }
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    if (keys[r] >= T_len) continue;
-    bf16* row = dqkv + (int64_t(b) * T_len + keys[r]) * s3 + 2 * t;
+  for (int m = 0; m < kM; ++m)
 #pragma unroll
-    for (int dn = 0; dn < D / 8; ++dn) {
-      *reinterpret_cast<uint32_t*>(row + L.k_col(kvh) + dn * 8) =
-          pack_f32(dk[dn][2 * r] * scale, dk[dn][2 * r + 1] * scale);
-      *reinterpret_cast<uint32_t*>(row + L.v_col(kvh) + dn * 8) = pack_f32(dv[dn][2 * r], dv[dn][2 * r + 1]);
+    for (int r = 0; r < 2; ++r) {
+      if (keys[m][r] >= T_len) continue;
+      bf16* row = dqkv + (int64_t(b) * T_len + keys[m][r]) * s3 + 2 * t;
+#pragma unroll
+      for (int dn = 0; dn < D / 8; ++dn) {
+        *reinterpret_cast<uint32_t*>(row + L.k_col(kvh) + dn * 8) =
+            pack_f32(dk[m][dn][2 * r] * scale, dk[m][dn][2 * r + 1] * scale);
+        *reinterpret_cast<uint32_t*>(row + L.v_col(kvh) + dn * 8) =
+            pack_f32(dv[m][dn][2 * r], dv[m][dn][2 * r + 1]);
+      }
     }
-  }
 }
 
 template <class K>
@@ -403,7 +413,7 @@ void forward_d(const Context& ctx, const AttentionShape& s, Tensor out, Tensor l
 template <int D>
 void backward_d(const Context& ctx, const AttentionShape& s, Tensor dqkv, Tensor dout, Tensor qkv, Tensor lse,
                 const float* dvec) {
-  constexpr int kBq = D == 128 ? 32 : 64;
+  constexpr int kBq = 32, kM = D == 64 ? 2 : 1;  // dK/dV: queries per tile, key blocks per warp
   const float scale = 1.0f / std::sqrt(float(D));
   const dim3 grid(static_cast<unsigned>(ceil_div(s.T, kTile)), static_cast<unsigned>(s.B * s.H));
   const size_t smem_dq = sizeof(bf16) * 6 * kTile * (D + 8);  // Q, dO and two (K, V) buffers
@@ -414,10 +424,11 @@ void backward_d(const Context& ctx, const AttentionShape& s, Tensor dqkv, Tensor
                                                      scale, scale * kLog2e);
   TRAINER_LAUNCH_CHECK();
   // K, V, two (Q, dO) buffers and two (lse, dvec) rows.
-  const size_t smem_dkv = sizeof(bf16) * (2 * kTile + 4 * kBq) * (D + 8) + sizeof(float) * 4 * kBq;
-  auto dkv_kernel = attention_dkv_mma_kernel<D, kBq>;
+  constexpr int kKeys = kWarps * 16 * kM;
+  const size_t smem_dkv = sizeof(bf16) * (2 * kKeys + 4 * kBq) * (D + 8) + sizeof(float) * 4 * kBq;
+  auto dkv_kernel = attention_dkv_mma_kernel<D, kBq, kM>;
   allow_smem(dkv_kernel, smem_dkv);
-  const dim3 kv_grid(static_cast<unsigned>(ceil_div(s.T, kTile)), static_cast<unsigned>(s.B * s.Hkv));
+  const dim3 kv_grid(static_cast<unsigned>(ceil_div(s.T, kKeys)), static_cast<unsigned>(s.B * s.Hkv));
   dkv_kernel<<<kv_grid, kThreads, smem_dkv, ctx.stream>>>(dqkv.ptr<bf16>(), dout.ptr<const bf16>(),
                                                           qkv.ptr<const bf16>(), lse.ptr<const float>(), dvec,
                                                           int(s.T), int(s.H), int(s.Hkv), scale, scale * kLog2e);
