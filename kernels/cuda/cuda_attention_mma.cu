@@ -1,15 +1,21 @@
 // Tensor-core flash attention for bf16, head_dim 64 or 128 (sm_80+: mma.sync m16n8k16 bf16
-// with f32 accumulators; fragments and ldmatrix in cuda_mma.cuh). A block of 4 warps owns 64
-// rows of one (batch, head); each warp owns 16 of them. Tiles move global -> shared memory in
-// 16-byte pieces, rows padded by 8 elements (16 bytes) so the ldmatrix fragment loads are free
-// of bank conflicts. The accumulators of two adjacent n-tiles are, packed to bf16, the A
-// fragment of the next product (P V, dS K, ...): probabilities never leave registers.
+// with f32 accumulators; fragments and ldmatrix in cuda_mma.cuh). A block of 4 warps owns the
+// rows (queries, or keys in dK/dV) of one (batch, head); each warp owns kM m16 blocks of them,
+// kM = 2 at D = 64 (FlashAttention-2's 128-row tile: every fragment read from shared memory
+// feeds two products, halving the shared-memory traffic that bounds these kernels) and 1 at
+// D = 128, where two blocks' accumulators would not fit in registers. Tiles move global ->
+// shared memory with cp.async in 16-byte pieces, rows padded by 8 elements (16 bytes) so the
+// ldmatrix loads are free of bank conflicts; every kernel streams the tiles it walks (K/V in
+// forward and dQ, Q/dO in dK/dV) through two buffers (TileRing), the next tile's copy running
+// while the current one is used. The accumulators of two adjacent n-tiles are, packed to
+// bf16, the A fragment of the next product (P V, dS K, ...): probabilities never leave
+// registers.
 // Forward: online softmax in the log2 domain (scores pre-multiplied by log2(e) / sqrt(D)); the
-// query tile's A fragments stay in registers. Every kernel streams the tiles it walks (K/V in
-// forward and dQ, Q/dO in dK/dV) through two shared buffers (TileRing): the next tile's
-// cp.async copy runs while the current one is used.
+// query fragments stay in registers.
 // Backward: dQ kernel over query tiles, dK/dV kernel over key tiles of a k/v head, walking
 // the query heads of its group in order (no atomics).
+// Results do not depend on kM or the tile sizes: every row meets its 16-wide chunks of the
+// other side in the same ascending order, and chunks past the causal diagonal add exact zeros.
 #include <cmath>
 #include <string>
 
@@ -228,68 +234,80 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
     }
 }
 
-template <int D>
+// dQ over the key tiles of each query block. kBk: keys per streamed tile; kM: m16 query blocks
+// per warp (each K/V fragment then feeds kM products). D = 64 takes kBk = 32, kM = 2 and D = 128
+// kBk = 64, kM = 1, which keep dQ, S and dP within registers. Every query row sees the 16-key
+// chunks in the same ascending order for any kBk and kM (chunks past its diagonal are fully
+// masked and add exact zeros), so dQ does not depend on them.
+template <int D, int kBk, int kM>
 __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, const bf16* dout, const bf16* qkv,
                                                                     const float* lse, const float* dvec, int T_len,
                                                                     int H, int Hkv, float scale, float scale_log2) {
   constexpr int LD = D + 8;
+  constexpr int kRows = kWarps * 16 * kM;  // query rows per block
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
-  bf16* dOs = Qs + kTile * LD;
+  bf16* dOs = Qs + kRows * LD;
   const int qt = gridDim.x - 1 - blockIdx.x;
   const int b = blockIdx.y / H, h = blockIdx.y % H;
   const QkvLayout L{H, Hkv, D};
   const int64_t s3 = L.row(), hd = L.out_row();
   const HeadRows<bf16> rows_bh = head_rows(L, qkv, T_len, b, h);
-  const TileRing<D, kTile> kv{dOs + kTile * LD};  // (K, V) tiles
-  const int q0 = qt * kTile;
-  load_tile_async<D>(Qs, LD, rows_bh.q, s3, kTile, q0, T_len);
-  load_tile_async<D>(dOs, LD, dout + int64_t(b) * T_len * hd + L.q_col(h), hd, kTile, q0, T_len);
+  const TileRing<D, kBk> kv{dOs + kRows * LD};  // (K, V) tiles
+  const int q0 = qt * kRows;
+  const int last = min(q0 + kRows - 1, T_len - 1) / kBk;  // the last key tile any row sees
+  load_tile_async<D>(Qs, LD, rows_bh.q, s3, kRows, q0, T_len);
+  load_tile_async<D>(dOs, LD, dout + int64_t(b) * T_len * hd + L.q_col(h), hd, kRows, q0, T_len);
   kv.issue(0, rows_bh.k, s3, rows_bh.v, s3, 0, T_len);  // one group: Q, dO and the first (K, V)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const int wr = warp * 16;
-  const int rows[2] = {q0 + wr + g, q0 + wr + g + 8};
-  float row_lse[2], row_d[2];
+  const int wr = warp * 16 * kM;
+  int rows[kM][2];
+  float row_lse[kM][2], row_d[kM][2];
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const bool ok = rows[r] < T_len;
-    row_lse[r] = ok ? lse[(int64_t(b) * H + h) * T_len + rows[r]] * kLog2e : 0.0f;
-    row_d[r] = ok ? dvec[(int64_t(b) * H + h) * T_len + rows[r]] : 0.0f;
-  }
-  float dq1[1][D / 8][4] = {};  // one row block per warp: the products take [kM] arrays
-  float(&dq)[D / 8][4] = dq1[0];
-  for (int kt = 0; kt <= qt; ++kt) {
-    const int k0 = kt * kTile;
-    if (kt < qt) kv.issue(kt + 1, rows_bh.k, s3, rows_bh.v, s3, k0 + kTile, T_len);
-    kv.wait(kt < qt);
+  for (int m = 0; m < kM; ++m)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      rows[m][r] = q0 + wr + 16 * m + 8 * r + g;
+      const bool ok = rows[m][r] < T_len;
+      row_lse[m][r] = ok ? lse[(int64_t(b) * H + h) * T_len + rows[m][r]] * kLog2e : 0.0f;
+      row_d[m][r] = ok ? dvec[(int64_t(b) * H + h) * T_len + rows[m][r]] : 0.0f;
+    }
+  float dq[kM][D / 8][4] = {};
+  for (int kt = 0; kt <= last; ++kt) {
+    const int k0 = kt * kBk;
+    if (kt < last) kv.issue(kt + 1, rows_bh.k, s3, rows_bh.v, s3, k0 + kBk, T_len);
+    kv.wait(kt < last);
     const bf16* Ks = kv.first(kt);
     const bf16* Vs = kv.second(kt);
-    float s1[1][kTile / 8][4] = {}, dp1[1][kTile / 8][4] = {};
-    float(&s)[kTile / 8][4] = s1[0];
-    float(&dp)[kTile / 8][4] = dp1[0];
-    gemm_xyt<D, kTile, 1>(s1, Qs, Ks, LD, wr);
-    gemm_xyt<D, kTile, 1>(dp1, dOs, Vs, LD, wr);
+    float s[kM][kBk / 8][4] = {}, dp[kM][kBk / 8][4] = {};
+    gemm_xyt<D, kBk, kM>(s, Qs, Ks, LD, wr);
+    gemm_xyt<D, kBk, kM>(dp, dOs, Vs, LD, wr);
 #pragma unroll
-    for (int nt = 0; nt < kTile / 8; ++nt)
+    for (int m = 0; m < kM; ++m)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int key = k0 + nt * 8 + 2 * t + (e & 1);
-        const int r = e / 2;
-        const bool ok = key <= rows[r] && key < T_len && rows[r] < T_len;
-        const float p = ok ? exp2f(s[nt][e] * scale_log2 - row_lse[r]) : 0.0f;
-        s[nt][e] = p * (dp[nt][e] - row_d[r]);  // dS
-      }
-    gemm_pz<D, kTile, 1>(dq1, s1, Ks, LD);
+      for (int nt = 0; nt < kBk / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = k0 + nt * 8 + 2 * t + (e & 1);
+          const int r = e / 2;
+          const bool ok = key <= rows[m][r] && key < T_len && rows[m][r] < T_len;
+          const float p = ok ? exp2f(s[m][nt][e] * scale_log2 - row_lse[m][r]) : 0.0f;
+          s[m][nt][e] = p * (dp[m][nt][e] - row_d[m][r]);  // dS
+        }
+    gemm_pz<D, kBk, kM>(dq, s, Ks, LD);
     kv.release();
   }
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    if (rows[r] >= T_len) continue;
-    bf16* dst = dqkv + (int64_t(b) * T_len + rows[r]) * s3 + L.q_col(h) + 2 * t;
+  for (int m = 0; m < kM; ++m)
 #pragma unroll
-    for (int dn = 0; dn < D / 8; ++dn)
-      *reinterpret_cast<uint32_t*>(dst + dn * 8) = pack_f32(dq[dn][2 * r] * scale, dq[dn][2 * r + 1] * scale);
-  }
+    for (int r = 0; r < 2; ++r) {
+      if (rows[m][r] >= T_len) continue;
+      bf16* dst = dqkv + (int64_t(b) * T_len + rows[m][r]) * s3 + L.q_col(h) + 2 * t;
+#pragma unroll
+      for (int dn = 0; dn < D / 8; ++dn)
+        *reinterpret_cast<uint32_t*>(dst + dn * 8) =
+            pack_f32(dq[m][dn][2 * r] * scale, dq[m][dn][2 * r + 1] * scale);
+    }
 }
 
 // One block per (batch, k/v head, key tile); dK and dV sum over the group's query heads in
@@ -413,11 +431,15 @@ void forward_d(const Context& ctx, const AttentionShape& s, Tensor out, Tensor l
 template <int D>
 void backward_d(const Context& ctx, const AttentionShape& s, Tensor dqkv, Tensor dout, Tensor qkv, Tensor lse,
                 const float* dvec) {
-  constexpr int kBq = 32, kM = D == 64 ? 2 : 1;  // dK/dV: queries per tile, key blocks per warp
+  // Two m16 blocks per warp where the accumulators fit in registers (D = 64).
+  constexpr int kM = D == 64 ? 2 : 1;
+  constexpr int kBk = D == 64 ? 32 : 64;  // dQ: keys per streamed tile
+  constexpr int kBq = 32;                 // dK/dV: queries per streamed tile
   const float scale = 1.0f / std::sqrt(float(D));
-  const dim3 grid(static_cast<unsigned>(ceil_div(s.T, kTile)), static_cast<unsigned>(s.B * s.H));
-  const size_t smem_dq = sizeof(bf16) * 6 * kTile * (D + 8);  // Q, dO and two (K, V) buffers
-  auto dq_kernel = attention_dq_mma_kernel<D>;
+  constexpr int kRows = kWarps * 16 * kM;
+  const dim3 grid(static_cast<unsigned>(ceil_div(s.T, kRows)), static_cast<unsigned>(s.B * s.H));
+  const size_t smem_dq = sizeof(bf16) * (2 * kRows + 4 * kBk) * (D + 8);  // Q, dO and two (K, V) buffers
+  auto dq_kernel = attention_dq_mma_kernel<D, kBk, kM>;
   allow_smem(dq_kernel, smem_dq);
   dq_kernel<<<grid, kThreads, smem_dq, ctx.stream>>>(dqkv.ptr<bf16>(), dout.ptr<const bf16>(), qkv.ptr<const bf16>(),
                                                      lse.ptr<const float>(), dvec, int(s.T), int(s.H), int(s.Hkv),
