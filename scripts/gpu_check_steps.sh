@@ -340,6 +340,10 @@ bench_step() {  # bench_step 124m|1p5b|cudnn
   x "${CMD[@]}" 2>&1 >"$out" | tee "$err"
   rc=${PIPESTATUS[0]}
   cat "$out"
+  if [ "$rc" != 0 ] && [ "$1" = cudnn ] && grep -q 'this build has no cuDNN' "$err"; then
+    result "this build has no cuDNN (configure found none)"
+    return 77
+  fi
   if [ "$rc" != 0 ]; then result "bench exited $rc: $(last_line "$err")"; return 1; fi
   local label
   label=$(bench_label "$1")
