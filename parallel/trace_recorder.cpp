@@ -3,6 +3,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+
+#include "kernels/backend.h"
 
 namespace trainer {
 
@@ -111,16 +114,61 @@ size_t TraceRecorder::event_count() const {
   return events_.size();
 }
 
+bool TraceRecorder::records_device(const char* category) const {
+  if (!enabled_ || !device_timer_ || anchor_mark_ < 0) return false;
+  for (const char* c : {"compute", "optimizer", "eval"})
+    if (std::strcmp(category, c) == 0) return true;
+  return false;
+}
+
+void TraceRecorder::anchor_device() {
+  if (!device_timer_) return;
+  pending_.clear();
+  device_timer_->reset();
+  anchor_mark_ = device_timer_->record();
+  anchor_us_ = now_us();
+  ++anchor_count_;
+}
+
+int TraceRecorder::device_mark() { return device_timer_->record(); }
+
+void TraceRecorder::device_span(const std::string& name, const char* category, int begin_mark, int end_mark,
+                                const std::vector<TraceArg>& args) {
+  pending_.push_back({name, category, begin_mark, end_mark, args});
+}
+
+void TraceRecorder::flush_device() {
+  if (!device_timer_ || anchor_mark_ < 0) return;
+  for (const PendingSpan& p : pending_) {
+    const double begin = anchor_us_ + 1e6 * device_timer_->seconds(anchor_mark_, p.begin);
+    const double end = anchor_us_ + 1e6 * device_timer_->seconds(anchor_mark_, p.end);
+    complete(p.name, p.category, kDeviceThread, begin, end, p.args);
+  }
+  pending_.clear();
+  device_timer_->reset();
+  anchor_mark_ = -1;
+}
+
 TraceScope::TraceScope(TraceRecorder* recorder, std::string name, const char* category, std::vector<TraceArg> args)
     : recorder_(recorder && recorder->enabled() ? recorder : nullptr),
       name_(std::move(name)),
       category_(category),
       args_(std::move(args)) {
-  if (recorder_) start_us_ = recorder_->now_us();
+  if (!recorder_) return;
+  start_us_ = recorder_->now_us();
+  if (recorder_->records_device(category_)) {
+    device_begin_ = recorder_->device_mark();
+    device_anchor_ = recorder_->device_anchor_count();
+  }
 }
 
 TraceScope::~TraceScope() {
-  if (recorder_) recorder_->complete(name_, category_, TraceRecorder::kMainThread, start_us_, recorder_->now_us(), args_);
+  if (!recorder_) return;
+  recorder_->complete(name_, category_, TraceRecorder::kMainThread, start_us_, recorder_->now_us(), args_);
+  // The device span needs its start mark from this anchor: none when the anchor moved meanwhile.
+  if (device_begin_ >= 0 && recorder_->records_device(category_) &&
+      device_anchor_ == recorder_->device_anchor_count())
+    recorder_->device_span(name_, category_, device_begin_, recorder_->device_mark(), args_);
 }
 
 }  // namespace trainer

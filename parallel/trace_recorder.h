@@ -7,6 +7,13 @@
 // nest, because each is recorded when it ends, by a scope that began inside its parent's
 // scope; nothing is recorded while disabled (the cost is then one branch per call site).
 // Thread-safe (a mutex), though the program records from its main thread only.
+// Device spans (a GPU backend, set_device_timer): every TraceScope of a device category
+// (compute, optimizer, eval) also marks the backend's queue where it begins and ends; once the
+// step's work is done, flush_device() turns the marks into spans on the device track
+// (kDeviceThread), placed by the anchor mark anchor_device() set at host time t: a device time
+// is t + (mark - anchor). The anchor is set at a step boundary, where the queue is idle after
+// the previous step's host read, so the mark completes at once and the two clocks agree to
+// the launch latency. The marks never synchronise the host; only flush_device() waits.
 #pragma once
 
 #include <chrono>
@@ -16,6 +23,8 @@
 #include <vector>
 
 namespace trainer {
+
+class EventTimer;  // kernels/backend.h
 
 struct TraceArg {
   std::string key;
@@ -29,6 +38,7 @@ struct TraceArg {
 class TraceRecorder {
  public:
   static constexpr int kMainThread = 0;
+  static constexpr int kDeviceThread = 1;
 
   explicit TraceRecorder(int pid);
 
@@ -48,6 +58,21 @@ class TraceRecorder {
   void process_name(const std::string& name, int sort_index);
   void thread_name(int tid, const std::string& name);
 
+  // Device spans (see the header comment); timer null: none. The timer outlives its use here.
+  void set_device_timer(EventTimer* timer) { device_timer_ = timer; }
+  // Whether a scope of `category` records a device span now.
+  bool records_device(const char* category) const;
+  // Marks the idle queue at host time now (a step boundary); earlier unflushed spans are dropped.
+  void anchor_device();
+  // Counts anchor_device() calls: marks of an older anchor are not comparable with new ones.
+  uint64_t device_anchor_count() const { return anchor_count_; }
+  // A mark on the device queue, for a span recorded later with device_span.
+  int device_mark();
+  void device_span(const std::string& name, const char* category, int begin_mark, int end_mark,
+                   const std::vector<TraceArg>& args);
+  // Waits for the pending marks and records their spans on kDeviceThread.
+  void flush_device();
+
   // The events recorded so far, as JSON objects separated by ",\n" (no brackets).
   std::string events_json() const;
   size_t event_count() const;
@@ -55,8 +80,20 @@ class TraceRecorder {
  private:
   void add(std::string event);
 
+  struct PendingSpan {
+    std::string name;
+    const char* category;
+    int begin, end;
+    std::vector<TraceArg> args;
+  };
+
   int pid_;
   bool enabled_ = false;
+  EventTimer* device_timer_ = nullptr;
+  int anchor_mark_ = -1;  // -1: not anchored since the last flush
+  double anchor_us_ = 0;
+  uint64_t anchor_count_ = 0;
+  std::vector<PendingSpan> pending_;
   int64_t step_ = 0;
   uint64_t next_async_id_ = 1;
   std::chrono::steady_clock::time_point origin_;
@@ -83,6 +120,8 @@ class TraceScope {
   const char* category_;
   std::vector<TraceArg> args_;
   double start_us_ = 0;
+  int device_begin_ = -1;  // the device mark at construction, -1 for none
+  uint64_t device_anchor_ = 0;  // the anchor that mark belongs to
 };
 
 }  // namespace trainer

@@ -38,17 +38,28 @@ void TraceSession::name_rank(const GridCoords& c) {
   recorder_.thread_name(TraceRecorder::kMainThread, "main");
 }
 
+void TraceSession::attach_device(Backend& backend) {
+  if (backend.device() != Device::cuda) return;
+  device_timer_ = backend.make_event_timer();
+  recorder_.set_device_timer(device_timer_.get());
+  recorder_.thread_name(TraceRecorder::kDeviceThread, "device (" + backend.device_name() + ")");
+}
+
 void TraceSession::begin_step(int64_t step) {
   recorder_.set_step(step);
-  if (state_ != State::waiting || step < first_) return;
-  world_.barrier();  // every rank's time zero is this barrier's exit
-  recorder_.reset_origin();
-  recorder_.set_enabled(true);
-  state_ = State::recording;
+  if (state_ == State::waiting && step >= first_) {
+    world_.barrier();  // every rank's time zero is this barrier's exit
+    recorder_.reset_origin();
+    recorder_.set_enabled(true);
+    state_ = State::recording;
+  }
+  if (state_ == State::recording) recorder_.anchor_device();
 }
 
 void TraceSession::after_step(int64_t step) {
-  if (state_ == State::recording && step >= last_) finish();
+  if (state_ != State::recording) return;
+  recorder_.flush_device();
+  if (step >= last_) finish();
 }
 
 void TraceSession::finish() {
@@ -59,6 +70,7 @@ void TraceSession::finish() {
     state_ = State::done;
     return;
   }
+  recorder_.flush_device();
   recorder_.set_enabled(false);
   state_ = State::done;
   write();

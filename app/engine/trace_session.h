@@ -4,16 +4,19 @@
 // one Chrome trace-event file (README "Timeline traces"): {"traceEvents": [...],
 // "displayTimeUnit": "ms", "otherData": {...}}, one process per rank (pid = world rank, named
 // "rank R (data D, tensor T, pipeline P)"), spans of category step, data, compute, comm, sync,
-// optimizer, eval, checkpoint, sample.
+// optimizer, eval, checkpoint, sample; on a GPU a second track per rank, "device", holds the
+// compute, optimizer and eval spans as the GPU ran them.
 // Invariants: begin_step, after_step and finish are collective over the host world and every
 // rank calls them at the same steps (the training loop runs in lockstep), so the barrier that
 // aligns the ranks' clocks and the gathering always meet. The file is written once, atomically.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "app/recipe/recipe.h"
+#include "kernels/backend.h"
 #include "parallel/comm.h"
 #include "parallel/process_grid.h"
 #include "parallel/trace_recorder.h"
@@ -27,6 +30,9 @@ class TraceSession {
   TraceRecorder& recorder() { return recorder_; }
   // Names this rank's track by its coordinates (once the grid exists).
   void name_rank(const GridCoords& coords);
+  // On a GPU backend, compute, optimizer and eval spans also appear on a device track timed by
+  // the backend's events (TraceRecorder's device spans); a CPU backend has no separate device.
+  void attach_device(Backend& backend);
   // Before step `step` (1-based) is computed: starts recording at the first traced step.
   void begin_step(int64_t step);
   // After step `step` and what follows it (evaluation, sampling, a checkpoint): ends the trace
@@ -44,6 +50,7 @@ class TraceSession {
   int64_t first_, last_;
   Comm& world_;
   TraceRecorder recorder_;
+  std::unique_ptr<EventTimer> device_timer_;
   State state_ = State::waiting;
 };
 

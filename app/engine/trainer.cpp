@@ -45,7 +45,10 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   }
   grid_ = std::make_unique<ProcessGrid>(*dev_world, GridDims{par.data, par.tensor, par.pipeline});
   const GridCoords& c = grid_->coords();
-  if (trace_) trace_->name_rank(c);
+  if (trace_) {
+    trace_->name_rank(c);
+    trace_->attach_device(*backend_);
+  }
   if (par.pipeline > 1) {
     // NCCL opens point-to-point connections lazily and blocks until both ends arrive; the
     // schedules' first messages would not meet (see connect_pipeline).

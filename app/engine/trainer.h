@@ -161,8 +161,9 @@ class Trainer {
   GptConfig config_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<OpProfiler> profiler_;  // attached to backend_, so declared after it
-  // log.trace: the session (its recorder outlives the traced communicators below) and the
-  // traced view of the host world (host_ points to it, else to world_).
+  // log.trace: the session (its recorder outlives the traced communicators below; its device
+  // timer is backend_'s, so declared after it) and the traced view of the host world (host_
+  // points to it, else to world_).
   std::unique_ptr<TraceSession> trace_;
   std::unique_ptr<Comm> traced_host_;
   Comm* host_ = nullptr;
