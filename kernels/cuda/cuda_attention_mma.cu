@@ -14,8 +14,10 @@
 // query fragments stay in registers.
 // Backward: dQ kernel over query tiles, dK/dV kernel over key tiles of a k/v head, walking
 // the query heads of its group in order (no atomics).
-// Results do not depend on kM or the tile sizes: every row meets its 16-wide chunks of the
-// other side in the same ascending order, and chunks past the causal diagonal add exact zeros.
+// Results do not depend on kM, nor on the backward's tile sizes: every row meets its 16-wide
+// chunks of the other side in the same ascending order, and chunks past the causal diagonal
+// add exact zeros. The forward's key tile (kTile) does matter: the online softmax rescales per
+// tile.
 #include <cmath>
 #include <string>
 
@@ -29,7 +31,7 @@ namespace {
 
 constexpr int kWarps = 4;
 constexpr int kThreads = 32 * kWarps;
-constexpr int kTile = 64;  // rows owned per block (16 per warp), and key tile of the forward
+constexpr int kTile = 64;  // key tile of the forward; keys or queries per block at kM = 1
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
@@ -146,8 +148,9 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
     rows[a][0] = q0 + wr + 16 * a + g;
     rows[a][1] = rows[a][0] + 8;
   }
-  cp_async_wait<0>();
-  __syncthreads();
+  // Tile 1 goes in flight before the wait for Q, so the first two tiles' copies overlap.
+  if (last > 0) kv.issue(1, rows_bh.k, s3, rows_bh.v, s3, kTile, T_len);
+  kv.wait(last > 0);
   uint32_t qa[kM][D / 16][4];
 #pragma unroll
   for (int a = 0; a < kM; ++a)
@@ -162,7 +165,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
   }
   for (int kt = 0; kt <= last; ++kt) {
     const int k0 = kt * kTile;
-    if (kt < last) kv.issue(kt + 1, rows_bh.k, s3, rows_bh.v, s3, k0 + kTile, T_len);
+    if (kt > 0 && kt < last) kv.issue(kt + 1, rows_bh.k, s3, rows_bh.v, s3, k0 + kTile, T_len);
     kv.wait(kt < last);
     const bf16* Ks = kv.first(kt);
     const bf16* Vs = kv.second(kt);
@@ -336,18 +339,18 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_mma_kernel(bf16* dqkv,
   const int q_tiles = (T_len - k0 + kBq - 1) / kBq, iterations = L.group() * q_tiles;
   auto head_of = [&](int i) { return kvh * L.group() + i / q_tiles; };
   auto q0_of = [&](int i) { return k0 + (i % q_tiles) * kBq; };
-  // Pair i's (Q, dO) copy and its rows of lse and dvec (plain stores, visible after wait()).
+  // Pair i's rows of lse and dvec and its (Q, dO) tiles, as one cp.async group (zero past T).
   auto issue = [&](int i) {
     const int h = head_of(i), q0 = q0_of(i);
-    qdo.issue(i, rows_b + L.q_col(h), s3, dout + int64_t(b) * T_len * hd + L.q_col(h), hd, q0, T_len);
     float* lse_s = stats_s + (i % 2) * 2 * kBq;
     const float* lse_bh = lse + (int64_t(b) * H + h) * T_len;
     const float* dvec_bh = dvec + (int64_t(b) * H + h) * T_len;
     for (int j = threadIdx.x; j < kBq; j += blockDim.x) {
       const bool ok = q0 + j < T_len;
-      lse_s[j] = ok ? lse_bh[q0 + j] * kLog2e : 0.0f;
-      lse_s[kBq + j] = ok ? dvec_bh[q0 + j] : 0.0f;
+      cp_async4(lse_s + j, lse_bh + (ok ? q0 + j : 0), ok);
+      cp_async4(lse_s + kBq + j, dvec_bh + (ok ? q0 + j : 0), ok);
     }
+    qdo.issue(i, rows_b + L.q_col(h), s3, dout + int64_t(b) * T_len * hd + L.q_col(h), hd, q0, T_len);
   };
   load_tile_async<D>(Ks, LD, rows_b + L.k_col(kvh), s3, kKeys, k0, T_len);
   load_tile_async<D>(Vs, LD, rows_b + L.v_col(kvh), s3, kKeys, k0, T_len);
@@ -385,7 +388,8 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_mma_kernel(bf16* dqkv,
           const int q = q0 + ql;
           const int key = keys[m][e / 2];
           const bool ok = q >= key && q < T_len && key < T_len;
-          const float p = ok ? exp2f(pt[m][nt][e] * scale_log2 - lse_s[ql]) : 0.0f;
+          // __fmul_rn: the log2-domain lse is the rounded product, never contracted into an fma.
+          const float p = ok ? exp2f(pt[m][nt][e] * scale_log2 - __fmul_rn(lse_s[ql], kLog2e)) : 0.0f;
           pt[m][nt][e] = p;
           dst[m][nt][e] = p * (dst[m][nt][e] - dvec_s[ql]);
         }
@@ -416,7 +420,7 @@ void allow_smem(K kernel, size_t bytes) {
 
 template <int D>
 void forward_d(const Context& ctx, const AttentionShape& s, Tensor out, Tensor lse, Tensor qkv) {
-  // Two row blocks per warp where the accumulators fit in registers (D = 64: about 200).
+  // Two row blocks per warp where the accumulators fit in registers (D = 64: 255 of 255).
   constexpr int kM = D == 64 ? 2 : 1;
   constexpr int kRows = kWarps * 16 * kM;
   const size_t smem = sizeof(bf16) * (kRows + 4 * kTile) * (D + 8);  // Q and two (K, V) buffers

@@ -76,6 +76,12 @@ __device__ __forceinline__ void cp_async16(void* dst, const void* src, bool vali
   const int bytes = valid ? 16 : 0;
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(bytes));
 }
+// 4 bytes global -> shared (through L1: .cg takes 16-byte copies only); zero-filled when
+// !valid, src then unread but mapped.
+__device__ __forceinline__ void cp_async4(void* dst, const void* src, bool valid) {
+  const int bytes = valid ? 4 : 0;
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(bytes));
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 // Waits until at most N of this thread's committed groups are still in flight.
 template <int N>

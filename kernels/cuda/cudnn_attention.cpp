@@ -192,7 +192,8 @@ void build_backward(CudnnAttention::Plan& p, const AttentionDims& s, CudnnDq dq)
   grouped_matmul(g, L, dscore_t, p.q, p.dk);
 
   // dQ = dS K
-  const Uid k = g.tensor(L.heads_dims(s.Hkv), L.rows(), kBf16, Kind::virtual_);
+  // f32, as cudnn-frontend's reshape infers for a virtual output (the context's intermediate type).
+  const Uid k = g.tensor(L.heads_dims(s.Hkv), L.rows(), kF32, Kind::virtual_);
   g.reshape(p.kt, k);
   if (dq == CudnnDq::direct) {
     g.matmul(dscore, k, p.dq);
@@ -205,11 +206,21 @@ void build_backward(CudnnAttention::Plan& p, const AttentionDims& s, CudnnDq dq)
 
 }  // namespace
 
+bool cudnn_backward_supported(int64_t T) { return T > 1 && (cudnnGetVersion() > 91500 || T % 128 == 0); }
+
 CudnnAttention::CudnnAttention(cudaStream_t stream, CudnnDq dq) : dq_(dq) {
   const size_t version = cudnnGetVersion();
-  if (version < 90000)
-    throw ConfigError("train.attention: cudnn needs cuDNN 9.0 or newer, found " + cudnn_version_string() +
-                      "; valid: flash, auto");
+  if (version < 90000 || version == 91000 || version == 91001)
+    throw ConfigError("train.attention: cudnn needs cuDNN 9.0 or newer other than 9.10.0 and 9.10.1 (known bf16 "
+                      "attention bugs), found " + cudnn_version_string() + "; valid: flash, auto");
+  int device = 0;
+  cudaDeviceProp prop{};
+  TRAINER_CUDA_CHECK(cudaGetDevice(&device));
+  TRAINER_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  if (prop.major >= 10 && dq == CudnnDq::direct)
+    throw ConfigError(std::string("train.attention: cudnn on ") + prop.name + " (sm_" + std::to_string(prop.major) +
+                      std::to_string(prop.minor) + ") is not supported: its deterministic backward needs engine "
+                      "overrides this build does not set; valid: flash, auto");
   negative_inf_ = version < 91000 ? -FLT_MAX : -std::numeric_limits<float>::infinity();
   TRAINER_CUDNN_CHECK(cudnnCreate(&handle_));
   TRAINER_CUDNN_CHECK(cudnnSetStream(handle_, stream));
@@ -256,6 +267,10 @@ void CudnnAttention::forward(const Context& ctx, const AttentionForwardOp& op) {
 void CudnnAttention::backward(const Context& ctx, const AttentionBackwardOp& op) {
   const AttentionDims s = attention_dims(op.qkv, op.n_head, op.n_kv_head);
   require_supported(s, {&op.dqkv, &op.dout, &op.qkv, &op.out});
+  if (!cudnn_backward_supported(s.T))
+    throw ConfigError("train.attention: cudnn cannot run the backward pass at sequence length " + std::to_string(s.T) +
+                      " with cuDNN " + cudnn_version_string() +
+                      (s.T == 1 ? "" : " (before 9.15.1 it needs a multiple of 128)") + "; valid: flash, auto");
   Plan& p = plan(s, Direction::backward);
   auto* qkv = static_cast<char*>(op.qkv.data);
   auto* dqkv = static_cast<char*>(op.dqkv.data);

@@ -3,8 +3,11 @@
 // (backend.h): packed qkv (B, T, (H + 2*Hkv)*D) read in place through strided views, out
 // (B*T, H*D), lse (B, H, T) f32 = the natural-log log-sum-exp of each scaled score row (cuDNN's
 // "Stats"), so its forward and the hand-written backward (or the reverse) can be mixed.
-// Limits: bf16 tensors, head size a multiple of 8 and at most 128, cuDNN >= 9.0; anything else
-// is a ConfigError naming the value ("valid: flash"), never a silent fallback.
+// Limits: bf16 tensors, head size a multiple of 8 and at most 128, cuDNN >= 9.0 but not 9.10.0 or
+// 9.10.1 (cudnn-frontend refuses those for bf16 attention: known bugs), backward as
+// cudnn_backward_supported says, and not on Blackwell (its deterministic backward needs engine
+// overrides cudnn-frontend hard-codes; not done here); anything else is a ConfigError naming the
+// value ("valid: flash"), never a silent fallback.
 // Plans are built once per (B, T, H, Hkv, D) and direction, on first use, and cached.
 //
 // Backward's dQ: cuDNN either writes dQ directly from a dP workspace (CudnnDq::direct,
@@ -29,6 +32,11 @@
 namespace trainer::cuda {
 
 enum class CudnnDq : uint8_t { direct, accumulate };
+
+// Whether the loaded cuDNN runs our backward graph at sequence length T: not T = 1 (cuDNN has
+// no engine), and up to 9.15.0 only T a multiple of 128 (cudnn-frontend adds a padding-mask
+// workaround there against wrong gradients, which this graph does not carry).
+bool cudnn_backward_supported(int64_t T);
 
 class CudnnAttention {
  public:

@@ -142,7 +142,7 @@ bool CudnnGraph::build(cudnnHandle_t handle) {
   graph_ = std::make_unique<CudnnDescriptor>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   set(graph_->get(), CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, int64_t(operations_.size()),
       operations_.data());
-  // Deprecated since 9.x but still required by the 9.0-9.3 libraries a user may load.
+  // Deprecated in 9.19 but still accepted, and required below 9.8 (cudnn-frontend sets it there).
   set(graph_->get(), CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
   const cudnnStatus_t graph_status = cudnnBackendFinalize(graph_->get());
   if (not_supported(graph_status)) return false;
@@ -152,10 +152,15 @@ bool CudnnGraph::build(cudnnHandle_t handle) {
   set_desc(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph_->get());
   const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
   set(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
-  TRAINER_CUDNN_CHECK(cudnnBackendFinalize(heuristics.get()));
+  // An unsupported pattern often shows only here, not at the graph's finalize.
+  const cudnnStatus_t heuristics_status = cudnnBackendFinalize(heuristics.get());
+  if (not_supported(heuristics_status)) return false;
+  TRAINER_CUDNN_CHECK(heuristics_status);
   int64_t count = 0;
-  TRAINER_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
+  const cudnnStatus_t count_status = cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                              CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr);
+  if (not_supported(count_status)) return false;
+  TRAINER_CUDNN_CHECK(count_status);
   if (count <= 0) return false;
   std::vector<cudnnBackendDescriptor_t> raw;
   for (int64_t i = 0; i < count; ++i) {
