@@ -97,6 +97,31 @@ __device__ __forceinline__ void gemm_xyt(float (&s)[kM][kN / 8][4], const bf16* 
   }
 }
 
+// The A fragments of rows [r0, r0 + 16 kM) (k = D) of a row-major shared tile, for operands
+// that stay fixed over a kernel's loop (the query tile in the forward, Q and dO in dQ).
+template <int D, int kM>
+__device__ __forceinline__ void load_a_rows(uint32_t (&xa)[kM][D / 16][4], const bf16* X, int ld, int r0) {
+#pragma unroll
+  for (int m = 0; m < kM; ++m)
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) load_a(xa[m][kk], X, ld, r0 + 16 * m, kk * 16);
+}
+
+// gemm_xyt with X's fragments from load_a_rows (the same products in the same order).
+template <int D, int kN, int kM>
+__device__ __forceinline__ void gemm_ayt(float (&s)[kM][kN / 8][4], const uint32_t (&xa)[kM][D / 16][4],
+                                         const bf16* Y, int ld) {
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk)
+#pragma unroll
+    for (int nt = 0; nt < kN / 8; ++nt) {
+      uint32_t b0, b1;
+      load_b_kmajor(b0, b1, Y, ld, nt * 8, kk * 16);
+#pragma unroll
+      for (int m = 0; m < kM; ++m) mma_bf16(s[m][nt], xa[m][kk], b0, b1);
+    }
+}
+
 // O (16 kM x D) += P (16 kM x kK, in accumulators) times Z rows [0, kK) (row-major, D columns),
 // every Z fragment feeding the kM row blocks.
 template <int D, int kK, int kM>
@@ -152,10 +177,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
   if (last > 0) kv.issue(1, rows_bh.k, s3, rows_bh.v, s3, kTile, T_len);
   kv.wait(last > 0);
   uint32_t qa[kM][D / 16][4];
-#pragma unroll
-  for (int a = 0; a < kM; ++a)
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) load_a(qa[a][kk], Qs, LD, wr + 16 * a, kk * 16);
+  load_a_rows<D, kM>(qa, Qs, LD, wr);
   float o[kM][D / 8][4] = {};
   float m[kM][2], l[kM][2];
 #pragma unroll
@@ -170,15 +192,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
     const bf16* Ks = kv.first(kt);
     const bf16* Vs = kv.second(kt);
     float s[kM][kTile / 8][4] = {};
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-#pragma unroll
-      for (int nt = 0; nt < kTile / 8; ++nt) {
-        uint32_t b0, b1;
-        load_b_kmajor(b0, b1, Ks, LD, nt * 8, kk * 16);
-#pragma unroll
-        for (int a = 0; a < kM; ++a) mma_bf16(s[a][nt], qa[a][kk], b0, b1);
-      }
+    gemm_ayt<D, kTile, kM>(s, qa, Ks, LD);
 #pragma unroll
     for (int a = 0; a < kM; ++a) {
       float mx[2] = {-INFINITY, -INFINITY};
@@ -275,16 +289,22 @@ __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, 
       row_lse[m][r] = ok ? lse[(int64_t(b) * H + h) * T_len + rows[m][r]] * kLog2e : 0.0f;
       row_d[m][r] = ok ? dvec[(int64_t(b) * H + h) * T_len + rows[m][r]] : 0.0f;
     }
+  // Q's and dO's fragments stay in registers for every key tile (tile 1 in flight meanwhile).
+  if (last > 0) kv.issue(1, rows_bh.k, s3, rows_bh.v, s3, kBk, T_len);
+  kv.wait(last > 0);
+  uint32_t qa[kM][D / 16][4], da[kM][D / 16][4];
+  load_a_rows<D, kM>(qa, Qs, LD, wr);
+  load_a_rows<D, kM>(da, dOs, LD, wr);
   float dq[kM][D / 8][4] = {};
   for (int kt = 0; kt <= last; ++kt) {
     const int k0 = kt * kBk;
-    if (kt < last) kv.issue(kt + 1, rows_bh.k, s3, rows_bh.v, s3, k0 + kBk, T_len);
+    if (kt > 0 && kt < last) kv.issue(kt + 1, rows_bh.k, s3, rows_bh.v, s3, k0 + kBk, T_len);
     kv.wait(kt < last);
     const bf16* Ks = kv.first(kt);
     const bf16* Vs = kv.second(kt);
     float s[kM][kBk / 8][4] = {}, dp[kM][kBk / 8][4] = {};
-    gemm_xyt<D, kBk, kM>(s, Qs, Ks, LD, wr);
-    gemm_xyt<D, kBk, kM>(dp, dOs, Vs, LD, wr);
+    gemm_ayt<D, kBk, kM>(s, qa, Ks, LD);
+    gemm_ayt<D, kBk, kM>(dp, da, Vs, LD);
 #pragma unroll
     for (int m = 0; m < kM; ++m)
 #pragma unroll
