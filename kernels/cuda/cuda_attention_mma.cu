@@ -1,5 +1,6 @@
 // Tensor-core flash attention for bf16, head_dim 64 or 128 (sm_80+: mma.sync m16n8k16 bf16
-// with f32 accumulators; fragments and ldmatrix in cuda_mma.cuh). A block of 4 warps owns the
+// with f32 accumulators; fragments and ldmatrix in cuda_mma.cuh, tile streaming and
+// warp products in cuda_attention_tiles.cuh). A block of 4 warps owns the
 // rows (queries, or keys in dK/dV) of one (batch, head); each warp owns kM m16 blocks of them,
 // kM = 2 at D = 64 (FlashAttention-2's 128-row tile: every fragment read from shared memory
 // feeds two products, halving the shared-memory traffic that bounds these kernels) and 1 at
@@ -23,7 +24,7 @@
 
 #include "kernels/cuda/cuda_attention.h"
 #include "kernels/cuda/cuda_common.cuh"
-#include "kernels/cuda/cuda_mma.cuh"
+#include "kernels/cuda/cuda_attention_tiles.cuh"
 
 namespace trainer::cuda {
 
@@ -34,113 +35,6 @@ constexpr int kThreads = 32 * kWarps;
 constexpr int kTile = 64;  // key tile of the forward; keys or queries per block at kM = 1
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
-
-// rows x D tile from global rows row0.. (row stride `stride` elements) into shared memory
-// (row stride ld), rows at or past T_len zero, with cp.async (no register round trip): complete
-// once a cp_async_wait covers the group the caller commits.
-template <int D>
-__device__ __forceinline__ void load_tile_async(bf16* dst, int ld, const bf16* src, int64_t stride, int rows,
-                                                int row0, int T_len) {
-  constexpr int kPerRow = D / 8;
-  for (int i = threadIdx.x; i < rows * kPerRow; i += blockDim.x) {
-    const int r = i / kPerRow, c = (i % kPerRow) * 8;
-    const bool valid = row0 + r < T_len;
-    cp_async16(dst + r * ld + c, src + (valid ? int64_t(row0 + r) * stride + c : 0), valid);
-  }
-}
-
-// Two buffers, each a pair of kRows x D tiles (K and V, or Q and dO) in shared memory: pair
-// i + 1 streams in with cp.async while the block works on pair i. Per iteration i:
-// issue(i + 1, ...) when there is one, wait(more), use first(i) / second(i), release().
-template <int D, int kRows>
-struct TileRing {
-  static constexpr int LD = D + 8;
-  bf16* base;  // 4 tiles of kRows x LD
-  __device__ bf16* first(int i) const { return base + (i % 2) * 2 * kRows * LD; }
-  __device__ bf16* second(int i) const { return first(i) + kRows * LD; }
-  // Starts pair i (rows row0.. of a and of b, row strides sa and sb) as one cp.async group,
-  // with whatever this thread issued before. Its buffer was last read in iteration i - 2,
-  // which ended with release().
-  __device__ void issue(int i, const bf16* a, int64_t sa, const bf16* b, int64_t sb, int row0, int T_len) const {
-    load_tile_async<D>(first(i), LD, a, sa, kRows, row0, T_len);
-    load_tile_async<D>(second(i), LD, b, sb, kRows, row0, T_len);
-    cp_async_commit();
-  }
-  // The current pair complete for the whole block; `more`: the next one was issued after it.
-  __device__ static void wait(bool more) {
-    if (more)
-      cp_async_wait<1>();
-    else
-      cp_async_wait<0>();
-    __syncthreads();
-  }
-  // Every warp is done with the current pair's buffer.
-  __device__ static void release() { __syncthreads(); }
-};
-
-// S (16 kM x kN) += X rows [r0, r0 + 16 kM) (k = D) times Y^T, Y rows [0, kN): the Q K^T
-// pattern, every Y fragment feeding the kM row blocks.
-template <int D, int kN, int kM>
-__device__ __forceinline__ void gemm_xyt(float (&s)[kM][kN / 8][4], const bf16* X, const bf16* Y, int ld, int r0) {
-#pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk) {
-    uint32_t a[kM][4];
-#pragma unroll
-    for (int m = 0; m < kM; ++m) load_a(a[m], X, ld, r0 + 16 * m, kk * 16);
-#pragma unroll
-    for (int nt = 0; nt < kN / 8; ++nt) {
-      uint32_t b0, b1;
-      load_b_kmajor(b0, b1, Y, ld, nt * 8, kk * 16);
-#pragma unroll
-      for (int m = 0; m < kM; ++m) mma_bf16(s[m][nt], a[m], b0, b1);
-    }
-  }
-}
-
-// The A fragments of rows [r0, r0 + 16 kM) (k = D) of a row-major shared tile, for operands
-// that stay fixed over a kernel's loop (the query tile in the forward, Q and dO in dQ).
-template <int D, int kM>
-__device__ __forceinline__ void load_a_rows(uint32_t (&xa)[kM][D / 16][4], const bf16* X, int ld, int r0) {
-#pragma unroll
-  for (int m = 0; m < kM; ++m)
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) load_a(xa[m][kk], X, ld, r0 + 16 * m, kk * 16);
-}
-
-// gemm_xyt with X's fragments from load_a_rows (the same products in the same order).
-template <int D, int kN, int kM>
-__device__ __forceinline__ void gemm_ayt(float (&s)[kM][kN / 8][4], const uint32_t (&xa)[kM][D / 16][4],
-                                         const bf16* Y, int ld) {
-#pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk)
-#pragma unroll
-    for (int nt = 0; nt < kN / 8; ++nt) {
-      uint32_t b0, b1;
-      load_b_kmajor(b0, b1, Y, ld, nt * 8, kk * 16);
-#pragma unroll
-      for (int m = 0; m < kM; ++m) mma_bf16(s[m][nt], xa[m][kk], b0, b1);
-    }
-}
-
-// O (16 kM x D) += P (16 kM x kK, in accumulators) times Z rows [0, kK) (row-major, D columns),
-// every Z fragment feeding the kM row blocks.
-template <int D, int kK, int kM>
-__device__ __forceinline__ void gemm_pz(float (&o)[kM][D / 8][4], const float (&p)[kM][kK / 8][4], const bf16* Z,
-                                        int ld) {
-#pragma unroll
-  for (int kc = 0; kc < kK / 16; ++kc) {
-    uint32_t a[kM][4];
-#pragma unroll
-    for (int m = 0; m < kM; ++m) acc_to_a(a[m], p[m][2 * kc], p[m][2 * kc + 1]);
-#pragma unroll
-    for (int dn = 0; dn < D / 8; ++dn) {
-      uint32_t b0, b1;
-      load_b_nmajor(b0, b1, Z, ld, kc * 16, dn * 8);
-#pragma unroll
-      for (int m = 0; m < kM; ++m) mma_bf16(o[m][dn], a[m], b0, b1);
-    }
-  }
-}
 
 // kM m16 row blocks per warp (16 kM query rows): each K/V fragment loaded from shared memory
 // feeds kM products, so kM = 2 halves the shared-memory traffic per FLOP, the bound of this
@@ -165,14 +59,10 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
   const int last = min(q0 + kRows - 1, T_len - 1) / kTile;  // the last key tile any row sees
   load_tile_async<D>(Qs, LD, rows_bh.q, s3, kRows, q0, T_len);
   kv.issue(0, rows_bh.k, s3, rows_bh.v, s3, 0, T_len);  // one group: Q and the first (K, V)
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int warp = threadIdx.x / 32, t = threadIdx.x % 4;  // t: lane % 4, a fragment column pair
   const int wr = warp * 16 * kM;
   int rows[kM][2];
-#pragma unroll
-  for (int a = 0; a < kM; ++a) {
-    rows[a][0] = q0 + wr + 16 * a + g;
-    rows[a][1] = rows[a][0] + 8;
-  }
+  warp_rows<kM>(rows, q0 + wr);
   // Tile 1 goes in flight before the wait for Q, so the first two tiles' copies overlap.
   if (last > 0) kv.issue(1, rows_bh.k, s3, rows_bh.v, s3, kTile, T_len);
   kv.wait(last > 0);
@@ -276,15 +166,15 @@ __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, 
   load_tile_async<D>(Qs, LD, rows_bh.q, s3, kRows, q0, T_len);
   load_tile_async<D>(dOs, LD, dout + int64_t(b) * T_len * hd + L.q_col(h), hd, kRows, q0, T_len);
   kv.issue(0, rows_bh.k, s3, rows_bh.v, s3, 0, T_len);  // one group: Q, dO and the first (K, V)
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int warp = threadIdx.x / 32, t = threadIdx.x % 4;  // t: lane % 4, a fragment column pair
   const int wr = warp * 16 * kM;
   int rows[kM][2];
+  warp_rows<kM>(rows, q0 + wr);
   float row_lse[kM][2], row_d[kM][2];
 #pragma unroll
   for (int m = 0; m < kM; ++m)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      rows[m][r] = q0 + wr + 16 * m + 8 * r + g;
       const bool ok = rows[m][r] < T_len;
       row_lse[m][r] = ok ? lse[(int64_t(b) * H + h) * T_len + rows[m][r]] * kLog2e : 0.0f;
       row_d[m][r] = ok ? dvec[(int64_t(b) * H + h) * T_len + rows[m][r]] : 0.0f;
@@ -375,14 +265,10 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_mma_kernel(bf16* dqkv,
   load_tile_async<D>(Ks, LD, rows_b + L.k_col(kvh), s3, kKeys, k0, T_len);
   load_tile_async<D>(Vs, LD, rows_b + L.v_col(kvh), s3, kKeys, k0, T_len);
   issue(0);  // one group: K, V and the first (Q, dO)
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int warp = threadIdx.x / 32, t = threadIdx.x % 4;  // t: lane % 4, a fragment column pair
   const int wr = warp * 16 * kM;
   int keys[kM][2];
-#pragma unroll
-  for (int m = 0; m < kM; ++m) {
-    keys[m][0] = k0 + wr + 16 * m + g;
-    keys[m][1] = keys[m][0] + 8;
-  }
+  warp_rows<kM>(keys, k0 + wr);
   float dk[kM][D / 8][4] = {};
   float dv[kM][D / 8][4] = {};
   for (int i = 0; i < iterations; ++i) {

@@ -114,23 +114,18 @@ class CudaBackend final : public Backend {
   void compute(const LayernormBackwardOp& op) override { cuda::layernorm_backward(ctx_, op); }
   void compute(const MatmulOp& op) override { matmul_->run(ctx_, op); }
   void compute(const BiasBackwardOp& op) override { cuda::bias_backward(ctx_, op); }
-#ifdef TRAINER_HAVE_CUDNN
   void compute(const AttentionForwardOp& op) override {
-    if (cudnn_attention_)
-      cudnn_attention_->forward(ctx_, op);
-    else
-      cuda::attention_forward(ctx_, op);
+#ifdef TRAINER_HAVE_CUDNN
+    if (cudnn_attention_) return cudnn_attention_->forward(ctx_, op);
+#endif
+    cuda::attention_forward(ctx_, op);
   }
   void compute(const AttentionBackwardOp& op) override {
-    if (cudnn_attention_)
-      cudnn_attention_->backward(ctx_, op);
-    else
-      cuda::attention_backward(ctx_, op);
-  }
-#else
-  void compute(const AttentionForwardOp& op) override { cuda::attention_forward(ctx_, op); }
-  void compute(const AttentionBackwardOp& op) override { cuda::attention_backward(ctx_, op); }
+#ifdef TRAINER_HAVE_CUDNN
+    if (cudnn_attention_) return cudnn_attention_->backward(ctx_, op);
 #endif
+    cuda::attention_backward(ctx_, op);
+  }
   void compute(const AttentionCachedOp& op) override { cuda::attention_cached(ctx_, op); }
   void compute(const RmsnormForwardOp& op) override { cuda::rmsnorm_forward(ctx_, op); }
   void compute(const RmsnormBackwardOp& op) override { cuda::rmsnorm_backward(ctx_, op); }
