@@ -49,6 +49,7 @@
 
 #include "kernels/backend_fused_ops.h"
 #include "kernels/backend_generation_ops.h"
+#include "kernels/backend_init_ops.h"
 #include "kernels/backend_llama_ops.h"
 #include "kernels/backend_multi_tensor_ops.h"
 #include "kernels/backend_options.h"
@@ -170,7 +171,8 @@ struct AttentionBackwardOp {
 };
 // The Llama ops (RmsnormForwardOp ... SwigluBackwardOp) are in backend_llama_ops.h,
 // AttentionCachedOp in backend_generation_ops.h, XentFusedOp in backend_fused_ops.h,
-// AdamWManyOp and SumSquaresManyOp in backend_multi_tensor_ops.h.
+// AdamWManyOp and SumSquaresManyOp in backend_multi_tensor_ops.h, InitNormalOp in
+// backend_init_ops.h.
 // GELU, tanh approximation; all act with one element count. In place: out may be inp.
 struct GeluForwardOp {
   static constexpr const char* kName = "gelu_forward";
@@ -342,6 +344,7 @@ class Backend {
   void run(const AddOp& op);
   void run(const ScaleOp& op);
   void run(const FillOp& op);
+  void run(const InitNormalOp& op);
   void run(const CastOp& op);
   double run(const SumSquaresOp& op);
   void run(const XentMaxOp& op);
@@ -411,6 +414,7 @@ class Backend {
   void add(Tensor out, Tensor a, Tensor b) { run(AddOp{out, a, b}); }
   void scale(Tensor x, float alpha) { run(ScaleOp{x, alpha}); }
   void fill(Tensor x, float value) { run(FillOp{x, value}); }
+  void init_normal(Tensor out, const NormalFill& fill) { run(InitNormalOp{out, fill}); }
   void cast(Tensor dst, Tensor src) { run(CastOp{dst, src}); }
   double sum_squares(Tensor x) { return run(SumSquaresOp{x}); }
   void xent_max(Tensor maxes, Tensor logits, int64_t valid_cols) { run(XentMaxOp{maxes, logits, valid_cols}); }
@@ -462,6 +466,7 @@ class Backend {
   virtual void compute(const AddOp& op) = 0;
   virtual void compute(const ScaleOp& op) = 0;
   virtual void compute(const FillOp& op) = 0;
+  virtual void compute(const InitNormalOp& op) = 0;
   virtual void compute(const CastOp& op) = 0;
   virtual double compute(const SumSquaresOp& op) = 0;
   virtual void compute(const XentMaxOp& op) = 0;

@@ -4,6 +4,7 @@
 // Every failure is a TRAINER_CHECK (std::logic_error: the caller broke the contract) whose
 // message starts "<op>: <argument> ", so a bad call names itself. A call that passes costs a
 // few comparisons per argument: nothing is allocated and no message is formatted.
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -242,6 +243,12 @@ void check(const ScaleOp& op, ArgCheck& k) { k.arg("x", op.x, Want::float_any, k
 
 void check(const FillOp& op, ArgCheck& k) { k.arg("x", op.x, Want::float_any, kOut); }
 
+void check(const InitNormalOp& op, ArgCheck& k) {
+  k.arg("out", op.out, Want::f32, kOut);
+  k.that(op.fill.first >= 0, "first", [&] { return std::to_string(op.fill.first) + " is negative"; });
+  k.that(std::isfinite(op.fill.std), "std", [&] { return std::to_string(op.fill.std) + " is not finite"; });
+}
+
 void check(const CastOp& op, ArgCheck& k) {
   k.arg("dst", op.dst, Want::float_any, kOut);
   k.arg("src", op.src, Want::float_any, kIn);
@@ -356,6 +363,8 @@ Key profile_key(const GeluBackwardOp& op) { return {op.kName, shape_of(op.inp)};
 Key profile_key(const AddOp& op) { return {op.kName, shape_of(op.out)}; }
 Key profile_key(const ScaleOp& op) { return {op.kName, shape_of(op.x)}; }
 Key profile_key(const FillOp& op) { return {op.kName, shape_of(op.x)}; }
+// One row for the whole init: its shapes are the parameter chunks.
+Key profile_key(const InitNormalOp& op) { return {op.kName, "all parameters"}; }
 Key profile_key(const CastOp& op) { return {op.kName, shape_of(op.src) + " -> " + dtype_name(op.dst.dtype)}; }
 Key profile_key(const SumSquaresOp& op) { return {op.kName, shape_of(op.x)}; }
 Key profile_key(const XentMaxOp& op) { return {op.kName, shape_of(op.logits)}; }
@@ -410,6 +419,7 @@ void Backend::run(const GeluBackwardOp& op) { enter(op); }
 void Backend::run(const AddOp& op) { enter(op); }
 void Backend::run(const ScaleOp& op) { enter(op); }
 void Backend::run(const FillOp& op) { enter(op); }
+void Backend::run(const InitNormalOp& op) { enter(op); }
 void Backend::run(const CastOp& op) { enter(op); }
 double Backend::run(const SumSquaresOp& op) { return enter(op); }
 void Backend::run(const XentMaxOp& op) { enter(op); }

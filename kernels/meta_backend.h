@@ -65,6 +65,7 @@ class MetaBackend final : public Backend {
   void compute(const AddOp&) override {}
   void compute(const ScaleOp&) override {}
   void compute(const FillOp&) override {}
+  void compute(const InitNormalOp&) override {}
   void compute(const CastOp&) override {}
   double compute(const SumSquaresOp&) override { return 0; }
   void compute(const XentMaxOp&) override {}

@@ -2,6 +2,7 @@
 #include "model/param_store.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "kernels/base/check.h"
 #include "model/param_store_impl.h"
@@ -52,22 +53,32 @@ ZeroPolicy ParamStore::zero() const { return impl_->zero; }
 
 void ParamStore::init_random(uint64_t seed) {
   constexpr int64_t kChunk = kInitChunkElements;
+  Impl& s = *impl_;
   const GptConfig& cfg = layout_.config();
-  std::vector<float> values;
+  int64_t largest = 0;
+  for (const LocalParam& p : layout_.params()) largest = std::max(largest, p.numel);
+  Buffer staging = s.backend.alloc(size_t(std::min(kChunk, largest)) * 4);
   for (const LocalParam& p : layout_.params()) {
     const ParamSpec& spec = layout_.spec(p);
+    const std::optional<NormalFill> normal = init_normal_fill(cfg, spec, seed);
     int64_t run_start = 0;  // local index where the current run starts
     for (const Range& r : p.runs) {
       for (int64_t at = 0; at < r.size(); at += kChunk) {
         const int64_t n = std::min(kChunk, r.size() - at);
-        values.resize(size_t(n));
-        init_values(cfg, spec, seed, r.begin + at, n, values.data());
-        impl_->set_values(p, {run_start + at, run_start + at + n}, values.data());
+        Tensor values = staging.tensor(DType::f32, {n});
+        if (normal) {
+          NormalFill f = *normal;
+          f.first = r.begin + at;
+          s.backend.init_normal(values, f);
+        } else {
+          s.backend.fill(values, init_constant(spec));
+        }
+        s.set_values_device(p, {run_start + at, run_start + at + n}, values);
       }
       run_start += r.size();
     }
   }
-  impl_->backend.synchronize();
+  s.backend.synchronize();
 }
 
 Tensor ParamStore::acquire(int unit) {

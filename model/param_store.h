@@ -43,9 +43,10 @@ class ParamStore {
   const StageLayout& layout() const { return layout_; }
   ZeroPolicy zero() const;
 
-  // Initial values: a pure function of (seed, global name, global index). Filled through an
-  // f32 host buffer of at most kInitChunkElements, so the host never holds more than a few MB
-  // beyond the model itself.
+  // Initial values: a pure function of (seed, global name, global index). Drawn on the
+  // backend's device (Backend::init_normal, the same bits on every backend) into an f32
+  // staging buffer of at most kInitChunkElements, then copied or cast into every copy this rank
+  // keeps: nothing crosses from the host, and a few MB beyond the model itself are needed.
   static constexpr int64_t kInitChunkElements = int64_t(1) << 20;
   void init_random(uint64_t seed);
   // Sets every parameter from global values: fetch(spec, global_range, out) fills out with

@@ -124,24 +124,38 @@ struct ParamStore::Impl {
     backend.copy_to_host(dst, s.data, s.bytes());
   }
 
-  // Writes elements [part.begin, part.end) of a parameter's local slice (f32 host values) into
-  // every copy this rank keeps.
-  void set_values(const LocalParam& p, Range part, const float* values) {
+  // Writes elements [part.begin, part.end) of a parameter's local slice into every copy this
+  // rank keeps: put(offset, dst) fills dst from the source's elements offset, offset + 1, ...
+  // (offsets count from part.begin).
+  template <class Put>
+  void set_parts(const LocalParam& p, Range part, Put put) {
     const LocalUnit& u = layout.units()[p.unit];
     const int64_t base = p.offset - u.offset;  // the parameter's start within its unit
     Range pr{base + part.begin, base + part.end};
-    auto put = [&](Range piece, Tensor dst) {
-      if (!piece.empty()) upload(dst, values + (piece.begin - pr.begin));
+    auto at = [&](Range piece, Tensor dst) {
+      if (!piece.empty()) put(piece.begin - pr.begin, dst);
     };
-    if (!zero.shard_parameters()) put(pr, compute.tensor(act, {layout.total()}).flat(u.offset + pr.begin, u.offset + pr.end));
+    if (!zero.shard_parameters()) at(pr, compute.tensor(act, {layout.total()}).flat(u.offset + pr.begin, u.offset + pr.end));
     if (!master_aliases_compute()) {
       Range piece = master_full() ? pr : intersect(pr, u.shard);
-      if (!piece.empty()) put(piece, master_at(u, piece));
+      at(piece, piece.empty() ? Tensor{} : master_at(u, piece));
     }
     if (zero.shard_parameters() && act != DType::f32) {
       Range piece = intersect(pr, u.shard);
-      if (!piece.empty()) put(piece, copy_at(u, piece));
+      at(piece, piece.empty() ? Tensor{} : copy_at(u, piece));
     }
+  }
+  // From f32 host values.
+  void set_values(const LocalParam& p, Range part, const float* values) {
+    set_parts(p, part, [&](int64_t offset, Tensor dst) { upload(dst, values + offset); });
+  }
+  // From f32 values on the device (src has part.size() elements); asynchronous.
+  void set_values_device(const LocalParam& p, Range part, Tensor src) {
+    set_parts(p, part, [&](int64_t offset, Tensor dst) {
+      Tensor from = src.flat(offset, offset + dst.numel());
+      if (dst.dtype == DType::f32) backend.copy(dst.data, from.data, dst.bytes());
+      else backend.cast(dst, from);
+    });
   }
   void set_values(const LocalParam& p, const std::vector<float>& values) {
     set_values(p, {0, p.numel}, values.data());

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 
 #include "kernels/base/check.h"
+#include "kernels/init_normal.h"
 #include "model/rng.h"
 
 namespace trainer {
@@ -135,60 +137,36 @@ std::vector<int64_t> tp_local_shape(const ParamSpec& spec, int tp) {
   return s;
 }
 
-namespace {
-
-// What init_value needs of a parameter, computed once per parameter rather than per element
-// (the name's hash alone was a tenth of a 124M model's start-up).
-struct InitDraw {
-  InitKind kind;
-  double std = 0;
-  uint64_t key = 0;
-  int64_t zero_from = 0;  // normal_vocab: elements from here on (padded vocabulary rows) are 0
-};
-
-InitDraw init_draw(const GptConfig& cfg, const ParamSpec& spec, uint64_t seed) {
-  InitDraw d{spec.init};
-  d.std = cfg.init_std;
-  if (spec.init == InitKind::normal_residual) d.std /= std::sqrt(2.0 * cfg.n_layer);
-  d.key = seed ^ name_hash(spec.name);
-  if (spec.init == InitKind::normal_vocab) d.zero_from = int64_t(cfg.vocab_size) * spec.shape[1];
-  return d;
+std::optional<NormalFill> init_normal_fill(const GptConfig& cfg, const ParamSpec& spec, uint64_t seed) {
+  if (spec.init != InitKind::normal && spec.init != InitKind::normal_residual && spec.init != InitKind::normal_vocab)
+    return std::nullopt;
+  NormalFill f;
+  f.key = seed ^ name_hash(spec.name);
+  f.stream = uint64_t(RngPurpose::init);
+  f.std = cfg.init_std;
+  if (spec.init == InitKind::normal_residual) f.std /= std::sqrt(2.0 * cfg.n_layer);
+  if (spec.init == InitKind::normal_vocab) f.zero_from = int64_t(cfg.vocab_size) * spec.shape[1];
+  return f;
 }
 
-bool is_normal(InitKind k) { return k == InitKind::normal || k == InitKind::normal_residual || k == InitKind::normal_vocab; }
-
-// The value of `index` given the four normals of its Philox block.
-float value_of(const InitDraw& d, int64_t index, const std::array<float, 4>& normals) {
-  if (!is_normal(d.kind)) return d.kind == InitKind::ones ? 1.0f : 0.0f;
-  if (d.kind == InitKind::normal_vocab && index >= d.zero_from) return 0.0f;
-  return float(d.std * normals[size_t(index & 3)]);
-}
-
-}  // namespace
+float init_constant(const ParamSpec& spec) { return spec.init == InitKind::ones ? 1.0f : 0.0f; }
 
 // Element i of a normal parameter is normal i % 4 of Philox block i / 4 of its stream.
 float init_value(const GptConfig& cfg, const ParamSpec& spec, uint64_t seed, int64_t index) {
-  const InitDraw d = init_draw(cfg, spec, seed);
-  const std::array<float, 4> normals =
-      is_normal(d.kind) ? normal4_at(d.key, uint64_t(RngPurpose::init), uint64_t(index) >> 2) : std::array<float, 4>{};
-  return value_of(d, index, normals);
+  const std::optional<NormalFill> f = init_normal_fill(cfg, spec, seed);
+  if (!f) return init_constant(spec);
+  if (index >= f->zero_from) return 0.0f;
+  return float(f->std * double(normal4_at(f->key, f->stream, uint64_t(index) >> 2)[size_t(index & 3)]));
 }
 
 void init_values(const GptConfig& cfg, const ParamSpec& spec, uint64_t seed, int64_t begin, int64_t n, float* out) {
-  const InitDraw d = init_draw(cfg, spec, seed);
-  if (!is_normal(d.kind)) {
-    std::fill(out, out + n, d.kind == InitKind::ones ? 1.0f : 0.0f);
+  std::optional<NormalFill> f = init_normal_fill(cfg, spec, seed);
+  if (!f) {
+    std::fill(out, out + n, init_constant(spec));
     return;
   }
-  // Block by block (a block's four normals cost one Philox call); each element is a pure
-  // function of its index, so any split over threads gives the same bits.
-  const int64_t first = begin >> 2, last = (begin + n + 3) >> 2;
-#pragma omp parallel for schedule(static)
-  for (int64_t b = first; b < last; ++b) {
-    const std::array<float, 4> normals = normal4_at(d.key, uint64_t(RngPurpose::init), uint64_t(b));
-    for (int64_t index = std::max(begin, 4 * b); index < std::min(begin + n, 4 * b + 4); ++index)
-      out[index - begin] = value_of(d, index, normals);
-  }
+  f->first = begin;
+  init_normal_host(out, n, *f);
 }
 
 }  // namespace trainer

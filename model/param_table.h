@@ -15,9 +15,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "kernels/backend_init_ops.h"
 #include "kernels/base/enum_names.h"
 #include "kernels/base/range.h"
 #include "model/gpt_config.h"
@@ -83,8 +85,14 @@ std::string layer_prefix(const GptConfig& c, int layer);
 std::vector<Range> tp_runs(const ParamSpec& spec, int tp_rank, int tp);
 std::vector<int64_t> tp_local_shape(const ParamSpec& spec, int tp);
 
+// How a parameter's initial values are drawn: for the normal kinds, the stream whose element
+// i is the parameter's global element i (first = 0; a caller filling a range sets first), so
+// every layout and every backend (Backend::init_normal) starts from the same weights; nullopt
+// for the constant kinds, whose value is init_constant.
+std::optional<NormalFill> init_normal_fill(const GptConfig& config, const ParamSpec& spec, uint64_t seed);
+float init_constant(const ParamSpec& spec);
 // Initial value of global element `index` of a parameter: a pure function of
-// (seed, name, index), so every layout starts from the same weights.
+// (seed, name, index).
 float init_value(const GptConfig& config, const ParamSpec& spec, uint64_t seed, int64_t index);
 // init_value of the global elements [begin, begin + n) into out, over OpenMP threads.
 void init_values(const GptConfig& config, const ParamSpec& spec, uint64_t seed, int64_t begin, int64_t n, float* out);

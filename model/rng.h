@@ -17,13 +17,10 @@ uint64_t name_hash(std::string_view name);
 // Uniform in (0, 1) from 32 random bits.
 inline double uniform_open(uint32_t bits) { return (double(bits) + 0.5) * (1.0 / 4294967296.0); }
 
-// Standard normal for (key, stream, index): Box-Muller on one Philox block.
-double normal_at(uint64_t key, uint64_t stream, uint64_t index);
 // Four standard normals from one Philox block (both Box-Muller outputs of its two pairs of
 // words), in single precision: the normals of indices 4 * block .. 4 * block + 3 of a stream
-// (weight init, stored as floats anyway), a quarter of the Philox blocks and half the
-// logarithms of normal_at per number, and float sincos (a 124M model's init took 8.8 s of CPU
-// with normal_at, 2.x s with this).
+// (weight init, stored as floats anyway). The transform is kernels/base/box_muller.h's, whose
+// bits the CUDA init kernel reproduces exactly.
 std::array<float, 4> normal4_at(uint64_t key, uint64_t stream, uint64_t block);
 
 // Stream ids: the "purpose" part of the key, so different uses never share numbers.

@@ -21,6 +21,7 @@
 #include "kernels/base/check.h"
 #include "kernels/cpu/cpu_host_info.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/init_normal.h"
 
 namespace trainer {
 
@@ -191,6 +192,7 @@ class CpuBackend final : public Backend {
   void compute(const AddOp& op) override { cpu::add(f32(op.out), f32(op.a), f32(op.b), op.a.numel()); }
   void compute(const ScaleOp& op) override { cpu::scale(f32(op.x), op.alpha, op.x.numel()); }
   void compute(const FillOp& op) override { cpu::fill(f32(op.x), op.value, op.x.numel()); }
+  void compute(const InitNormalOp& op) override { init_normal_host(f32(op.out), op.out.numel(), op.fill); }
   // f32 to f32: a copy (dst and src never overlap).
   void compute(const CastOp& op) override { cpu::copy(op.dst.data, op.src.data, op.src.bytes()); }
   double compute(const SumSquaresOp& op) override { return cpu::sum_squares(f32(op.x), op.x.numel()); }

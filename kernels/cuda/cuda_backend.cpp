@@ -140,6 +140,7 @@ class CudaBackend final : public Backend {
   void compute(const AddOp& op) override { cuda::add(ctx_, op); }
   void compute(const ScaleOp& op) override { cuda::scale(ctx_, op); }
   void compute(const FillOp& op) override { cuda::fill(ctx_, op); }
+  void compute(const InitNormalOp& op) override { cuda::init_normal(ctx_, op); }
   void compute(const CastOp& op) override { cuda::cast(ctx_, op); }
   double compute(const SumSquaresOp& op) override { return cuda::sum_squares(ctx_, op); }
   void compute(const XentMaxOp& op) override { cuda::xent_max(ctx_, op); }

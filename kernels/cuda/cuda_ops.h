@@ -61,6 +61,7 @@ void gelu_backward(const Context& ctx, const GeluBackwardOp& op);
 void add(const Context& ctx, const AddOp& op);
 void scale(const Context& ctx, const ScaleOp& op);
 void fill(const Context& ctx, const FillOp& op);
+void init_normal(const Context& ctx, const InitNormalOp& op);
 void cast(const Context& ctx, const CastOp& op);
 double sum_squares(const Context& ctx, const SumSquaresOp& op);
 // One pass over all tensors (a few launches) and one host read.

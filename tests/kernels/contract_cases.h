@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -299,6 +300,11 @@ inline std::vector<ContractCase> contract_cases() {
                   {wrong_dtype("x", &ScaleOp::x), wrong_device("x", &ScaleOp::x), missing("x", &ScaleOp::x)});
   add_op<FillOp>(c, [](ContractPool& p) { return FillOp{p.f32({6}), 2.0f}; },
                  {wrong_dtype("x", &FillOp::x), wrong_device("x", &FillOp::x), missing("x", &FillOp::x)});
+  using IN = InitNormalOp;
+  add_op<IN>(c, [](ContractPool& p) { return IN{p.f32({6}), NormalFill{}}; },
+             {wrong_dtype("out", &IN::out), wrong_device("out", &IN::out), missing("out", &IN::out),
+              other<IN>("first", [](IN& op) { op.fill.first = -1; }),
+              other<IN>("std", [](IN& op) { op.fill.std = std::numeric_limits<double>::infinity(); })});
   add_op<CastOp>(c, [](ContractPool& p) { return CastOp{p.act({6}), p.f32({6})}; },
                  {wrong_shape("dst", &CastOp::dst), wrong_dtype("src", &CastOp::src), wrong_device("dst", &CastOp::dst),
                   alias("dst", &CastOp::dst, &CastOp::src)});

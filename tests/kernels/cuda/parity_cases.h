@@ -230,6 +230,18 @@ inline std::vector<ParityCase> elementwise_parity_cases() {
                [](Backend& be, const ParityArgs& t) { be.run(CastOp{t["dst"], t["src"]}); });
       add_case("cast act -> f32", {output("dst", Kind::f32, {n}, Tol{}, Compare::exact), input("src", Kind::act, {n})},
                [](Backend& be, const ParityArgs& t) { be.run(CastOp{t["dst"], t["src"]}); });
+      // The normal draw rounds every step the same on both sides (kernels/base/box_muller.h):
+      // exact, also far into a stream and across a zeroed tail.
+      for (int64_t first : {int64_t(0), int64_t(5), (int64_t(1) << 40) + 3}) {
+        NormalFill f;
+        f.key = 0x5DEECE66Dull;
+        f.stream = 1;
+        f.first = first;
+        f.std = 0.02;
+        f.zero_from = first == 5 ? first + n / 2 : f.zero_from;
+        add_case("init_normal first " + std::to_string(first), {output("out", Kind::f32, {n}, Tol{}, Compare::exact)},
+                 [f](Backend& be, const ParityArgs& t) { be.run(InitNormalOp{t["out"], f}); });
+      }
     }
   return cases;
 }

@@ -1,0 +1,40 @@
+// init_normal on the device: each thread draws one Philox block's four normals
+// (kernels/base/box_muller.h, whose __f*_rn operations round as the host's do) and writes the
+// block's elements that fall in [first, first + n). The product with std is in double, as on
+// the host, so a GPU run's first weights are the CPU run's bit for bit.
+#include <algorithm>
+
+#include "kernels/base/box_muller.h"
+#include "kernels/cuda/cuda_common.cuh"
+#include "kernels/cuda/cuda_ops.h"
+
+namespace trainer::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void init_normal_kernel(float* out, int64_t n, NormalFill fill) {
+  const int64_t begin = fill.first, end = fill.first + n;
+  const int64_t first_block = begin >> 2, blocks = ((end + 3) >> 2) - first_block;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < blocks; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t b = first_block + i;
+    const box_muller::Normals z = box_muller::normal4(fill.key, fill.stream, uint64_t(b));
+    const int64_t lo = b * 4 > begin ? b * 4 : begin, hi = b * 4 + 4 < end ? b * 4 + 4 : end;
+    for (int64_t e = lo; e < hi; ++e)
+      out[e - begin] = e >= fill.zero_from ? 0.0f : __double2float_rn(__dmul_rn(fill.std, double(z.value[e & 3])));
+  }
+}
+
+}  // namespace
+
+void init_normal(const Context& ctx, const InitNormalOp& op) {
+  const int64_t n = op.out.numel();
+  if (n == 0) return;
+  const int64_t blocks = ((op.fill.first + n + 3) >> 2) - (op.fill.first >> 2);
+  const int grid = int(std::max<int64_t>(1, std::min<int64_t>(ceil_div(blocks, kThreads), 1 << 16)));
+  init_normal_kernel<<<grid, kThreads, 0, ctx.stream>>>(op.out.ptr<float>(), n, op.fill);
+  TRAINER_LAUNCH_CHECK();
+}
+
+}  // namespace trainer::cuda
