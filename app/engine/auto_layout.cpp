@@ -78,6 +78,7 @@ PlanContext plan_context_for(const Recipe& recipe, int world, PlanDevice device,
                                ctx.act_bytes == 2 ? DType::bf16 : DType::f32, recipe.train.peak_tflops)
                        .flops;
   ctx.host = device == PlanDevice::cpu ? HostTransients::cpu_path : HostTransients::none;
+  ctx.attention = recipe.train.attention;
   ctx.memory_limit = memory_gib > 0 ? int64_t(memory_gib * 1024.0 * 1024.0 * 1024.0) : ctx.device.memory_bytes;
   return ctx;
 }
@@ -106,6 +107,7 @@ SearchInput search_input_for(const Recipe& recipe, int world, const PlanContext&
   in.act_bytes = ctx.act_bytes;
   in.memory_limit = ctx.memory_limit;
   in.host = ctx.host;
+  in.attention = ctx.attention;
   return in;
 }
 

@@ -20,4 +20,11 @@ PipeShape plan_replay_shape(const PipeShape& shape, int cap) {
 
 int plan_slots(const PlanLayout& l, int pp_rank) { return max_in_flight(plan_pipe_shape(l), pp_rank); }
 
+int64_t plan_attention_workspace(const GptConfig& c, const PlanLayout& l, const DeviceSpec& device,
+                                 AttentionImpl attention) {
+  if (!device.gpu || attention != AttentionImpl::cudnn) return 0;
+  const int64_t t64 = (int64_t(l.seq_len) + 63) / 64 * 64;
+  return int64_t(l.micro_batch) * (int64_t(c.n_head) / l.tensor) * t64 * t64 * 2;
+}
+
 }  // namespace trainer

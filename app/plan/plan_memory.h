@@ -13,8 +13,9 @@
 //
 // On the CPU path the process also needs host memory for a while beyond those buffers (the
 // peak resident set shows it; tests/app/test_plan_rss.cpp compares):
-// - ParamStore::init_random fills parameters through an f32 host chunk of at most
-//   ParamStore::kInitChunkElements elements, before GptStage allocates the activations.
+// - ParamStore::init_random draws parameters into an f32 staging buffer of at most
+//   ParamStore::kInitChunkElements elements, before GptStage allocates the activations (on a
+//   GPU the same few MB are device memory, inside the runtime figure).
 // - MpiComm's collectives are Open MPI's non-blocking ones (coll/libnbc), and libnbc reduces
 //   through a temporary host buffer as large as the message, from start to completion (an
 //   in-place all-reduce: one copy; reduce-scatter: one, two on the group's root beyond 2
@@ -28,7 +29,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "app/plan/plan_device.h"
+#include "kernels/backend_options.h"
 #include "model/gpt_block.h"
+#include "model/gpt_config.h"
 #include "model/gpt_stage.h"
 #include "parallel/pipeline_schedule.h"
 #include "parallel/zero_policy.h"
@@ -97,5 +101,13 @@ PipeShape plan_pipe_shape(const PlanLayout& layout);
 PipeShape plan_replay_shape(const PipeShape& shape, int cap);
 // Micro-batches alive at once per chunk on a stage, as the trainer sizes its activation slots.
 int plan_slots(const PlanLayout& layout, int pp_rank);
+
+// The backend's scratch for attention beyond the activation buffers: 0 for our flash kernels;
+// under train.attention: cudnn on a GPU, the deterministic backward's dP workspace as
+// cudnn-frontend sizes it, B x (H / tensor) x T64 x T64 x 2 bytes with T64 = T rounded up to
+// 64 (805 MB for gpt2-124m at 32 x 1024). A lower bound: the plan's own workspace size is only
+// known once cuDNN has built it.
+int64_t plan_attention_workspace(const GptConfig& config, const PlanLayout& layout, const DeviceSpec& device,
+                                 AttentionImpl attention);
 
 }  // namespace trainer

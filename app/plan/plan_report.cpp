@@ -79,7 +79,13 @@ int PlanReport::largest_stage() const {
   return best;
 }
 
-int64_t PlanReport::needed_bytes() const { return stages[size_t(largest_stage())].peak() + ctx.device.runtime_bytes; }
+int64_t PlanReport::attention_workspace() const {
+  return plan_attention_workspace(ctx.config, layout, ctx.device, ctx.attention);
+}
+
+int64_t PlanReport::needed_bytes() const {
+  return stages[size_t(largest_stage())].peak() + ctx.device.runtime_bytes + attention_workspace();
+}
 
 PlanReport build_plan_report(const PlanContext& ctx, const PlanLayout& layout) {
   PlanReport r;
@@ -167,9 +173,12 @@ std::string format_plan_text(const PlanReport& r) {
     row("peak", fmt::format("{} = max(buffers {} + init copy, buffers {} + reduction temporaries)",
                             format_bytes(m.peak()), format_bytes(m.store.total()), format_bytes(m.total())));
   }
-  row("needs", fmt::format("{} + runtime {} = {} of {}: {}", format_bytes(m.peak()),
-                     format_bytes(c.device.runtime_bytes), format_bytes(need), format_bytes(c.memory_limit),
-                          need <= c.memory_limit ? "fits" : "DOES NOT FIT"));
+  const int64_t workspace = r.attention_workspace();
+  row("needs", fmt::format("{} + runtime {}{} = {} of {}: {}", format_bytes(m.peak()),
+                           format_bytes(c.device.runtime_bytes),
+                           workspace ? " + cuDNN attention workspace " + format_bytes(workspace) : "",
+                           format_bytes(need), format_bytes(c.memory_limit),
+                           need <= c.memory_limit ? "fits" : "DOES NOT FIT"));
   const StepEstimate& e = r.time;
   out += fmt::format("flops: {:.4g} per step (model FLOPs, {:.4g} per token), {:.4g} per rank per step on the busiest "
                      "stage {} (incl. recomputation)\n",
@@ -206,8 +215,10 @@ std::string format_plan_json(const PlanReport& r) {
         m.reduction_transient, m.peak());
   }
   const int ls = r.largest_stage();
-  out += fmt::format("], \"largest_stage\": {}, \"largest_rank_bytes\": {}, \"needed_bytes\": {}, \"fits\": {}, ", ls,
-                     r.stages[size_t(ls)].peak(), r.needed_bytes(), r.needed_bytes() <= c.memory_limit ? "true" : "false");
+  out += fmt::format("], \"largest_stage\": {}, \"largest_rank_bytes\": {}, \"attention_workspace_bytes\": {}, "
+                     "\"needed_bytes\": {}, \"fits\": {}, ",
+                     ls, r.stages[size_t(ls)].peak(), r.attention_workspace(), r.needed_bytes(),
+                     r.needed_bytes() <= c.memory_limit ? "true" : "false");
   out += fmt::format("\"flops_per_token\": {:.6g}, \"flops_per_step\": {:.6g}, \"flops_per_rank\": {:.6g}, \"time\": {}}}\n",
                      flops_per_token(c.config, l.seq_len), r.time.flops_per_step, r.time.rank_flops, time_json(r.time));
   return out;
@@ -219,9 +230,10 @@ std::string format_search_text(const PlanContext& c, const std::vector<PlanCandi
   const auto fit = std::count_if(ranked.begin(), ranked.end(), [](const PlanCandidate& p) { return p.fits; });
   std::string out;
   out += fmt::format("plan --search: {} on {}\n", c.recipe_path, device_line(c, world));
-  out += fmt::format("{} valid layouts, {} fit in {} per rank (buffers + runtime {}); searched in {:.0f} ms\n",
+  const bool cudnn = c.device.gpu && c.attention == AttentionImpl::cudnn;
+  out += fmt::format("{} valid layouts, {} fit in {} per rank (buffers + runtime {}{}); searched in {:.0f} ms\n",
                      ranked.size(), fit, format_bytes(c.memory_limit), format_bytes(c.device.runtime_bytes),
-                     elapsed_s * 1e3);
+                     cudnn ? " + cuDNN attention workspace" : "", elapsed_s * 1e3);
   out += fmt::format("{:>4}  {:<11} {:>4} {:>5} {:<6} {:<7} {:>10} {:>11} {:>6} {:>11} {:>10} {:>10} {:<4}\n", "#",
                      "d x t x p", "zero", "micro", "sched", "recomp", "step s", "tokens/s", "MFU", "memory", "comm s",
                      "bubble s", "fits");

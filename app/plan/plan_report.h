@@ -22,6 +22,7 @@ struct PlanContext {
   int64_t act_bytes = 4;
   int64_t memory_limit = 0;  // per rank
   HostTransients host = HostTransients::none;  // cpu_path for --device cpu
+  AttentionImpl attention = AttentionImpl::auto_detect;  // the recipe's train.attention
 };
 
 struct PlanReport {
@@ -30,7 +31,8 @@ struct PlanReport {
   std::vector<PlanRankMemory> stages;  // one per pipeline stage
   StepEstimate time;
   int largest_stage() const;      // by peak
-  int64_t needed_bytes() const;  // the largest rank's peak + the runtime figure
+  int64_t attention_workspace() const;  // plan_attention_workspace of this layout
+  int64_t needed_bytes() const;  // the largest rank's peak + the runtime figure + attention_workspace
 };
 
 // Every pipeline stage's memory from a dry run of the trainer's own objects (plan_dry_run.h; tensor

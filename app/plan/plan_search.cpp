@@ -81,7 +81,8 @@ PlanCandidate evaluate_layout(const SearchInput& in, const PlanLayout& l) {
       cand.largest_stage = s;
     }
   }
-  cand.needed_bytes = cand.largest_rank_bytes + in.device.runtime_bytes;
+  cand.needed_bytes = cand.largest_rank_bytes + in.device.runtime_bytes +
+                      plan_attention_workspace(in.config, l, in.device, in.attention);
   cand.fits = cand.needed_bytes <= in.memory_limit;
   cand.time = estimate_step(in.config, l, in.device, in.peak_flops, in.act_bytes);
   return cand;

@@ -29,6 +29,7 @@ struct SearchInput {
   int64_t act_bytes = 4;
   int64_t memory_limit = 0;    // per rank, bytes
   HostTransients host = HostTransients::none;  // cpu_path for --device cpu
+  AttentionImpl attention = AttentionImpl::auto_detect;  // the recipe's train.attention
   std::vector<Recompute> recompute = {Recompute::none, Recompute::block};
 };
 
@@ -37,7 +38,7 @@ struct PlanCandidate {
   StepEstimate time;
   int64_t largest_rank_bytes = 0;  // peak of the rank that needs the most (PlanRankMemory::peak)
   int largest_stage = 0;
-  int64_t needed_bytes = 0;        // largest_rank_bytes + the device's runtime figure
+  int64_t needed_bytes = 0;        // largest_rank_bytes + the device's runtime figure + attention workspace
   bool fits = false;
 };
 

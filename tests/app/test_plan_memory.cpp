@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <string>
 
 #include "app/plan/plan_activation.h"
 #include "app/plan/plan_closed_form.h"
@@ -269,6 +270,50 @@ TEST_CASE("plan: the layout search's closed forms equal the dry run for every la
   }
 }
 
+TEST_CASE("plan: train.attention cudnn adds cuDNN's dP workspace on GPUs, in the report and in the search") {
+  const GptConfig c = small_config(2, 4, 32, 257, 64, 128);
+  PlanLayout l;
+  l.data = 1;
+  l.tensor = 2;
+  l.micro_batch = 3;
+  l.global_batch = 3;
+  l.seq_len = 100;  // rounded up to 128 as cudnn-frontend sizes it
+  const int64_t want = 3 * (4 / 2) * 128 * 128 * 2;
+  for (PlanDevice dev : {PlanDevice::cpu, PlanDevice::h200}) {
+    CAPTURE(plan_device_name(dev));
+    const DeviceSpec d = device_spec(dev, 2);
+    CHECK(plan_attention_workspace(c, l, d, AttentionImpl::flash) == 0);
+    CHECK(plan_attention_workspace(c, l, d, AttentionImpl::auto_detect) == 0);
+    CHECK(plan_attention_workspace(c, l, d, AttentionImpl::cudnn) == (d.gpu ? want : 0));
+    PlanContext ctx;
+    ctx.config = c;
+    ctx.device = d;
+    ctx.peak_flops = 1e12;
+    ctx.act_bytes = d.gpu ? 2 : 4;
+    ctx.memory_limit = int64_t(1) << 40;
+    ctx.host = d.gpu ? HostTransients::none : HostTransients::cpu_path;
+    const PlanReport flash = build_plan_report(ctx, l);
+    ctx.attention = AttentionImpl::cudnn;
+    const PlanReport cudnn = build_plan_report(ctx, l);
+    CHECK(cudnn.needed_bytes() - flash.needed_bytes() == (d.gpu ? want : 0));
+    CHECK((format_plan_text(cudnn).find("cuDNN attention workspace") != std::string::npos) == d.gpu);
+    CHECK(format_plan_json(cudnn).find("\"attention_workspace_bytes\": " + std::to_string(d.gpu ? want : 0)) !=
+          std::string::npos);
+    SearchInput in;
+    in.config = c;
+    in.world = 2;
+    in.global_batch = 3;
+    in.seq_len = 100;
+    in.device = d;
+    in.peak_flops = ctx.peak_flops;
+    in.act_bytes = ctx.act_bytes;
+    in.memory_limit = ctx.memory_limit;
+    in.host = ctx.host;
+    in.attention = AttentionImpl::cudnn;
+    CHECK(evaluate_layout(in, l).needed_bytes == cudnn.needed_bytes());
+  }
+}
+
 TEST_CASE("plan: the CPU path's host transients") {
   const GptConfig c = small_config(2, 4, 32, 257, 64, 16);  // wte (320, 32) is the largest tensor
   PlanLayout l;
@@ -285,7 +330,8 @@ TEST_CASE("plan: the CPU path's host transients") {
     CHECK(m.reduction_transient == u.total() * 4);
     CHECK(m.peak() == std::max(m.store.total() + m.init_transient, m.total() + m.reduction_transient));
   }
-  // GPUs: NCCL and the host copy are not device memory.
+  // GPUs: NCCL's temporaries are not device memory, and the init's staging buffer (a few MB)
+  // is inside the runtime figure.
   for (const PlanRankMemory& g : {plan_rank_memory(c, l, 0, 2, HostTransients::none),
                                   plan_rank_memory_closed_form(c, l, 0, 2, HostTransients::none)}) {
     CHECK(g.init_transient == 0);
