@@ -288,6 +288,8 @@ def cmd_bench(args):
         parts.append(f"peak alloc {gib(num('peak_memory_bytes'))}")
     if num("device_memory_used_bytes") is not None:
         parts.append(f"device used {gib(num('device_memory_used_bytes'))}")
+    if num("init_params_s") is not None:
+        parts.append(f"parameter init {num('init_params_s'):.2f} s")
     if obj.get("device_name"):
         parts.append(str(obj["device_name"]))
     if note:

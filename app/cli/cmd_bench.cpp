@@ -180,13 +180,14 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
         "\"micro_batch\": {}, \"global_batch\": {}, \"seq_len\": {}, \"device\": \"{}\", \"precision\": \"{}\", "
         "\"flops_per_token\": {:.6g}, \"peak_flops_per_rank\": {:.6g}, \"steps\": {}, \"warmup\": {}, "
         "\"loss\": {:.6g}, \"device_name\": \"{}\", \"peak_kind\": \"{}\", \"device_memory_used_bytes\": {}, "
-        "\"device_memory_total_bytes\": {}, \"profile\": {}}}\n",
+        "\"device_memory_total_bytes\": {}, \"startup_s\": {:.6g}, \"init_params_s\": {:.6g}, \"profile\": {}}}\n",
         tok_s, tok_s / world, mfu_json, step_s, red[1], red[2], red[3], red[4], red[5], fmt::join(bubbles, ", "), peak_mem, double(red[7]),
         bubble_measured, bubble_model, world, p.data, p.tensor, p.pipeline, p.zero, schedule_name(p.schedule),
         p.virtual_stages, recipe.train.micro_batch,
         recipe.train.global_batch, recipe.train.seq_len, backend.name(), precision_name(precision), fpt, peak.flops,
         o.steps, o.warmup, last_loss, json_escape(backend.device_name()), peak_kind_name(peak.kind), dm.used_bytes(),
-        dm.total_bytes, t.profiler() ? profile_json(t.profiler()->rows(), o.steps) : "null");
+        dm.total_bytes, t.startup_seconds().total, t.startup_seconds().params,
+        t.profiler() ? profile_json(t.profiler()->rows(), o.steps) : "null");
   } else {
     fmt::print("bench: {} timed steps after {} warm-up, {} tokens per step\n", o.steps, o.warmup, t.tokens_per_step());
     fmt::print("  tokens/s     {:.1f} ({:.1f} per rank), MFU {} of {} per rank\n", tok_s, tok_s / world,

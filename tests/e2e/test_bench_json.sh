@@ -12,7 +12,7 @@ need = ["tokens_per_s", "tokens_per_s_per_rank", "mfu", "step_s", "forward_s", "
         "comm_s", "bubble_s", "peak_memory_bytes", "planned_memory_bytes", "world", "data", "tensor", "pipeline",
         "zero", "schedule", "micro_batch", "global_batch", "seq_len", "device", "precision", "flops_per_token",
         "peak_flops_per_rank", "device_name", "peak_kind", "device_memory_used_bytes", "device_memory_total_bytes",
-        "profile", "virtual_stages", "bubble_fraction", "bubble_fraction_model"]
+        "profile", "virtual_stages", "bubble_fraction", "bubble_fraction_model", "startup_s", "init_params_s"]
 missing = [k for k in need if k not in d]
 assert not missing, missing
 assert d["world"] == int(sys.argv[2]), d["world"]
@@ -23,6 +23,7 @@ assert d["peak_memory_bytes"] > d["planned_memory_bytes"] > 0, d
 assert abs(d["tokens_per_s"] * d["step_s"] - d["global_batch"] * d["seq_len"]) < 1e-3 * d["global_batch"] * d["seq_len"]
 assert d["device_name"] and d["peak_kind"].startswith("cpu fp32"), d
 assert 0 < d["device_memory_used_bytes"] < d["device_memory_total_bytes"], d
+assert 0 < d["init_params_s"] <= d["startup_s"], d
 prof = d["profile"]
 if len(sys.argv) > 3:
     ops = {r["op"] for r in prof}

@@ -180,9 +180,9 @@ expect 0 '4 steps x 2 runs' table "$m/losses.tsv" x="$m/a" y="$m/c" z="$m/missin
 [[ $(sed -n 4p "$m/losses.tsv") == $'3\t4.1\t4.2' ]] || fail "losses.tsv: $(cat "$m/losses.tsv")"
 
 # bench: the JSON line among other output; a profile of either shape; missing fields tolerated.
-printf 'some warning\n{"tokens_per_s": 412345.6, "mfu": 0.4123, "step_s": 0.0795, "forward_s": 0.025, "peak_memory_bytes": 24696061952, "device_memory_used_bytes": 26843545600, "device_name": "NVIDIA H200", "peak_kind": "bf16 dense", "peak_flops_per_rank": 9.89e14, "steps": 20, "profile": {"matmul_forward": {"time_s": 0.3, "calls": 960}, "attention_forward": {"time_s": 0.1, "calls": 240}}}\n' \
+printf 'some warning\n{"tokens_per_s": 412345.6, "mfu": 0.4123, "step_s": 0.0795, "forward_s": 0.025, "peak_memory_bytes": 24696061952, "device_memory_used_bytes": 26843545600, "init_params_s": 0.0123, "device_name": "NVIDIA H200", "peak_kind": "bf16 dense", "peak_flops_per_rank": 9.89e14, "steps": 20, "profile": {"matmul_forward": {"time_s": 0.3, "calls": 960}, "attention_forward": {"time_s": 0.1, "calls": 240}}}\n' \
   >"$m/bench.out"
-expect 0 'gpt2-124m, 412,346 tok/s, MFU 41.2% of 989 TFLOP/s bf16 dense, step 0.080 s \(forward 0.025\), peak alloc 23.0 GiB, device used 25.0 GiB, NVIDIA H200, top ops: matmul_forward 75%, attention_forward 25%' \
+expect 0 'gpt2-124m, 412,346 tok/s, MFU 41.2% of 989 TFLOP/s bf16 dense, step 0.080 s \(forward 0.025\), peak alloc 23.0 GiB, device used 25.0 GiB, parameter init 0.01 s, NVIDIA H200, top ops: matmul_forward 75%, attention_forward 25%' \
   bench "$m/bench.out" "$m/bench.json" "$m/profile.txt" gpt2-124m
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['tokens_per_s'] == 412345.6" "$m/bench.json" \
   || fail "bench JSON not saved"
