@@ -22,8 +22,9 @@ struct NormalFill {
   int64_t zero_from = std::numeric_limits<int64_t>::max();
 };
 
-// out (n) f32 = elements [fill.first, fill.first + n) of fill's stream; first >= 0 and std
-// finite. Bit-identical on every backend.
+// out (n) f32 = elements [fill.first, fill.first + n) of fill's stream; first >= 0, first + n
+// no more than 2^62, std finite and 0 or of magnitude at least 2^-60 (so no product is a
+// denormal, which one backend would flush and another not). Bit-identical on every backend.
 struct InitNormalOp {
   static constexpr const char* kName = "init_normal";
   Tensor out;

@@ -246,7 +246,10 @@ void check(const FillOp& op, ArgCheck& k) { k.arg("x", op.x, Want::float_any, kO
 void check(const InitNormalOp& op, ArgCheck& k) {
   k.arg("out", op.out, Want::f32, kOut);
   k.that(op.fill.first >= 0, "first", [&] { return std::to_string(op.fill.first) + " is negative"; });
-  k.that(std::isfinite(op.fill.std), "std", [&] { return std::to_string(op.fill.std) + " is not finite"; });
+  k.that(op.fill.first <= (int64_t(1) << 62) - op.out.numel(), "first",
+         [&] { return std::to_string(op.fill.first) + " + " + std::to_string(op.out.numel()) + " is past 2^62"; });
+  k.that(std::isfinite(op.fill.std) && (op.fill.std == 0 || std::fabs(op.fill.std) >= 0x1p-60), "std",
+         [&] { return std::to_string(op.fill.std) + " is not finite, or nonzero below 2^-60"; });
 }
 
 void check(const CastOp& op, ArgCheck& k) {

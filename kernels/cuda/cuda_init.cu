@@ -20,9 +20,13 @@ __global__ void init_normal_kernel(float* out, int64_t n, NormalFill fill) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < blocks; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t b = first_block + i;
     const box_muller::Normals z = box_muller::normal4(fill.key, fill.stream, uint64_t(b));
-    const int64_t lo = b * 4 > begin ? b * 4 : begin, hi = b * 4 + 4 < end ? b * 4 + 4 : end;
-    for (int64_t e = lo; e < hi; ++e)
-      out[e - begin] = e >= fill.zero_from ? 0.0f : __double2float_rn(__dmul_rn(fill.std, double(z.value[e & 3])));
+    // Unrolled, so z.value is indexed by constants and stays in registers.
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int64_t e = 4 * b + j;
+      if (e < begin || e >= end) continue;
+      out[e - begin] = e >= fill.zero_from ? 0.0f : __double2float_rn(__dmul_rn(fill.std, double(z.value[j])));
+    }
   }
 }
 

@@ -304,7 +304,9 @@ inline std::vector<ContractCase> contract_cases() {
   add_op<IN>(c, [](ContractPool& p) { return IN{p.f32({6}), NormalFill{}}; },
              {wrong_dtype("out", &IN::out), wrong_device("out", &IN::out), missing("out", &IN::out),
               other<IN>("first", [](IN& op) { op.fill.first = -1; }),
-              other<IN>("std", [](IN& op) { op.fill.std = std::numeric_limits<double>::infinity(); })});
+              other<IN>("first", [](IN& op) { op.fill.first = (int64_t(1) << 62) - 5; }),
+              other<IN>("std", [](IN& op) { op.fill.std = std::numeric_limits<double>::infinity(); }),
+              other<IN>("std", [](IN& op) { op.fill.std = 1e-30; })});
   add_op<CastOp>(c, [](ContractPool& p) { return CastOp{p.act({6}), p.f32({6})}; },
                  {wrong_shape("dst", &CastOp::dst), wrong_dtype("src", &CastOp::src), wrong_device("dst", &CastOp::dst),
                   alias("dst", &CastOp::dst, &CastOp::src)});
