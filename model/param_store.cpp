@@ -57,6 +57,7 @@ void ParamStore::init_random(uint64_t seed) {
   const GptConfig& cfg = layout_.config();
   int64_t largest = 0;
   for (const LocalParam& p : layout_.params()) largest = std::max(largest, p.numel);
+  if (largest == 0) return;
   Buffer staging = s.backend.alloc(size_t(std::min(kChunk, largest)) * 4);
   for (const LocalParam& p : layout_.params()) {
     const ParamSpec& spec = layout_.spec(p);
@@ -126,7 +127,7 @@ void ParamStore::begin_micro(bool last_micro) { impl_->reduce_now = impl_->zero.
 Tensor ParamStore::grads(int unit) {
   Impl& s = *impl_;
   const LocalUnit& u = layout_.units()[unit];
-  if (s.zero.grad_reduction() == GradReduction::bucketed_all_reduce)
+  if (s.zero.bucketed())
     return s.grads_full.tensor(DType::f32, {layout_.total()}).flat(u.offset, u.offset + u.padded);
   auto it = s.grad_temp.find(unit);
   if (it == s.grad_temp.end()) {
@@ -141,7 +142,7 @@ void ParamStore::grads_done(int unit) {
   Impl& s = *impl_;
   if (!s.reduce_now) return;
   const LocalUnit& u = layout_.units()[unit];
-  if (s.zero.grad_reduction() == GradReduction::bucketed_all_reduce) {
+  if (s.zero.bucketed()) {
     if (s.bucket_lo >= 0 && unit != s.bucket_lo - 1 && unit != s.bucket_hi + 1) s.flush_bucket();
     s.bucket_lo = s.bucket_lo < 0 ? unit : std::min(s.bucket_lo, unit);
     s.bucket_hi = std::max(s.bucket_hi, unit);
@@ -165,12 +166,12 @@ void ParamStore::grads_done(int unit) {
 
 void ParamStore::flush_grads() {
   Impl& s = *impl_;
-  if (s.zero.grad_reduction() == GradReduction::bucketed_all_reduce) s.flush_bucket();
+  if (s.zero.bucketed()) s.flush_bucket();
 }
 
 void ParamStore::finish_grads() {
   Impl& s = *impl_;
-  if (s.zero.grad_reduction() == GradReduction::bucketed_all_reduce) {
+  if (s.zero.bucketed()) {
     s.flush_bucket();
     for (auto& r : s.bucket_requests) r->wait();
     s.bucket_requests.clear();
@@ -181,9 +182,10 @@ void ParamStore::finish_grads() {
   if (s.embed) {
     int unit = layout_.has_embedding() ? layout_.unit_wte() : layout_.unit_head_wte();
     const LocalUnit& u = layout_.units()[unit];
-    Tensor g = s.zero.shard_gradients()
-                   ? s.grads_shard.tensor(DType::f32, {layout_.shard_total()})
-                         .flat(u.shard_offset, u.shard_offset + u.shard.size())
+    // Where only the shard holds the data group's sum, only the shard is summed with the
+    // other stage's copy (the optimizer reads nothing else).
+    Tensor g = s.zero.reduced_on_shard_only()
+                   ? s.grads_at(u, u.shard)
                    : s.grads_full.tensor(DType::f32, {layout_.total()}).flat(u.offset, u.offset + u.padded);
     s.embed->all_reduce(g, ReduceOp::sum);
   }
@@ -195,7 +197,7 @@ void ParamStore::finish_grads() {
         if (spec.split != TpSplit::none) continue;
         if (s.tp_partial_which == TpPartialGrads::per_head && spec.tp_grad != TpGrad::per_head) continue;
         Range pr{p.offset - u.offset, p.offset - u.offset + p.numel};
-        Range piece = s.zero.shard_gradients() ? intersect(pr, u.shard) : pr;
+        Range piece = s.zero.reduced_on_shard_only() ? intersect(pr, u.shard) : pr;
         if (!piece.empty()) s.tp_partial->all_reduce(s.grads_at(u, piece), ReduceOp::sum);
       }
     }

@@ -172,9 +172,17 @@ struct ParamStore::Impl {
       bucket_requests.front()->wait();
       bucket_requests.erase(bucket_requests.begin());
     }
-    if (dp.size() > 1)
-      bucket_requests.push_back(
-          dp.all_reduce_async(grads_full.tensor(DType::f32, {layout.total()}).flat(begin, end), ReduceOp::sum));
+    Tensor whole = grads_full.tensor(DType::f32, {layout.total()});
+    if (dp.size() > 1 && zero.grad_reduction() == GradReduction::bucketed_all_reduce)
+      bucket_requests.push_back(dp.all_reduce_async(whole.flat(begin, end), ReduceOp::sum));
+    // One in-place reduce-scatter per unit (a unit's shards are its equal blocks, so a bucket of
+    // several units is not one collective's blocks).
+    if (dp.size() > 1 && zero.grad_reduction() == GradReduction::bucketed_reduce_scatter)
+      for (int x = bucket_lo; x <= bucket_hi; ++x) {
+        const LocalUnit& ux = units[size_t(x)];
+        Tensor unit = whole.flat(ux.offset, ux.offset + ux.padded);
+        bucket_requests.push_back(dp.reduce_scatter_async(unit.flat(ux.shard.begin, ux.shard.end), unit));
+      }
     bucket_lo = bucket_hi = -1;
     bucket_cur = 0;
   }

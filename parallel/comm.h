@@ -40,7 +40,8 @@ class Comm {
 
   // In place.
   virtual void all_reduce(Tensor buf, ReduceOp op) = 0;
-  // out (n) = this rank's block of the element-wise sum of in (size() * n).
+  // out (n) = this rank's block of the element-wise sum of in (size() * n). In place: out may
+  // be exactly this rank's block of in (the rest of in is then left unspecified).
   virtual void reduce_scatter(Tensor out, Tensor in) = 0;
   // out (size() * n) = every rank's in (n), in rank order.
   virtual void all_gather(Tensor out, Tensor in) = 0;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "kernels/base/check.h"
 #include "parallel/launcher_env.h"
@@ -92,6 +93,30 @@ class MpiRequest : public CommRequest {
   uint64_t handle_;
 };
 
+// An out-of-place reduce-scatter standing in for an in-place one (out is this rank's block of
+// in, which MPI does not allow; its MPI_IN_PLACE form puts the result elsewhere): the result
+// lands in a temporary and is copied into `out` when the operation completes.
+class CopyOnWaitRequest : public CommRequest {
+ public:
+  CopyOnWaitRequest(std::vector<char> temp, Tensor out) : temp_(std::move(temp)), out_(out) {}
+  ~CopyOnWaitRequest() override {
+    if (inner_) CopyOnWaitRequest::wait();
+  }
+  void* temp() { return temp_.data(); }
+  void start(CommRequestPtr inner) { inner_ = std::move(inner); }
+  void wait() override {
+    if (!inner_) return;
+    inner_->wait();
+    inner_.reset();
+    std::memcpy(out_.data, temp_.data(), temp_.size());
+  }
+
+ private:
+  std::vector<char> temp_;
+  Tensor out_;
+  CommRequestPtr inner_;
+};
+
 }  // namespace
 
 MpiComm::MpiComm(MPI_Comm comm, std::string name, double timeout_s, HangReporter* reporter)
@@ -141,6 +166,13 @@ CommRequestPtr MpiComm::reduce_scatter_async(Tensor out, Tensor in) {
   TRAINER_CHECK(in.numel() == out.numel() * size_ && in.dtype == out.dtype,
                 "reduce_scatter: in " + in.shape_str() + " vs out " + out.shape_str());
   MPI_Request r;
+  if (static_cast<char*>(in.data) + out.bytes() * static_cast<size_t>(rank_) == out.data) {
+    auto copy = std::make_unique<CopyOnWaitRequest>(std::vector<char>(out.bytes()), out);
+    TRAINER_MPI_CHECK(MPI_Ireduce_scatter_block(in.data, copy->temp(), static_cast<int>(out.numel()),
+                                                mpi_type(in.dtype), MPI_SUM, comm_, &r));
+    copy->start(make_request(r, "reduce_scatter", in.bytes()));
+    return copy;
+  }
   TRAINER_MPI_CHECK(MPI_Ireduce_scatter_block(in.data, out.data, static_cast<int>(out.numel()),
                                               mpi_type(in.dtype), MPI_SUM, comm_, &r));
   return make_request(r, "reduce_scatter", in.bytes());

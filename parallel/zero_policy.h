@@ -6,8 +6,10 @@
 //
 //   stage 0: every data rank keeps and updates everything; gradients all-reduced in buckets.
 //   stage 1: AdamW state (and a separate fp32 master) sharded over the data group; gradients
-//            still all-reduced in buckets; each rank updates its shard, then the compute
-//            copy is all-gathered.
+//            still summed once per step in buckets: all-reduced, or (with_bucket_reduce
+//            reduce_scatter, which NCCL runs take: Megatron's distributed optimizer) each
+//            unit reduce-scattered in place into this rank's shard, half the traffic; each
+//            rank updates its shard, then the compute copy is all-gathered.
 //   stage 2: also gradients: each unit's gradients are reduce-scattered into the rank's shard
 //            every micro-batch, as soon as the unit's backward is done.
 //   stage 3: also parameters: only the shard persists; a unit is all-gathered before its
@@ -30,8 +32,20 @@ namespace trainer {
 enum class GradReduction : uint8_t {
   bucketed_all_reduce,      // consecutive units merged up to parallel.bucket_mb, all-reduced in
                             // place, once per step (after the last micro-batch's backward)
+  bucketed_reduce_scatter,  // the same buckets, once per step, but each of their units
+                            // reduce-scattered in place: only this rank's shard of the
+                            // whole-gradient buffer is summed (ZeRO-1 on NCCL)
   per_unit_reduce_scatter,  // each unit reduce-scattered into the rank's shard, every micro-batch
 };
+
+// How stage 1 sums its buckets. All-reduce is the CPU path's (MPI's reduce-scatter may add in
+// another order than its all-reduce, and the CPU path's bits are the reference for every
+// layout); reduce-scatter is what a GPU run takes.
+enum class BucketReduce : uint8_t { all_reduce, reduce_scatter };
+// What a run on `device` takes.
+constexpr BucketReduce bucket_reduce_on(Device device) {
+  return device == Device::cuda ? BucketReduce::reduce_scatter : BucketReduce::all_reduce;
+}
 
 // How parameters become whole again on every data rank.
 enum class ParamGather : uint8_t {
@@ -60,8 +74,23 @@ class ZeroPolicy {
   constexpr bool shard_parameters() const { return stage_ >= 3; }
 
   constexpr GradReduction grad_reduction() const {
-    return shard_gradients() ? GradReduction::per_unit_reduce_scatter : GradReduction::bucketed_all_reduce;
+    if (shard_gradients()) return GradReduction::per_unit_reduce_scatter;
+    return bucket_ == BucketReduce::reduce_scatter ? GradReduction::bucketed_reduce_scatter
+                                                   : GradReduction::bucketed_all_reduce;
   }
+  // Gradients summed once per step in buckets of whole units (stages 0 and 1).
+  constexpr bool bucketed() const { return !shard_gradients(); }
+  // After the reduction only this rank's shard of each unit's gradient is the data group's sum
+  // (the rest of a whole-gradient buffer is this rank's own, or partly reduced).
+  constexpr bool reduced_on_shard_only() const { return grad_reduction() != GradReduction::bucketed_all_reduce; }
+  // Stage 1 with its buckets reduce-scattered (an all-reduce elsewhere: stage 0 updates every
+  // parameter, stages 2 and 3 reduce-scatter per unit anyway).
+  ZeroPolicy with_bucket_reduce(BucketReduce b) const {
+    ZeroPolicy z = *this;
+    z.bucket_ = stage_ == 1 ? b : BucketReduce::all_reduce;
+    return z;
+  }
+  constexpr BucketReduce bucket_reduce() const { return bucket_; }
   // Whether gradients are reduced after every micro-batch's backward (else only after the
   // step's last one: accumulation is local until then).
   constexpr bool reduce_every_micro_batch() const {
@@ -82,6 +111,7 @@ class ZeroPolicy {
   constexpr explicit ZeroPolicy(int stage) : stage_(stage) {}
   friend ZeroPolicy zero_policy(int stage);
   int stage_;
+  BucketReduce bucket_ = BucketReduce::all_reduce;
 };
 
 constexpr int kZeroStages = 4;  // parallel.zero takes 0 .. kZeroStages - 1

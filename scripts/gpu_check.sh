@@ -65,7 +65,7 @@ STEP_TABLE=(
   "bench_124m  45  trainer bench gpt2-124m, micro-batch 32 x 1024 (tokens/s, MFU, memory, profile)"
   "bench_1p5b 100  trainer bench gpt2-1.5b, micro-batch 8 x 1024, 8 accumulated (global 64)"
   "bench_cudnn 35  bench_124m again with train.attention=cudnn (cuDNN fused attention against ours)"
-  "multi_gpu   60  data 2 and tensor 2 against one GPU on the tiny model, fp32 to 1e-4 (2+ GPUs)"
+  "multi_gpu   80  data 2, tensor 2, and data 2 with ZeRO-1 against one GPU on the tiny model, fp32 to 1e-4 (2+ GPUs)"
   "hf_logits   40  tiny llama and gpt2 exported as HF folders, loaded by transformers: logits to 1e-4 (SKIP without it)"
   "memcheck    90  test_cuda (the kernels; not NCCL) under compute-sanitizer memcheck, time-boxed"
   "racecheck   60  attention and reduction cases under compute-sanitizer racecheck, time-boxed"

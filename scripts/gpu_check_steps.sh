@@ -280,7 +280,8 @@ ensure_run() {  # ensure_run NAME DEVICE PRECISION: reuse an earlier step's comp
 loss_table() {
   python3 "$COMPARE" table "$OUT/losses.tsv" cpu_fp32="$WORK/cpu_fp32.jsonl" cuda_fp32="$WORK/cuda_fp32.jsonl" \
     cuda_bf16="$WORK/cuda_bf16.jsonl" cuda_bf16_again="$WORK/cuda_bf16_again.jsonl" \
-    data2_fp32="$WORK/data2_fp32.jsonl" tensor2_fp32="$WORK/tensor2_fp32.jsonl" >/dev/null
+    data2_fp32="$WORK/data2_fp32.jsonl" tensor2_fp32="$WORK/tensor2_fp32.jsonl" \
+    data2_zero1_fp32="$WORK/data2_zero1_fp32.jsonl" >/dev/null
 }
 plan_fp32() {
   tiny_cmd cpu_fp32 cpu fp32
@@ -365,7 +366,8 @@ plan_multi_gpu() {
   m=$(quote "${CMD[@]}")
   tiny_cmd data2_fp32 cuda fp32 --set parallel.data=2
   show "$m$(quote "${CMD[@]}")"
-  echo "      (and --set parallel.tensor=2 -> tensor2_fp32.jsonl; each against cuda_fp32.jsonl to $TINY_RTOL)"
+  echo "      (and --set parallel.tensor=2 -> tensor2_fp32.jsonl, --set parallel.data=2 --set parallel.zero=1 ->"
+  echo "      data2_zero1_fp32.jsonl (ZeRO-1's in-place reduce-scatter over NCCL); each against cuda_fp32.jsonl to $TINY_RTOL)"
 }
 step_multi_gpu() {
   [ "$NGPU" -ge 2 ] || { result "needs 2 GPUs ($NGPU found)"; return 77; }
@@ -373,18 +375,24 @@ step_multi_gpu() {
   command -v mpiexec >/dev/null || { result "mpiexec not found (OpenMPI: in the bundle)"; return 77; }
   ensure_data || { result "trainer data prepare failed"; return 1; }
   ensure_run cuda_fp32 cuda fp32 || { result "CUDA fp32 run failed"; return 1; }
-  local fail=0 notes=() layout line
+  local fail=0 notes=() layout line sets
   mpi_cmd
   local launcher=("${CMD[@]}")
-  for layout in data tensor; do
-    if ! tiny_launch "${layout}2_fp32" "${launcher[@]}" -- cuda fp32 --set "parallel.$layout=2"; then
-      notes+=("$layout 2: run failed")
+  for layout in data tensor data2_zero1; do
+    case "$layout" in
+      data2_zero1) sets=(--set parallel.data=2 --set parallel.zero=1) ;;
+      *) sets=(--set "parallel.$layout=2") ;;
+    esac
+    local name="${layout}2_fp32" label="$layout 2"
+    [ "$layout" = data2_zero1 ] && name=data2_zero1_fp32 label="data 2 zero 1"
+    if ! tiny_launch "$name" "${launcher[@]}" -- cuda fp32 "${sets[@]}"; then
+      notes+=("$label: run failed")
       fail=1
       continue
     fi
-    line=$(python3 "$COMPARE" losses "$WORK/cuda_fp32.jsonl" "$WORK/${layout}2_fp32.jsonl" --rtol "$TINY_RTOL") || fail=1
-    echo "$layout 2: $line"
-    notes+=("$layout 2: ${line#FAIL: }")
+    line=$(python3 "$COMPARE" losses "$WORK/cuda_fp32.jsonl" "$WORK/$name.jsonl" --rtol "$TINY_RTOL") || fail=1
+    echo "$label: $line"
+    notes+=("$label: ${line#FAIL: }")
   done
   loss_table
   result "$(IFS=';'; echo "${notes[*]}")"

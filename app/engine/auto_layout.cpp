@@ -211,7 +211,7 @@ Recipe resolve_auto_layout(const Recipe& recipe, int world, std::vector<std::str
       }
       ++timed;
     }
-    const PlanLayout won = plan_layout_from(chosen);
+    const PlanLayout won = plan_layout_from(chosen, ctx.device.gpu ? Device::cuda : Device::cpu);
     lines.push_back(fmt::format("parallel: auto_bench kept {}: the fastest measured of {} timed", layout_text(won),
                                 timed));
   }

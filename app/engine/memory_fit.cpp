@@ -93,7 +93,7 @@ void check_memory_fits(const Recipe& recipe, const GptConfig& config, const Grid
   need.host = host_name();
   const int64_t act_bytes = backend.act_dtype() == DType::f32 ? 4 : 2;
   const bool cpu = backend.device() == Device::cpu;
-  need.plan = plan_rank_memory(config, plan_layout_from(recipe), coords.pp, act_bytes,
+  need.plan = plan_rank_memory(config, plan_layout_from(recipe, backend.device()), coords.pp, act_bytes,
                                cpu ? HostTransients::cpu_path : HostTransients::none);
   const MemoryOffer offer = memory_offer(backend);
 

@@ -72,7 +72,9 @@ PipeShape pipe_shape_from(const Recipe& r) {
   return PipeShape{r.parallel.schedule, r.parallel.pipeline, r.grad_accum(), r.parallel.virtual_stages};
 }
 
-ZeroPolicy zero_policy_from(const Recipe& r) { return zero_policy(r.parallel.zero); }
+ZeroPolicy zero_policy_from(const Recipe& r, Device device) {
+  return zero_policy(r.parallel.zero).with_bucket_reduce(bucket_reduce_on(device));
+}
 
 StageOptions stage_options_from(const Recipe& r, int n_slots) {
   const TrainConfig& tr = r.train;
@@ -159,8 +161,9 @@ CkptManifest manifest_from(const Recipe& r) {
   return m;
 }
 
-PlanLayout plan_layout_from(const Recipe& r) {
+PlanLayout plan_layout_from(const Recipe& r, Device device) {
   PlanLayout layout;
+  layout.bucket_reduce = bucket_reduce_on(device);
   layout.data = r.parallel.data;
   layout.tensor = r.parallel.tensor;
   layout.pipeline = r.parallel.pipeline;

@@ -32,8 +32,9 @@ GptConfig gpt_config_from(const Recipe& recipe);
 BackendOptions backend_options_from(const Recipe& recipe, int local_rank);
 // The layout of the rank at `coords` of the recipe's grid.
 LayoutOptions layout_options_from(const Recipe& recipe, const GridCoords& coords);
-// parallel.zero as the parameter store's policy (its other argument is parallel.bucket_mb).
-ZeroPolicy zero_policy_from(const Recipe& recipe);
+// parallel.zero as the parameter store's policy on `device` (its other argument is
+// parallel.bucket_mb): ZeRO-1 reduce-scatters its buckets on GPUs, all-reduces on the CPU.
+ZeroPolicy zero_policy_from(const Recipe& recipe, Device device);
 // The pipeline's schedule shape: stages, micro-batches per step and chunks per rank.
 PipeShape pipe_shape_from(const Recipe& recipe);
 // n_slots: micro-batches alive at once per chunk on this stage (max_in_flight of the schedule).
@@ -49,7 +50,7 @@ AdamWStep adamw_step_from(const Recipe& recipe, double lr, double grad_norm, int
 // The recipe's part of a checkpoint manifest: seed, grid, ZeRO stage, stage split, model and
 // the recipe itself (step, loader state, files and pieces are the writer's).
 CkptManifest manifest_from(const Recipe& recipe);
-// The layout plan models for the recipe's own grid.
-PlanLayout plan_layout_from(const Recipe& recipe);
+// The layout plan models for the recipe's own grid on `device`.
+PlanLayout plan_layout_from(const Recipe& recipe, Device device);
 
 }  // namespace trainer

@@ -251,7 +251,7 @@ StagingPool replay_step(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, 
 
 int64_t plan_staging_peak(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, const PipeShape& shape,
                           int pp_rank) {
-  if (zero.grad_reduction() == GradReduction::bucketed_all_reduce) return 0;
+  if (zero.bucketed()) return 0;  // buckets reduce in the whole-gradient buffer itself
   return replay_step(u, zero, act_bytes, shape, pp_rank).allocated();
 }
 
@@ -305,6 +305,8 @@ int64_t plan_reduction_transient(const PlanUnits& u, ZeroPolicy zero, int64_t ac
   }
   if (u.dp > 1 && reduction == GradReduction::per_unit_reduce_scatter)
     grads = replay_step(u, zero, act_bytes, shape, pp_rank).reducing_peak();
+  // GradReduction::bucketed_reduce_scatter adds nothing: it is the GPU path's (bucket_reduce_on),
+  // and NCCL reduces in the caller's buffers.
   // Then the tied embedding's all-reduce between the first and last stage (in place, 2 ranks).
   int64_t tied = 0;
   if (pp > 1 && u.tied && (u.first || u.last)) {

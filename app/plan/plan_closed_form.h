@@ -44,7 +44,7 @@ StoreMemory plan_store_memory(const PlanUnits& units, ZeroPolicy zero, int64_t a
 
 // Peak bytes of ParamStore's staging pool over a training step: units gathered per use
 // (ParamGather::per_unit) and the per-unit gradient buffers and reduce-scatter outputs
-// (GradReduction::per_unit_reduce_scatter); 0 under bucketed all-reduce. The
+// (GradReduction::per_unit_reduce_scatter); 0 under bucketed reductions. The
 // pool keeps every buffer it ever allocated for reuse, by exact size. The step is replayed
 // with min(micro-batches, 4) micro-batches (interleaved: two groups of stages) in the
 // schedule's order: after the first backward the pool's pattern repeats, so more micro-batches

@@ -87,9 +87,10 @@ struct PlanLayout {
   bool sequence_parallel = false;
   std::vector<int> stage_layers;  // per virtual stage; empty = even split
   double bucket_mb = 25.0;
+  BucketReduce bucket_reduce = BucketReduce::all_reduce;  // bucket_reduce_on(the run's device)
   int grad_accum() const { return global_batch / (micro_batch * data); }
   int world() const { return data * tensor * pipeline; }
-  ZeroPolicy zero_policy() const { return trainer::zero_policy(zero); }
+  ZeroPolicy zero_policy() const { return trainer::zero_policy(zero).with_bucket_reduce(bucket_reduce); }
 };
 
 // The step's schedule shape.

@@ -127,6 +127,8 @@ StepEstimate estimate_step(const GptConfig& c, const PlanLayout& l, const Device
     // plan` reports (and the ranking of near ties) are kept bit-identical across refactors.
     if (zero.grad_reduction() == GradReduction::bucketed_all_reduce)
       exposed = std::max(0.0, all_reduce_s(grads, d, dp_link) - st.bwd);
+    if (zero.grad_reduction() == GradReduction::bucketed_reduce_scatter)
+      exposed = std::max(0.0, scatter_gather_s(grads, d, dp_link) - st.bwd);
     if (zero.grad_reduction() == GradReduction::per_unit_reduce_scatter && zero.param_gather() != ParamGather::per_unit)
       exposed = m * std::max(0.0, scatter_gather_s(grads, d, dp_link) - st.bwd);
     if (zero.param_gather() == ParamGather::per_unit)
@@ -134,7 +136,7 @@ StepEstimate estimate_step(const GptConfig& c, const PlanLayout& l, const Device
     if (zero.param_gather() == ParamGather::after_step) exposed += scatter_gather_s(params, d, dp_link);
     if (p > 1 && (u.first || u.last)) {
       const double wte = double(u.padded[size_t(u.first ? u.unit_wte : u.unit_head_wte)]);
-      exposed += all_reduce_s((zero.shard_gradients() ? wte / d : wte) * 4, 2, tied_link);
+      exposed += all_reduce_s((zero.reduced_on_shard_only() ? wte / d : wte) * 4, 2, tied_link);
     }
     dp_exposed = std::max(dp_exposed, exposed);
     const double owned = zero.shard_optimizer_state() ? P / d : P;

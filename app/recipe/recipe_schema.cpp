@@ -149,7 +149,7 @@ std::vector<KeySpec> build_schema() {
   s.push_back(make_key("parallel.sequence_parallel", TRAINER_FIELD(parallel.sequence_parallel), kNone, kNone,
                   "split LayerNorm and residual regions along the sequence across the tensor group"));
   s.push_back(make_key("parallel.bucket_mb", TRAINER_FIELD(parallel.bucket_mb), above(0), kNone,
-                  "size of a gradient all-reduce bucket in MiB"));
+                  "size of a gradient bucket in MiB (all-reduced; under ZeRO-1 on GPUs reduce-scattered per unit)"));
   s.push_back(make_key("parallel.stages", TRAINER_FIELD(parallel.stages), at_least(1), kNone,
                   "layers per pipeline stage, one entry per stage (per virtual stage, in model order, with "
                   "virtual_stages > 1); [] = even split"));

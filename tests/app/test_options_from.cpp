@@ -66,10 +66,15 @@ TEST_CASE("options_from copies the recipe's fields into each component's options
   CHECK(m.pipeline == 2);
   CHECK(m.stage_layers == std::vector<int>{2, 2});
   CHECK(m.model.n_layer == 4);
-  const PlanLayout pl = plan_layout_from(r);
+  const PlanLayout pl = plan_layout_from(r, Device::cpu);
   CHECK(pl.world() == 4);
   CHECK(pl.zero == 1);
   CHECK(pl.grad_accum() == r.grad_accum());
+  // ZeRO-1 reduce-scatters its buckets on GPUs only; the CPU path all-reduces them.
+  CHECK(pl.zero_policy().grad_reduction() == GradReduction::bucketed_all_reduce);
+  CHECK(plan_layout_from(r, Device::cuda).zero_policy().grad_reduction() == GradReduction::bucketed_reduce_scatter);
+  CHECK(zero_policy_from(r, Device::cpu).grad_reduction() == GradReduction::bucketed_all_reduce);
+  CHECK(zero_policy_from(r, Device::cuda).grad_reduction() == GradReduction::bucketed_reduce_scatter);
   CHECK(backend_options_from(r, 5).local_rank == 5);
   CHECK(backend_options_from(r, 0).precision == Precision::fp32);
 }

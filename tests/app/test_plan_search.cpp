@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "app/engine/flops.h"
+#include "app/plan/plan_closed_form.h"
 #include "app/plan/plan_search.h"
 #include "app/recipe/recipe_checks.h"
 #include "kernels/base/errors.h"
@@ -153,6 +154,22 @@ TEST_CASE("plan: step-time model terms") {
   CHECK(tp.tp_comm_s ==
         doctest::Approx(l.grad_accum() * ((4 * 4 + 2) * ar(msg) + ar(2.0 * 32 * 4) + ar(2.0 * 32 * 8))));
   CHECK(tp.forward_s == doctest::Approx(one.forward_s / 4));
+
+  // ZeRO-1 over 4 data ranks, compute made negligible so the gradient reduction is all exposed:
+  // all-reduced buckets cost a ring all-reduce of the gradients, reduce-scattered ones (GPUs)
+  // half of it; the parameters' all-gather after the step is the same in both.
+  l.tensor = 1;
+  l.data = 4;
+  l.zero = 1;
+  const double grads = double(plan_units_closed_form(c, 1, 4, 1, 0, 1, {}).total()) * 4;
+  auto ring = [&](double bytes, double factor) {
+    return factor * 3 / 4 * bytes / dev.intra_bytes_per_s + factor * 3 * dev.intra_latency_s;
+  };
+  const StepEstimate ar1 = estimate_step(c, l, dev, 1e30, 2);
+  l.bucket_reduce = BucketReduce::reduce_scatter;
+  const StepEstimate rs1 = estimate_step(c, l, dev, 1e30, 2);
+  CHECK(ar1.dp_comm_s - rs1.dp_comm_s == doctest::Approx(ring(grads, 2) - ring(grads, 1)));
+  CHECK(rs1.dp_comm_s > 0);
 }
 
 TEST_CASE("plan: node placement of groups follows the rank order (tensor fastest)") {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -18,6 +19,7 @@
 
 #include "kernels/cpu/cpu_backend.h"
 #include "model/param_store.h"
+#include "model/param_table.h"
 #include "model/stage_layout.h"
 #include "tests/support/test_util.h"
 #include "tests/support/tiny_gpt.h"
@@ -112,11 +114,11 @@ LayoutOptions data_rank(int rank, int size) {
 
 // Members in construction order: the store refers to all of them.
 struct Rank {
-  Rank(int zero, double bucket_mb, int rank = 1, int size = 2)
+  Rank(int zero, double bucket_mb, int rank = 1, int size = 2, BucketReduce reduce = BucketReduce::all_reduce)
       : backend(make_cpu_backend()),
         dp(rank, size),
         layout(tiny_gpt_config(), data_rank(rank, size)),
-        store(layout, *backend, dp, nullptr, zero_policy(zero), bucket_mb) {}
+        store(layout, *backend, dp, nullptr, zero_policy(zero).with_bucket_reduce(reduce), bucket_mb) {}
 
   void add_grads(int unit, float value) {
     Tensor g = store.grads(unit);
@@ -134,6 +136,27 @@ struct Rank {
   StageLayout layout;
   ParamStore store;
 };
+
+// AdamW's first step with lr 0.1 and no decay: a weight moves by lr * g / (|g| + eps) = 0.1
+// against its (positive) gradient.
+AdamWStep first_step() {
+  AdamWStep step;
+  step.lr = 0.1f;
+  step.weight_decay = 0;
+  step.step = 1;
+  return step;
+}
+
+// Elements of unit u after first_step that are not: this rank's half (the second) 0.1 below
+// `before`, the other rank's half the marker its gather leaves.
+int wrong_after_first_step(const std::vector<float>& after, const std::vector<float>& before, int64_t padded) {
+  int wrong = 0;
+  for (int64_t i = 0; i < padded; ++i) {
+    const float want = i >= padded / 2 ? before[size_t(i)] - 0.1f : kMarker;
+    wrong += std::fabs(after[size_t(i)] - want) > 1e-6f ? 1 : 0;
+  }
+  return wrong;
+}
 
 constexpr int kUnits = 5;
 const int64_t kOffset[kUnits] = {0, 128, 168, 1040, 1912};
@@ -294,11 +317,7 @@ TEST_CASE("ParamStore zero 1: AdamW updates the owned half, then each unit is al
   }
   r.store.finish_grads();  // gradients 2 everywhere
   r.dp.ops.clear();
-  AdamWStep step;
-  step.lr = 0.1f;
-  step.weight_decay = 0;
-  step.step = 1;
-  r.store.optimizer_step(step);
+  r.store.optimizer_step(first_step());
   const float* base = r.store.acquire(0).ptr<float>();
   r.store.release(0);
   REQUIRE(r.dp.ops.size() == size_t(kUnits));
@@ -310,15 +329,77 @@ TEST_CASE("ParamStore zero 1: AdamW updates the owned half, then each unit is al
     CHECK(op.out_n == kPadded[u]);
     CHECK(op.in - op.out == kPadded[u] / 2);  // in place: this rank's half
     CHECK(op.in_n == kPadded[u] / 2);
-    // Step 1 with gradient g moves by lr * g / (|g| + eps) = 0.1; the other half came from the
-    // other rank (the marker here).
-    const std::vector<float> after = r.params(u);
-    int wrong = 0;
-    for (int64_t i = 0; i < kPadded[u]; ++i) {
-      const bool mine = i >= kPadded[u] / 2;
-      const float want = mine ? before[size_t(u)][size_t(i)] - 0.1f : kMarker;
-      wrong += std::fabs(after[size_t(i)] - want) > 1e-6f ? 1 : 0;
+    CHECK(wrong_after_first_step(r.params(u), before[size_t(u)], kPadded[u]) == 0);
+  }
+}
+
+TEST_CASE("ParamStore zero 1 reduce-scatter (GPUs): each unit of a bucket is reduce-scattered in place, once a step") {
+  // The buckets of the zero-0 test above (4000 bytes: units 2..4, then 0..1), but one in-place
+  // reduce-scatter per unit: in = the whole unit, out = this rank's half of it.
+  Rank r(1, 4000.0 / (1024 * 1024), 1, 2, BucketReduce::reduce_scatter);
+  r.store.init_random(5);
+  std::vector<std::vector<float>> before;
+  for (int u = 0; u < kUnits; ++u) before.push_back(r.params(u));
+  r.store.zero_grads();
+  const float* base = r.store.grads(0).ptr<float>();
+  for (int micro = 0; micro < 2; ++micro) {
+    r.store.begin_micro(micro == 1);
+    for (int u = kUnits - 1; u >= 0; --u) {
+      r.add_grads(u, float(u + 1));
+      r.store.grads_done(u);
     }
+    if (micro == 0) CHECK(r.dp.ops.empty());  // accumulated locally until the last micro-batch
+  }
+  r.store.finish_grads();
+  const int order[kUnits] = {2, 3, 4, 0, 1};  // bucket 2..4 when h.0 fills it, then 0..1
+  REQUIRE(r.dp.ops.size() == size_t(kUnits));
+  for (int i = 0; i < kUnits; ++i) {
+    const int u = order[i];
+    CAPTURE(u);
+    const SimulatedDataGroup::Op& op = r.dp.ops[size_t(i)];
+    CHECK(op.kind == "reduce_scatter");
+    CHECK(op.in - base == kOffset[u]);
+    CHECK(op.in_n == kPadded[u]);
+    CHECK(op.out - op.in == kPadded[u] / 2);  // in place: this rank's half of the unit
+    CHECK(op.out_n == kPadded[u] / 2);
+    // The shard holds the group's sum, 2 ranks x 2 micro-batches x (u + 1); the other half is
+    // this rank's own accumulation, untouched.
+    Tensor g = r.store.grads(u);
+    int wrong = 0;
+    for (int64_t e = 0; e < kPadded[u]; ++e)
+      wrong += g.ptr<float>()[e] != (e >= kPadded[u] / 2 ? 4.0f : 2.0f) * float(u + 1) ? 1 : 0;
+    CHECK(wrong == 0);
+  }
+  CHECK(r.dp.in_flight == 0);
+  // The norm counts the shard only, as under all-reduce.
+  CHECK(r.store.grad_sq_norm() == doctest::Approx(64 * 16 + 20 * 64 + 436 * 144 + 436 * 256 + 8 * 400));
+  r.dp.ops.clear();
+  r.store.optimizer_step(first_step());
+  for (int u = 0; u < kUnits; ++u) {
+    CAPTURE(u);
+    CHECK(wrong_after_first_step(r.params(u), before[size_t(u)], kPadded[u]) == 0);
+  }
+}
+
+TEST_CASE("ParamStore: init_random puts init_value of every element into every copy, for every ZeRO stage") {
+  for (int zero = 0; zero <= 3; ++zero) {
+    CAPTURE(zero);
+    Rank r(zero, 25.0);
+    r.store.init_random(77);
+    int checked = 0, wrong = 0;
+    for (const LocalParam& p : r.layout.params()) {
+      const ParamSpec& spec = r.layout.spec(p);
+      const LocalUnit& u = r.layout.units()[size_t(p.unit)];
+      const std::vector<float> unit = r.params(p.unit);  // ZeRO 3: the other rank's half is kMarker
+      for (int64_t i = 0; i < p.numel; ++i) {
+        const int64_t at = p.offset - u.offset + i;
+        if (zero == 3 && (at < u.shard.begin || at >= u.shard.end)) continue;
+        const float want = init_value(r.layout.config(), spec, 77, i);
+        wrong += std::memcmp(&unit[size_t(at)], &want, 4) != 0 ? 1 : 0;
+        ++checked;
+      }
+    }
+    CHECK(checked >= (zero == 3 ? 964 : 1928));
     CHECK(wrong == 0);
   }
 }

@@ -34,6 +34,29 @@ TEST_CASE("zero_policy: what each stage shards, how it reduces and gathers") {
   }
 }
 
+TEST_CASE("zero_policy: only stage 1 takes a reduce-scatter of its buckets, which the GPU path chooses") {
+  CHECK(bucket_reduce_on(Device::cuda) == BucketReduce::reduce_scatter);
+  CHECK(bucket_reduce_on(Device::cpu) == BucketReduce::all_reduce);
+  const GradReduction want[] = {GradReduction::bucketed_all_reduce, GradReduction::bucketed_reduce_scatter,
+                                GradReduction::per_unit_reduce_scatter, GradReduction::per_unit_reduce_scatter};
+  for (int stage = 0; stage < kZeroStages; ++stage) {
+    CAPTURE(stage);
+    const ZeroPolicy all = zero_policy(stage), rs = all.with_bucket_reduce(BucketReduce::reduce_scatter);
+    CHECK(all.bucket_reduce() == BucketReduce::all_reduce);
+    CHECK(rs.grad_reduction() == want[stage]);
+    CHECK(rs.bucket_reduce() == (stage == 1 ? BucketReduce::reduce_scatter : BucketReduce::all_reduce));
+    // Every other behaviour is the stage's.
+    CHECK(rs.stage() == stage);
+    CHECK(rs.bucketed() == all.bucketed());
+    CHECK(rs.reduce_every_micro_batch() == all.reduce_every_micro_batch());
+    CHECK(rs.param_gather() == all.param_gather());
+    CHECK(rs.master_weights(DType::bf16) == all.master_weights(DType::bf16));
+    CHECK(all.reduced_on_shard_only() == (stage >= 2));
+    CHECK(rs.reduced_on_shard_only() == (stage >= 1));
+    CHECK(rs.with_bucket_reduce(BucketReduce::all_reduce).grad_reduction() == all.grad_reduction());
+  }
+}
+
 TEST_CASE("zero_policy: the fp32 master is the f32 compute copy unless parameters are sharded") {
   CHECK(zero_policy(0).master_weights(DType::f32) == MasterWeights::compute_copy);
   CHECK(zero_policy(1).master_weights(DType::f32) == MasterWeights::compute_copy);
