@@ -165,9 +165,10 @@ struct ParamStore::Impl {
     if (bucket_lo < 0) return;
     const auto& units = layout.units();
     int64_t begin = units[bucket_lo].offset, end = units[bucket_hi].offset + units[bucket_hi].padded;
-    // Over MPI at most two buckets in flight: each non-blocking all-reduce holds a temporary
+    // Over MPI at most two requests in flight: each non-blocking all-reduce holds a temporary
     // buffer of its size inside MPI, so unbounded overlap would cost another copy of the
-    // gradients. NCCL holds none, and waiting would stall the compute stream.
+    // gradients (a request is a bucket, or one unit of a reduce-scattered bucket). NCCL holds
+    // none, and waiting would stall the compute stream.
     while (dp.in_flight_cost() == InFlightCost::buffer_copy && bucket_requests.size() >= 2) {
       bucket_requests.front()->wait();
       bucket_requests.erase(bucket_requests.begin());

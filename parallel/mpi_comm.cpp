@@ -108,7 +108,7 @@ class CopyOnWaitRequest : public CommRequest {
     if (!inner_) return;
     inner_->wait();
     inner_.reset();
-    std::memcpy(out_.data, temp_.data(), temp_.size());
+    if (!temp_.empty()) std::memcpy(out_.data, temp_.data(), temp_.size());
   }
 
  private:

@@ -311,7 +311,7 @@ int64_t plan_reduction_transient(const PlanUnits& u, ZeroPolicy zero, int64_t ac
   int64_t tied = 0;
   if (pp > 1 && u.tied && (u.first || u.last)) {
     const int64_t wte = u.padded[size_t(u.first ? u.unit_wte : u.unit_head_wte)];
-    tied = (zero.shard_gradients() ? wte / u.dp : wte) * 4;
+    tied = (zero.reduced_on_shard_only() ? wte / u.dp : wte) * 4;
   }
   return std::max(grads, tied);
 }
