@@ -164,7 +164,6 @@ struct ParamStore::Impl {
   void flush_bucket() {
     if (bucket_lo < 0) return;
     const auto& units = layout.units();
-    int64_t begin = units[bucket_lo].offset, end = units[bucket_hi].offset + units[bucket_hi].padded;
     // Over MPI at most two requests in flight: each non-blocking all-reduce holds a temporary
     // buffer of its size inside MPI, so unbounded overlap would cost another copy of the
     // gradients (a request is a bucket, or one unit of a reduce-scattered bucket). NCCL holds
@@ -175,7 +174,9 @@ struct ParamStore::Impl {
     }
     Tensor whole = grads_full.tensor(DType::f32, {layout.total()});
     if (dp.size() > 1 && zero.grad_reduction() == GradReduction::bucketed_all_reduce)
-      bucket_requests.push_back(dp.all_reduce_async(whole.flat(begin, end), ReduceOp::sum));
+      bucket_requests.push_back(dp.all_reduce_async(
+          whole.flat(units[size_t(bucket_lo)].offset, units[size_t(bucket_hi)].offset + units[size_t(bucket_hi)].padded),
+          ReduceOp::sum));
     // One in-place reduce-scatter per unit (a unit's shards are its equal blocks, so a bucket of
     // several units is not one collective's blocks).
     if (dp.size() > 1 && zero.grad_reduction() == GradReduction::bucketed_reduce_scatter)

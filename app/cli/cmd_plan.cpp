@@ -76,7 +76,7 @@ int run_plan(const PlanOptions& opt) {
                     : format_search_text(ctx, ranked, opt.top, elapsed);
   } else {
     check_layout(recipe, world);
-    PlanReport report = build_plan_report(ctx, plan_layout_from(recipe, ctx.device.gpu ? Device::cuda : Device::cpu));
+    PlanReport report = build_plan_report(ctx, plan_layout_from(recipe, ctx.device.device()));
     text = opt.json ? format_plan_json(report) : auto_text + format_plan_text(report);
   }
   std::fwrite(text.data(), 1, text.size(), stdout);

@@ -74,7 +74,7 @@ PlanContext plan_context_for(const Recipe& recipe, int world, PlanDevice device,
   } else {
     ctx.act_bytes = precision_from(recipe, Device::cuda) == Precision::fp32 ? 4 : 2;
   }
-  ctx.peak_flops = device_peak(ctx.device.gpu ? Device::cuda : Device::cpu, ctx.device.name,
+  ctx.peak_flops = device_peak(ctx.device.device(), ctx.device.name,
                                ctx.act_bytes == 2 ? DType::bf16 : DType::f32, recipe.train.peak_tflops)
                        .flops;
   ctx.host = device == PlanDevice::cpu ? HostTransients::cpu_path : HostTransients::none;
@@ -211,7 +211,7 @@ Recipe resolve_auto_layout(const Recipe& recipe, int world, std::vector<std::str
       }
       ++timed;
     }
-    const PlanLayout won = plan_layout_from(chosen, ctx.device.gpu ? Device::cuda : Device::cpu);
+    const PlanLayout won = plan_layout_from(chosen, ctx.device.device());
     lines.push_back(fmt::format("parallel: auto_bench kept {}: the fastest measured of {} timed", layout_text(won),
                                 timed));
   }

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "kernels/base/enum_names.h"
+#include "kernels/tensor.h"
 
 namespace trainer {
 
@@ -39,6 +40,8 @@ struct DeviceSpec {
   double inter_latency_s = 0;
   int ranks_per_node = 8;
   int64_t runtime_bytes = 0;      // per process, outside the model's buffers
+  // The backend device a run on this device type has.
+  Device device() const { return gpu ? Device::cuda : Device::cpu; }
 };
 
 // "a100" | "h100" | "h200" | "cpu"; anything else is a ConfigError naming the valid choices.

@@ -60,7 +60,7 @@ std::vector<PlanLayout> enumerate_layouts(const SearchInput& in) {
               l.schedule = s;
               l.virtual_stages = v;
               l.recompute = r;
-              l.bucket_reduce = bucket_reduce_on(in.device.gpu ? Device::cuda : Device::cpu);
+              l.bucket_reduce = bucket_reduce_on(in.device.device());
               out.push_back(l);
             }
         }
