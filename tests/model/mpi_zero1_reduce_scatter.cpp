@@ -1,11 +1,15 @@
 // ranks: 2 4
 // ZeRO-1 with its buckets reduce-scattered in place (what GPU runs take) over real MPI ranks:
 // MpiComm's in-place reduce-scatter gives its out-of-place result, and a ParamStore stepping
-// with it ends with the weights of one stepping with all-reduce (bit for bit on 2 ranks, where
-// both sums are a + b; to rounding on 4, where MPI may add in another order).
+// with it ends with the weights and gradient norms of one stepping with all-reduce (bit for
+// bit where the data group has 2 ranks, whose sums are a + b; to rounding on 4, where MPI may
+// add in another order). On 4 ranks the same holds where only the shard is summed after the
+// data group's reduction: the tied embedding between two pipeline stages, and the replicated
+// parameters' partial gradients over a tensor group (sequence parallelism).
 #include <doctest/doctest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -15,6 +19,7 @@
 #include "model/param_store.h"
 #include "model/stage_layout.h"
 #include "parallel/mpi_comm.h"
+#include "parallel/process_grid.h"
 #include "tests/support/tiny_gpt.h"
 
 using namespace trainer;
@@ -31,17 +36,32 @@ Tensor host_f32(std::vector<float>& v) {
   return t;
 }
 
-// The weights after three steps of AdamW with rank- and step-dependent gradients.
-std::vector<std::vector<float>> train(MpiComm& dp, BucketReduce reduce) {
+struct Trained {
+  std::vector<std::vector<float>> weights;  // per local unit, after the last step
+  std::vector<double> norms;                // the world's squared gradient norm per step
+};
+
+// Three steps of AdamW with rank- and step-dependent gradients on the grid `dims` of `world`.
+Trained train(Comm& world, const GridDims& dims, BucketReduce reduce) {
+  ProcessGrid grid(world, dims);
   std::unique_ptr<Backend> backend = make_cpu_backend();
   LayoutOptions o;
-  o.dp_rank = dp.rank();
-  o.dp = dp.size();
-  const StageLayout layout(testing::tiny_gpt_config(), o);
+  o.dp_rank = grid.coords().dp;
+  o.dp = dims.data;
+  o.tp_rank = grid.coords().tp;
+  o.tp = dims.tensor;
+  o.pp_rank = grid.coords().pp;
+  o.pp = dims.pipeline;
+  const GptConfig config = testing::tiny_gpt_config();
+  REQUIRE(config.tied());
+  const StageLayout layout(config, o);
   // Small buckets, so several buckets of several units each are in flight.
-  ParamStore store(layout, *backend, dp, nullptr, zero_policy(1).with_bucket_reduce(reduce), 2000.0 / (1024 * 1024));
+  ParamStore store(layout, *backend, grid.dp(), grid.embed(), zero_policy(1).with_bucket_reduce(reduce),
+                   2000.0 / (1024 * 1024));
+  if (dims.tensor > 1) store.set_tensor_partial_grads(&grid.tp(), TpPartialGrads::all_replicated);
   store.init_random(11);
   const int units = int(layout.units().size());
+  Trained out;
   for (int step = 1; step <= 3; ++step) {
     store.zero_grads();
     for (int micro = 0; micro < 2; ++micro) {
@@ -50,24 +70,63 @@ std::vector<std::vector<float>> train(MpiComm& dp, BucketReduce reduce) {
         Tensor g = store.grads(u);
         float* p = g.ptr<float>();
         for (int64_t i = 0; i < g.numel(); ++i)
-          p[i] += std::sin(0.37f * float(i) + 1.3f * float(dp.rank()) + 0.7f * float(step + micro) + float(u)) * 1e-2f;
+          p[i] += std::sin(0.37f * float(i) + 1.3f * float(world.rank()) + 0.7f * float(step + micro) + float(u)) * 1e-2f;
         store.grads_done(u);
       }
     }
     store.finish_grads();
+    // As Trainer sums it: f32 over the world.
+    std::vector<float> sq{float(store.grad_sq_norm())};
+    world.all_reduce(host_f32(sq), ReduceOp::sum);
+    out.norms.push_back(double(sq[0]));
     AdamWStep a;
     a.lr = 1e-2f;
     a.weight_decay = 0.1f;
     a.step = step;
     store.optimizer_step(a);
   }
-  std::vector<std::vector<float>> out;
   for (int u = 0; u < units; ++u) {
     Tensor t = store.acquire(u);
-    out.emplace_back(t.ptr<float>(), t.ptr<float>() + t.numel());
+    out.weights.emplace_back(t.ptr<float>(), t.ptr<float>() + t.numel());
     store.release(u);
   }
+  if (Comm* embed = grid.embed()) {
+    // Both stages stepped their copy of the tied embedding with one gradient: equal weights.
+    const int unit = layout.has_embedding() ? layout.unit_wte() : layout.unit_head_wte();
+    std::vector<float> lo = out.weights[size_t(unit)], hi = lo;
+    embed->all_reduce(host_f32(hi), ReduceOp::max);
+    for (float& x : lo) x = -x;
+    embed->all_reduce(host_f32(lo), ReduceOp::max);
+    for (size_t i = 0; i < lo.size(); ++i) REQUIRE(-lo[i] == hi[i]);
+  }
   return out;
+}
+
+// Reduce-scatter against all-reduce on one grid: equal weights and norms, bit for bit when the
+// data group has 2 ranks.
+void check_grid(Comm& world, const GridDims& dims) {
+  const Trained all = train(world, dims, BucketReduce::all_reduce);
+  const Trained rs = train(world, dims, BucketReduce::reduce_scatter);
+  REQUIRE(all.weights.size() == rs.weights.size());
+  double worst = 0;
+  for (size_t u = 0; u < all.weights.size(); ++u) {
+    REQUIRE(all.weights[u].size() == rs.weights[u].size());
+    for (size_t i = 0; i < all.weights[u].size(); ++i)
+      worst = std::max(worst, double(std::fabs(all.weights[u][i] - rs.weights[u][i])));
+  }
+  REQUIRE(all.norms.size() == rs.norms.size());
+  double worst_norm = 0;
+  for (size_t s = 0; s < all.norms.size(); ++s) {
+    CHECK(all.norms[s] > 0);
+    worst_norm = std::max(worst_norm, std::fabs(all.norms[s] - rs.norms[s]) / all.norms[s]);
+  }
+  if (dims.data == 2) {
+    CHECK(worst == 0.0);
+    CHECK(worst_norm == 0.0);
+  } else {
+    CHECK(worst < 1e-6);
+    CHECK(worst_norm < 1e-6);
+  }
 }
 
 }  // namespace
@@ -89,15 +148,23 @@ TEST_CASE("MpiComm: an in-place reduce-scatter gives the out-of-place result and
 }
 
 TEST_CASE("ParamStore zero 1: reduce-scattered buckets step to the all-reduced weights") {
-  MpiComm world(MPI_COMM_WORLD, "data", 60);
-  const std::vector<std::vector<float>> all = train(world, BucketReduce::all_reduce);
-  const std::vector<std::vector<float>> rs = train(world, BucketReduce::reduce_scatter);
-  REQUIRE(all.size() == rs.size());
-  double worst = 0;
-  for (size_t u = 0; u < all.size(); ++u) {
-    REQUIRE(all[u].size() == rs[u].size());
-    for (size_t i = 0; i < all[u].size(); ++i) worst = std::max(worst, double(std::fabs(all[u][i] - rs[u][i])));
+  MpiComm world(MPI_COMM_WORLD, "world", 60);
+  GridDims dims;
+  dims.data = world.size();
+  check_grid(world, dims);
+}
+
+// Where only the shard is summed after the data group's reduction: the tied embedding between
+// two pipeline stages, and the replicated parameters' partial gradients over a tensor group.
+TEST_CASE("ParamStore zero 1: reduce-scatter with the tied embedding across stages and tensor-partial gradients") {
+  MpiComm world(MPI_COMM_WORLD, "world", 60);
+  if (world.size() != 4) return;
+  for (const int pipeline : {2, 1}) {
+    CAPTURE(pipeline);
+    GridDims dims;
+    dims.data = 2;
+    dims.pipeline = pipeline;
+    dims.tensor = 4 / (2 * pipeline);
+    check_grid(world, dims);
   }
-  if (world.size() == 2) CHECK(worst == 0.0);
-  else CHECK(worst < 1e-6);
 }
