@@ -135,6 +135,11 @@ struct LayernormBackwardOp {
 // (N, K) with tb; a, b act; out act or f32 (f32 is how weight gradients are accumulated);
 // bias act, optional; gelu_out (M, N) with out's dtype, optional, only with
 // Accumulate::overwrite: it receives gelu(out) too (a fused epilogue where it pays).
+// residual (M, N) with out's dtype, optional, only with Accumulate::overwrite and without
+// gelu_out: out = (product + bias) + residual, the residual stream's add after a row-parallel
+// layer (the epilogue reads it, where a separate add would read out and residual and write out
+// again). The CPU adds it as AddOp would after the product, so its bits are the product's then
+// the add's; CUDA rounds once. residual may not overlap out (Accumulate::add is that form).
 // K = 0 is an empty sum: out = bias or 0 (out += bias with Accumulate::add).
 struct MatmulOp {
   static constexpr const char* kName = "matmul";
@@ -143,6 +148,7 @@ struct MatmulOp {
   Tensor bias;
   Accumulate mode = Accumulate::overwrite;
   Tensor gelu_out;
+  Tensor residual;
 };
 // dbias (N) f32 += column sums of dout (M, N) act.
 struct BiasBackwardOp {
@@ -372,7 +378,11 @@ class Backend {
   }
   void matmul(Tensor out, Tensor a, Tensor b, Transpose ta, Transpose tb, Tensor bias, Accumulate mode,
               Tensor gelu_out) {
-    run(MatmulOp{out, a, b, ta, tb, bias, mode, gelu_out});
+    run(MatmulOp{out, a, b, ta, tb, bias, mode, gelu_out, Tensor{}});
+  }
+  // out = op(a) x op(b) + bias + residual: a row-parallel layer's product added to the residual.
+  void matmul_residual(Tensor out, Tensor a, Tensor b, Transpose ta, Transpose tb, Tensor bias, Tensor residual) {
+    run(MatmulOp{out, a, b, ta, tb, bias, Accumulate::overwrite, Tensor{}, residual});
   }
   void bias_backward(Tensor dbias, Tensor dout) { run(BiasBackwardOp{dbias, dout}); }
   void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head = 0) {

@@ -144,6 +144,7 @@ void check(const MatmulOp& op, ArgCheck& k) {
   k.arg("b", op.b, Want::act, kIn);
   const bool bias = k.arg("bias", op.bias, Want::act, kIn, kOptional);
   const bool gelu = k.arg("gelu_out", op.gelu_out, Want::float_any, kOut, kOptional);
+  const bool residual = k.arg("residual", op.residual, Want::float_any, kIn, kOptional);
   const MatmulDims d = matmul_dims(op);
   const bool tb = op.tb == Transpose::transpose;
   const int64_t b_k = tb ? matrix_cols(op.b) : matrix_rows(op.b);
@@ -157,6 +158,12 @@ void check(const MatmulOp& op, ArgCheck& k) {
     k.same_dtype("gelu_out", op.gelu_out, "out", op.out);
     k.matrix("gelu_out", op.gelu_out, d.M, d.N);
     k.that(op.mode == Accumulate::overwrite, "gelu_out", "needs Accumulate::overwrite");
+  }
+  if (residual) {
+    k.same_dtype("residual", op.residual, "out", op.out);
+    k.matrix("residual", op.residual, d.M, d.N);
+    k.that(op.mode == Accumulate::overwrite, "residual", "needs Accumulate::overwrite");
+    k.that(!gelu, "residual", "cannot be combined with gelu_out");
   }
 }
 
@@ -339,7 +346,10 @@ Key profile_key(const LayernormBackwardOp& op) { return {op.kName, shape_of(op.i
 Key profile_key(const MatmulOp& op) {
   // The QKV, MLP and head products of one model are separate rows.
   const MatmulDims d = matmul_dims(op);
-  const char* name = op.gelu_out.defined() ? "matmul+gelu" : op.bias.defined() ? "matmul+bias" : "matmul";
+  const char* name = op.gelu_out.defined()   ? "matmul+gelu"
+                     : op.residual.defined() ? (op.bias.defined() ? "matmul+bias+residual" : "matmul+residual")
+                     : op.bias.defined()     ? "matmul+bias"
+                                             : "matmul";
   return {name, "M=" + std::to_string(d.M) + " N=" + std::to_string(d.N) + " K=" + std::to_string(d.K) + " " +
                     (op.ta == Transpose::none ? "N" : "T") + (op.tb == Transpose::none ? "N" : "T") + " " +
                     dtype_name(op.out.dtype)};

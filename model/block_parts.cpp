@@ -43,6 +43,12 @@ void norm_into(const BlockContext& ctx, Tensor full, Tensor mean, Tensor rstd, T
 void row_parallel_into(const BlockContext& ctx, const BlockScratch& s, Tensor out, Tensor a, Tensor w, Tensor bias,
                        Tensor residual) {
   Backend& b = ctx.backend;
+  if (!tp_active(ctx.tp)) {
+    // No sum over a group between the product and the add: the residual rides in the product's
+    // epilogue (cuBLASLt's C), so the residual stream is not read twice and written again.
+    b.matmul_residual(out, a, w, N, T, bias, residual);
+    return;
+  }
   Tensor once = ctx.tp_rank == 0 ? bias : Tensor{};
   if (seq_parallel(ctx)) {
     b.matmul(s.row_out, a, w, N, T, once, Accumulate::overwrite, Tensor{});

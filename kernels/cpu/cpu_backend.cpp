@@ -135,6 +135,8 @@ class CpuBackend final : public Backend {
                   "matmul: a dimension exceeds sgemm's 32-bit sizes");
     cpu::matmul(f32(op.out), f32(op.a), f32(op.b), f32(op.bias), d.M, d.N, d.K, op.ta, op.tb, op.mode,
                 f32(op.gelu_out));
+    // The residual as AddOp adds it: the same bits as the product followed by add.
+    if (op.residual.defined()) cpu::add(f32(op.out), f32(op.out), f32(op.residual), d.M * d.N);
   }
   void compute(const BiasBackwardOp& op) override {
     cpu::bias_backward(f32(op.dbias), f32(op.dout), matrix_rows(op.dout), matrix_cols(op.dout));

@@ -1,13 +1,15 @@
 // LayerNorm (eps 1e-5, biased variance) forward and backward.
 // Forward: one warp per row, two passes over the row (mean, then variance about the mean),
-// statistics in f32. Backward: a block owns kBwdRows rows; it first writes its partial column
-// sums of dweight/dbias (dout * norm, dout) to scratch, then computes dinp row by row (one warp
-// per row). add_column_partials (cuda_reduce.cu) then adds the partials to dweight/dbias in
-// block order, so the parameter gradients are deterministic. The column pass reads dout
-// before any dinp of the block is written, so dinp may alias dout.
+// statistics in f32. Backward: a block owns up to kNormBwdMaxRows rows, staged in shared
+// memory (cuda_norm_stage.cuh) so each input is read from global memory once; it first writes
+// its partial column sums of dweight/dbias (dout * norm, dout) to scratch, then computes dinp
+// row by row (one warp per row). add_column_partials (cuda_reduce.cu) then adds the partials
+// to dweight/dbias in block order, so the parameter gradients are deterministic. dinp may
+// alias dout (the stage, or the column pass, reads a block's dout before any dinp is written).
 #include <string>
 
 #include "kernels/cuda/cuda_common.cuh"
+#include "kernels/cuda/cuda_norm_stage.cuh"
 #include "kernels/cuda/cuda_ops.h"
 
 namespace trainer::cuda {
@@ -16,8 +18,6 @@ namespace {
 
 constexpr float kEps = 1e-5f;
 constexpr int kFwdThreads = 256;  // 8 rows per block
-constexpr int kBwdRows = 32;
-constexpr int kBwdThreads = 256;
 
 template <class T>
 __global__ void layernorm_forward_kernel(T* out, float* mean, float* rstd, const T* inp,
@@ -63,28 +63,31 @@ __global__ void layernorm_forward_kernel(T* out, float* mean, float* rstd, const
   }
 }
 
+// block_rows rows per block, staged in shared memory when `staged`.
 template <class T>
 __global__ void layernorm_backward_kernel(T* dinp, float* partial_dw, float* partial_db,
                                           const T* dout, const T* inp, const T* weight,
                                           const float* mean, const float* rstd, int64_t N,
-                                          int64_t C, bool accumulate, bool vec) {
-  __shared__ float s_mean[kBwdRows];
-  __shared__ float s_rstd[kBwdRows];
-  const int64_t row0 = blockIdx.x * int64_t(kBwdRows);
-  const int rows = static_cast<int>(min(int64_t(kBwdRows), N - row0));
+                                          int64_t C, int block_rows, bool staged, bool accumulate, bool vec) {
+  extern __shared__ __align__(16) unsigned char s_stage[];
+  __shared__ float s_mean[kNormBwdMaxRows];
+  __shared__ float s_rstd[kNormBwdMaxRows];
+  const int64_t row0 = blockIdx.x * int64_t(block_rows);
+  const int rows = static_cast<int>(min(int64_t(block_rows), N - row0));
   if (threadIdx.x < rows) {
     s_mean[threadIdx.x] = mean[row0 + threadIdx.x];
     s_rstd[threadIdx.x] = rstd[row0 + threadIdx.x];
   }
   __syncthreads();
+  const NormRows<T> src = norm_stage(s_stage, dout + row0 * C, inp + row0 * C, rows, C, staged, vec);
 
   // Column partials of dweight and dbias over this block's rows.
   for (int64_t c = threadIdx.x; c < C; c += blockDim.x) {
     float dw = 0, db = 0;
     for (int r = 0; r < rows; ++r) {
-      const int64_t i = (row0 + r) * C + c;
-      const float d = to_f32(dout[i]);
-      dw += d * (to_f32(inp[i]) - s_mean[r]) * s_rstd[r];
+      const int64_t i = r * C + c;
+      const float d = to_f32(src.dout[i]);
+      dw += d * (to_f32(src.inp[i]) - s_mean[r]) * s_rstd[r];
       db += d;
     }
     partial_dw[blockIdx.x * C + c] = dw;
@@ -97,8 +100,8 @@ __global__ void layernorm_backward_kernel(T* dinp, float* partial_dw, float* par
   for (int r = threadIdx.x / 32; r < rows; r += blockDim.x / 32) {
     const int64_t row = row0 + r;
     const float m = s_mean[r], s = s_rstd[r];
-    const T* d_row = dout + row * C;
-    const T* x_row = inp + row * C;
+    const T* d_row = src.dout + r * C;
+    const T* x_row = src.inp + r * C;
     float sum_dn = 0, sum_dn_n = 0;
     for (int64_t c0 = lane * kChunk; c0 < C; c0 += 32 * kChunk) {
       const int count = static_cast<int>(min(int64_t(kChunk), C - c0));
@@ -158,7 +161,12 @@ void layernorm_backward(const Context& ctx, const LayernormBackwardOp& op) {
                &weight = op.weight, &mean = op.mean, &rstd = op.rstd;
   const int64_t N = matrix_rows(inp), C = matrix_cols(inp);
   if (N * C == 0) return;
-  const int64_t blocks = ceil_div(N, kBwdRows);
+  const int64_t elem = int64_t(dtype_size(dinp.dtype));
+  const int stage_rows = norm_stage_rows(C, elem);
+  const int block_rows = stage_rows > 0 ? stage_rows : kNormBwdMaxRows;
+  const size_t stage_bytes = norm_stage_bytes(stage_rows, C, elem);
+  const int64_t blocks = ceil_div(N, block_rows);
+  TRAINER_CHECK(blocks < (int64_t(1) << 31), "layernorm_backward: too many rows (" + std::to_string(N) + ")");
   ScratchCarver plan(nullptr);
   plan.take<float>(blocks * C);
   plan.take<float>(blocks * C);
@@ -169,10 +177,13 @@ void layernorm_backward(const Context& ctx, const LayernormBackwardOp& op) {
                    aligned16(inp.data) && aligned16(weight.data);
   dispatch_float(dinp.dtype, [&](auto tag) {
     using T = decltype(tag);
-    layernorm_backward_kernel<T><<<static_cast<unsigned>(blocks), kBwdThreads, 0, ctx.stream>>>(
+    const auto kernel = layernorm_backward_kernel<T>;
+    TRAINER_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(stage_bytes)));
+    kernel<<<static_cast<unsigned>(blocks), kNormBwdThreads, stage_bytes, ctx.stream>>>(
         dinp.ptr<T>(), partial_dw, partial_db, dout.ptr<const T>(), inp.ptr<const T>(),
-        weight.ptr<const T>(), mean.ptr<const float>(), rstd.ptr<const float>(), N, C,
-        op.dinp_mode == Accumulate::add, vec);
+        weight.ptr<const T>(), mean.ptr<const float>(), rstd.ptr<const float>(), N, C, block_rows,
+        stage_rows > 0, op.dinp_mode == Accumulate::add, vec);
     TRAINER_LAUNCH_CHECK();
   });
   add_column_partials(ctx, dweight.ptr<float>(), partial_dw, blocks, C);

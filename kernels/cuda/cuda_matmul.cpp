@@ -4,14 +4,17 @@
 // with 16-byte aligned bias and aux pointers. GELU in fp32 always runs as our own kernel, so
 // fp32 results do not depend on cuBLASLt's GELU approximation. When cuBLASLt has no algorithm
 // for an epilogue (an unusual type or alignment mix), the plain product runs and our kernels
-// add the bias and GELU: same result. K = 0 (an empty sum, which cuBLASLt does not take) is a
-// memset and the same kernels.
+// add the bias and GELU: same result. A residual is cuBLASLt's C (D = A B + C, beta = 1, C a
+// separate matrix of D's layout); where no algorithm takes it, our add kernel adds it after the
+// product and bias. K = 0 (an empty sum, which cuBLASLt does not take) is a memset and the same
+// kernels.
 #include "kernels/cuda/cuda_matmul.h"
 
 #include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "kernels/base/check.h"
 #include "kernels/cuda/cuda_check.h"
@@ -92,13 +95,14 @@ Matmul::~Matmul() {
 }
 
 void Matmul::run(const Context& ctx, const MatmulOp& op) {
-  const Tensor &out = op.out, &a = op.a, &bias = op.bias, &gelu_out = op.gelu_out;
+  const Tensor &out = op.out, &a = op.a, &bias = op.bias, &gelu_out = op.gelu_out, &residual = op.residual;
   const MatmulDims d = matmul_dims(op);
   if (d.M * d.N == 0) return;
   if (d.K == 0) {
-    // An empty sum (cuBLASLt takes no k = 0): out = bias or 0, or out += bias.
+    // An empty sum (cuBLASLt takes no k = 0): out = bias or 0 (+ residual), or out += bias.
     if (op.mode == Accumulate::overwrite) TRAINER_CUDA_CHECK(cudaMemsetAsync(out.data, 0, out.bytes(), ctx.stream));
     if (bias.defined()) bias_add_rows(ctx, out, bias);
+    if (residual.defined()) add(ctx, AddOp{out, out, residual});
     if (gelu_out.defined()) gelu_forward(ctx, GeluForwardOp{gelu_out, out});
     return;
   }
@@ -116,19 +120,29 @@ void Matmul::run(const Context& ctx, const MatmulOp& op) {
   else if (bias_aligned)
     epilogue = CUBLASLT_EPILOGUE_BIAS;
 
-  bool bias_done = bias_aligned && epilogue != CUBLASLT_EPILOGUE_DEFAULT, gelu_done = fuse_gelu;
-  if (!try_run(ctx, op, d, epilogue)) {
-    TRAINER_CHECK(epilogue != CUBLASLT_EPILOGUE_DEFAULT && try_run(ctx, op, d, CUBLASLT_EPILOGUE_DEFAULT),
-                  "matmul: cuBLASLt has no algorithm for M=" + std::to_string(d.M) + " N=" +
-                      std::to_string(d.N) + " K=" + std::to_string(d.K) + " " + dtype_name(a.dtype) +
-                      " -> " + dtype_name(out.dtype));
-    bias_done = gelu_done = false;
-  }
-  if (bias.defined() && !bias_done) bias_add_rows(ctx, out, bias);
-  if (gelu_out.defined() && !gelu_done) gelu_forward(ctx, GeluForwardOp{gelu_out, out});
+  // The fused form first; each refusal drops a fusion (the epilogue, then the residual as C),
+  // and our kernels then add what was dropped.
+  struct Attempt {
+    cublasLtEpilogue_t epilogue;
+    bool residual;
+  };
+  std::vector<Attempt> attempts{{epilogue, residual.defined()}};
+  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) attempts.push_back({CUBLASLT_EPILOGUE_DEFAULT, residual.defined()});
+  if (residual.defined()) attempts.push_back({CUBLASLT_EPILOGUE_DEFAULT, false});
+  const Attempt* ran = nullptr;
+  for (const Attempt& t : attempts)
+    if (!ran && try_run(ctx, op, d, t.epilogue, t.residual)) ran = &t;
+  TRAINER_CHECK(ran != nullptr, "matmul: cuBLASLt has no algorithm for M=" + std::to_string(d.M) + " N=" +
+                                    std::to_string(d.N) + " K=" + std::to_string(d.K) + " " +
+                                    dtype_name(a.dtype) + " -> " + dtype_name(out.dtype));
+  const bool fused = ran->epilogue != CUBLASLT_EPILOGUE_DEFAULT;
+  if (bias.defined() && !(fused && bias_aligned)) bias_add_rows(ctx, out, bias);
+  if (residual.defined() && !ran->residual) add(ctx, AddOp{out, out, residual});
+  if (gelu_out.defined() && !(fused && fuse_gelu)) gelu_forward(ctx, GeluForwardOp{gelu_out, out});
 }
 
-bool Matmul::try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d, cublasLtEpilogue_t epilogue) {
+bool Matmul::try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d, cublasLtEpilogue_t epilogue,
+                     bool with_residual) {
   const bool accumulate = p.mode == Accumulate::add;
   const bool gelu = epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS || epilogue == CUBLASLT_EPILOGUE_GELU_AUX;
   const bool with_bias = epilogue == CUBLASLT_EPILOGUE_BIAS || epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
@@ -141,6 +155,8 @@ bool Matmul::try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d,
   Layout B(ab_type, ta_t ? d.M : d.K, ta_t ? d.K : d.M, ta_t ? d.M : d.K);
   Layout D(d_type, d.N, d.M, d.N);
   void* d_ptr = gelu ? p.gelu_out.data : p.out.data;
+  // C: D itself (read only when accumulating), or the residual, laid out as D.
+  const void* c_ptr = with_residual ? p.residual.data : d_ptr;
 
   OpDesc op;
   const cublasOperation_t op_a = tb_t ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -165,14 +181,14 @@ bool Matmul::try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d,
                    int64_t(p.out.dtype), with_bias ? int64_t(p.bias.dtype) : -1, int64_t(epilogue),
                    alignment(p.a.data), alignment(p.b.data), alignment(d_ptr),
                    with_bias ? alignment(p.bias.data) : 0, gelu ? alignment(p.out.data) : 0,
-                   accumulate ? 1 : 0, 0};
+                   accumulate ? 1 : 0, with_residual ? alignment(c_ptr) : 0};
   auto it = cache_.find(key);
   if (it == cache_.end()) {
     Preference pref;
     pref.set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace_bytes_);
     pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment(p.b.data));
     pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment(p.a.data));
-    pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment(d_ptr));
+    pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment(c_ptr));
     pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment(d_ptr));
     cublasLtMatmulHeuristicResult_t result{};
     int returned = 0;
@@ -190,9 +206,9 @@ bool Matmul::try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d,
   if (!it->second.found) return false;
 
   const float alpha = 1.0f;
-  const float beta = accumulate ? 1.0f : 0.0f;
+  const float beta = accumulate || with_residual ? 1.0f : 0.0f;
   TRAINER_CUBLAS_CHECK(cublasLtMatmul(handle_, op.desc, &alpha, p.b.data, A.desc, p.a.data, B.desc,
-                                      &beta, d_ptr, D.desc, d_ptr, D.desc, &it->second.algo,
+                                      &beta, c_ptr, D.desc, d_ptr, D.desc, &it->second.algo,
                                       workspace_, workspace_bytes_, ctx.stream));
   return true;
 }

@@ -1,4 +1,4 @@
-// Matrix products through cuBLASLt: out (M,N) = op(a) x op(b) [+ bias] [+ out], with the
+// Matrix products through cuBLASLt: out (M,N) = op(a) x op(b) [+ bias] [+ out or residual], with the
 // bias (and, in bf16, GELU) epilogues fused where cuBLASLt offers them.
 // Invariants: tensors are row-major; cuBLASLt is column-major, so the product is computed
 // transposed (out^T = op(b)^T op(a)^T), which needs no data movement. Compute is strict fp32
@@ -27,9 +27,10 @@ class Matmul {
 
  private:
   using Key = std::array<int64_t, 16>;
-  // Runs the product with this epilogue if cuBLASLt has an algorithm for it; false if not.
-  // In cuBLASLt's column-major terms: D (m = N, n = M) = op(A = b) op(B = a).
-  bool try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d, cublasLtEpilogue_t epilogue);
+  // Runs the product with this epilogue (and the residual as C) if cuBLASLt has an algorithm
+  // for it; false if not. In cuBLASLt's column-major terms: D (m = N, n = M) = op(A = b) op(B = a).
+  bool try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d, cublasLtEpilogue_t epilogue,
+               bool with_residual);
 
   DeviceMemory& memory_;
   cublasLtHandle_t handle_ = nullptr;

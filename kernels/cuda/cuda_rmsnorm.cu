@@ -3,16 +3,18 @@
 //   y = x * r * w,  r = 1 / sqrt(mean(x^2) + eps)
 //   dx = r * (w*dy - x * r^2 * mean(w*dy*x)),  dw += dy * x * r
 // A "vector" is what one r normalizes: a row (C features) or one head of a row (D features).
-// Forward: one warp per vector, statistics in f32. Backward: a block owns kBwdRows rows; it
-// first writes its partial column sums of the weight gradients (over its rows, and for heads
-// over the heads of each kind in head order) to scratch, then computes dinp vector by vector
-// (one warp each). add_column_partials (cuda_reduce.cu) adds the partials to the weight
-// gradients in block order: deterministic, no atomics, as in cuda_layernorm.cu. The column
-// pass reads dout before any dinp of the block is written and blocks own disjoint rows, so
-// dinp may alias dout.
+// Forward: one warp per vector, statistics in f32. Backward: a block owns a few rows (for rows,
+// staged in shared memory by cuda_norm_stage.cuh, so each input is read from global memory
+// once; for heads kBwdRows, read in place); it first writes its partial column sums of the
+// weight gradients (over its rows, and for heads over the heads of each kind in head order) to
+// scratch, then computes dinp vector by vector (one warp each). add_column_partials
+// (cuda_reduce.cu) adds the partials to the weight gradients in block order: deterministic, no
+// atomics, as in cuda_layernorm.cu. A block reads its dout (stage or column pass) before any
+// dinp of it is written and blocks own disjoint rows, so dinp may alias dout.
 #include <string>
 
 #include "kernels/cuda/cuda_common.cuh"
+#include "kernels/cuda/cuda_norm_stage.cuh"
 #include "kernels/cuda/cuda_ops.h"
 
 namespace trainer::cuda {
@@ -20,7 +22,7 @@ namespace trainer::cuda {
 namespace {
 
 constexpr int kFwdThreads = 256;  // 8 vectors per block
-constexpr int kBwdRows = 32;
+constexpr int kBwdRows = 32;  // rows per block of the head backward
 constexpr int kBwdThreads = 256;
 
 // ---- one vector, by one warp (every lane returns the same r) ----
@@ -107,28 +109,31 @@ __global__ void rmsnorm_forward_kernel(T* out, float* rstd, const T* inp, const 
   if (threadIdx.x % 32 == 0) rstd[row] = r;
 }
 
-// partial (blocks, C): this block's sum over its rows of dout * inp * rstd.
+// partial (blocks, C): this block's sum over its rows of dout * inp * rstd. block_rows rows per
+// block, staged in shared memory when `staged`.
 template <class T>
 __global__ void rmsnorm_backward_kernel(T* dinp, float* partial, const T* dout, const T* inp, const T* weight,
-                                        const float* rstd, int64_t N, int64_t C, bool accumulate, bool vec) {
-  __shared__ float s_rstd[kBwdRows];
-  const int64_t row0 = blockIdx.x * int64_t(kBwdRows);
-  const int rows = static_cast<int>(min(int64_t(kBwdRows), N - row0));
+                                        const float* rstd, int64_t N, int64_t C, int block_rows, bool staged,
+                                        bool accumulate, bool vec) {
+  extern __shared__ __align__(16) unsigned char s_stage[];
+  __shared__ float s_rstd[kNormBwdMaxRows];
+  const int64_t row0 = blockIdx.x * int64_t(block_rows);
+  const int rows = static_cast<int>(min(int64_t(block_rows), N - row0));
   if (threadIdx.x < rows) s_rstd[threadIdx.x] = rstd[row0 + threadIdx.x];
   __syncthreads();
+  const NormRows<T> src = norm_stage(s_stage, dout + row0 * C, inp + row0 * C, rows, C, staged, vec);
   for (int64_t c = threadIdx.x; c < C; c += blockDim.x) {
     float dw = 0;
     for (int r = 0; r < rows; ++r) {
-      const int64_t i = (row0 + r) * C + c;
-      dw += to_f32(dout[i]) * to_f32(inp[i]) * s_rstd[r];
+      const int64_t i = r * C + c;
+      dw += to_f32(src.dout[i]) * to_f32(src.inp[i]) * s_rstd[r];
     }
     partial[blockIdx.x * C + c] = dw;
   }
   __syncthreads();
-  for (int r = threadIdx.x / 32; r < rows; r += blockDim.x / 32) {
-    const int64_t row = row0 + r;
-    rms_vector_backward(dinp + row * C, dout + row * C, inp + row * C, weight, s_rstd[r], C, accumulate, vec);
-  }
+  for (int r = threadIdx.x / 32; r < rows; r += blockDim.x / 32)
+    rms_vector_backward(dinp + (row0 + r) * C, src.dout + r * C, src.inp + r * C, weight, s_rstd[r], C, accumulate,
+                        vec);
 }
 
 // ---- heads of a qkv tensor: rows of W = (H + 2*Hkv) * D, rstd (rows, H + Hkv) ----
@@ -217,16 +222,23 @@ void rmsnorm_forward(const Context& ctx, const RmsnormForwardOp& op) {
 void rmsnorm_backward(const Context& ctx, const RmsnormBackwardOp& op) {
   const int64_t N = matrix_rows(op.inp), C = matrix_cols(op.inp);
   if (N * C == 0) return;
-  const int64_t blocks = ceil_div(N, kBwdRows);
+  const int64_t elem = int64_t(dtype_size(op.dinp.dtype));
+  const int stage_rows = norm_stage_rows(C, elem);
+  const int block_rows = stage_rows > 0 ? stage_rows : kNormBwdMaxRows;
+  const size_t stage_bytes = norm_stage_bytes(stage_rows, C, elem);
+  const int64_t blocks = ceil_div(N, block_rows);
   TRAINER_CHECK(blocks < (int64_t(1) << 31), "rmsnorm_backward: too many rows (" + std::to_string(N) + ")");
   float* partial = static_cast<float*>(ctx.workspace->get(sizeof(float) * blocks * C));
   const bool vec = C % kChunk == 0 && aligned16(op.dinp.data) && aligned16(op.dout.data) &&
                    aligned16(op.inp.data) && aligned16(op.weight.data);
   dispatch_float(op.dinp.dtype, [&](auto tag) {
     using T = decltype(tag);
-    rmsnorm_backward_kernel<T><<<static_cast<unsigned>(blocks), kBwdThreads, 0, ctx.stream>>>(
+    const auto kernel = rmsnorm_backward_kernel<T>;
+    TRAINER_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(stage_bytes)));
+    kernel<<<static_cast<unsigned>(blocks), kNormBwdThreads, stage_bytes, ctx.stream>>>(
         op.dinp.ptr<T>(), partial, op.dout.ptr<const T>(), op.inp.ptr<const T>(), op.weight.ptr<const T>(),
-        op.rstd.ptr<const float>(), N, C, op.dinp_mode == Accumulate::add, vec);
+        op.rstd.ptr<const float>(), N, C, block_rows, stage_rows > 0, op.dinp_mode == Accumulate::add, vec);
     TRAINER_LAUNCH_CHECK();
   });
   add_column_partials(ctx, op.dweight.ptr<float>(), partial, blocks, C);

@@ -269,12 +269,23 @@ inline std::vector<ContractCase> contract_cases() {
               alias("dinp", &LB::dinp, &LB::inp), alias("dinp", &LB::dinp, &LB::dout), missing("mean", &LB::mean)});
   add_op<M>(c,
             [](ContractPool& p) {
-              return M{p.act({2, 3}),          p.act({2, 4}), p.act({3, 4}), Transpose::none, Transpose::transpose,
-                       p.act({3}), Accumulate::overwrite, p.act({2, 3})};
+              return M{p.act({2, 3}), p.act({2, 4}), p.act({3, 4}), Transpose::none, Transpose::transpose,
+                       p.act({3}),    Accumulate::overwrite, p.act({2, 3}), Tensor{}};
             },
             {wrong_shape("b", &M::b), wrong_shape("out", &M::out), wrong_dtype("bias", &M::bias),
              wrong_device("a", &M::a), alias("gelu_out", &M::gelu_out, &M::a), alias("out", &M::out, &M::b),
              missing("b", &M::b), other<M>("gelu_out", [](M& op) { op.mode = Accumulate::add; })});
+  // With the residual instead of GELU.
+  add_op<M>(c,
+            [](ContractPool& p) {
+              return M{p.act({2, 3}), p.act({2, 4}), p.act({3, 4}), Transpose::none, Transpose::transpose,
+                       p.act({3}),    Accumulate::overwrite, Tensor{}, p.act({2, 3})};
+            },
+            {wrong_shape("residual", &M::residual), wrong_dtype("residual", &M::residual),
+             wrong_device("residual", &M::residual), alias("out", &M::out, &M::residual),
+             other<M>("residual", [](M& op) { op.mode = Accumulate::add; }),
+             other<M>("residual", [](M& op) { op.gelu_out = op.residual; }),
+             other<M>("residual", [](M& op) { op.residual.dtype = op.out.dtype == DType::f32 ? DType::bf16 : DType::f32; })});
   add_op<BB>(c, [](ContractPool& p) { return BB{p.f32({3}), p.act({2, 3})}; },
              {wrong_shape("dbias", &BB::dbias), wrong_dtype("dout", &BB::dout), wrong_device("dbias", &BB::dbias),
               alias("dbias", &BB::dbias, &BB::dout)});

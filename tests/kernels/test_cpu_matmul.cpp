@@ -3,6 +3,8 @@
 // (expressed through matmul and bias_backward) against central finite differences.
 #include <doctest/doctest.h>
 
+#include <array>
+
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/reference_ops.h"
 #include "tests/kernels/kernel_test_util.h"
@@ -92,6 +94,32 @@ TEST_CASE("cpu matmul: fast path matches the reference on odd shapes") {
           }
         }
       }
+    }
+  }
+}
+
+TEST_CASE("cpu matmul: a residual gives the bits of the product followed by add") {
+  auto be = make_cpu_backend();
+  uint64_t seed = 500;
+  for (auto [M, N, K] : {std::array<int64_t, 3>{1, 1, 1}, {37, 53, 19}, {64, 129, 96}, {6, 5, 0}}) {
+    for (bool with_bias : {false, true}) {
+      CAPTURE(M);
+      CAPTURE(with_bias);
+      auto a = random_floats(size_t(M * K), ++seed), b = random_floats(size_t(N * K), ++seed);
+      auto bias = random_floats(size_t(N), ++seed), residual = random_floats(size_t(M * N), ++seed);
+      std::vector<float> fused(size_t(M * N), 7.0f), separate(size_t(M * N), -7.0f);
+      // Defined but possibly empty (K = 0): only the shape matters there.
+      std::vector<float> empty(1);
+      Tensor av = make_tensor(K > 0 ? a.data() : empty.data(), DType::f32, Device::cpu, {M, K});
+      Tensor bv = make_tensor(K > 0 ? b.data() : empty.data(), DType::f32, Device::cpu, {N, K});
+      const Tensor bias_view = with_bias ? view(bias, {N}) : none_tensor();
+      be->matmul_residual(view(fused, {M, N}), av, bv, Transpose::none, Transpose::transpose, bias_view,
+                          view(residual, {M, N}));
+      be->matmul(view(separate, {M, N}), av, bv, Transpose::none, Transpose::transpose, bias_view,
+                 Accumulate::overwrite, none_tensor());
+      be->add(view(separate, {M, N}), view(separate, {M, N}), view(residual, {M, N}));
+      CHECK(fused == separate);
+      if (K == 0) CHECK(fused[0] == residual[0] + (with_bias ? bias[0] : 0.0f));
     }
   }
 }

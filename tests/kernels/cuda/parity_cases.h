@@ -23,7 +23,7 @@ inline std::string dims_label(const char* op, const std::vector<int64_t>& dims) 
 }
 
 // ---- matmul ----
-enum class Epilogue : uint8_t { none, bias, gelu, bias_gelu };
+enum class Epilogue : uint8_t { none, bias, gelu, bias_gelu, residual, bias_residual };
 
 struct MatmulRow {
   int64_t M, N, K;
@@ -44,25 +44,31 @@ inline std::vector<ParityCase> matmul_parity_cases() {
       {30, 20, 50, kN, kN, Epilogue::none, kAdd, Kind::act},     {30, 20, 50, kT, kT, Epilogue::bias, kOver, Kind::act},
       {256, 768, 128, kN, kN, Epilogue::none, kOver, Kind::act}, {128, 64, 256, kT, kN, Epilogue::none, kAdd, Kind::f32},
       {5, 8, 0, kN, kT, Epilogue::bias_gelu, kOver, Kind::act},  {4, 3, 0, kT, kN, Epilogue::bias, kAdd, Kind::f32},
+      // The residual as cuBLASLt's C: with the bias epilogue, alone, at odd sizes, and K = 0.
+      {64, 96, 48, kN, kT, Epilogue::bias_residual, kOver, Kind::act}, {256, 768, 128, kN, kT, Epilogue::residual, kOver, Kind::act},
+      {33, 65, 17, kN, kT, Epilogue::bias_residual, kOver, Kind::act}, {5, 8, 0, kN, kT, Epilogue::bias_residual, kOver, Kind::act},
   };
   std::vector<ParityCase> cases;
   for (const MatmulRow& r : rows) {
-    const bool bias = r.epilogue == Epilogue::bias || r.epilogue == Epilogue::bias_gelu;
+    const bool bias =
+        r.epilogue == Epilogue::bias || r.epilogue == Epilogue::bias_gelu || r.epilogue == Epilogue::bias_residual;
     const bool gelu = r.epilogue == Epilogue::gelu || r.epilogue == Epilogue::bias_gelu;
+    const bool residual = r.epilogue == Epilogue::residual || r.epilogue == Epilogue::bias_residual;
     // fp32: the summation order differs from OpenBLAS's over K terms. f32 outputs from bf16
     // inputs: exact products, f32 sums. bf16 outputs: one bf16 rounding.
     const Tol out_tol = r.out == Kind::f32 ? Tol{5 * kTolSum, 5 * kTolSum} : Tol{5 * kTolF32, kTolBf16};
     ParityCase c;
     c.label = dims_label("matmul", {r.M, r.N, r.K}) + (r.ta == kN ? " N" : " T") + (r.tb == kN ? "N" : "T") +
-              (bias ? " bias" : "") + (gelu ? " gelu" : "") + (r.mode == kAdd ? " add" : "") +
+              (bias ? " bias" : "") + (gelu ? " gelu" : "") + (residual ? " residual" : "") + (r.mode == kAdd ? " add" : "") +
               (r.out == Kind::f32 ? " f32" : "");
     c.args = {input("a", Kind::act, r.ta == kN ? std::vector<int64_t>{r.M, r.K} : std::vector<int64_t>{r.K, r.M}),
               input("b", Kind::act, r.tb == kN ? std::vector<int64_t>{r.K, r.N} : std::vector<int64_t>{r.N, r.K}),
               bias ? input("bias", Kind::act, {r.N}) : absent("bias"),
               r.mode == kAdd ? accumulated("out", r.out, {r.M, r.N}, out_tol) : output("out", r.out, {r.M, r.N}, out_tol),
-              gelu ? output("gelu_out", r.out, {r.M, r.N}, Tol{5 * kTolF32, kTolBf16}) : absent("gelu_out")};
+              gelu ? output("gelu_out", r.out, {r.M, r.N}, Tol{5 * kTolF32, kTolBf16}) : absent("gelu_out"),
+              residual ? input("residual", r.out, {r.M, r.N}) : absent("residual")};
     c.run = [r](Backend& be, const ParityArgs& t) {
-      be.run(MatmulOp{t["out"], t["a"], t["b"], r.ta, r.tb, t["bias"], r.mode, t["gelu_out"]});
+      be.run(MatmulOp{t["out"], t["a"], t["b"], r.ta, r.tb, t["bias"], r.mode, t["gelu_out"], t["residual"]});
     };
     cases.push_back(c);
   }
@@ -107,7 +113,10 @@ inline std::vector<ParityCase> encoder_parity_cases() {
 
 // ---- layernorm ----
 inline std::vector<ParityCase> layernorm_parity_cases() {
-  const std::vector<std::vector<int64_t>> shapes = {{1, 1}, {5, 7}, {3, 8}, {37, 768}, {16, 1600}, {70, 33}};
+  // The backward stages rows in shared memory (cuda_norm_stage.cuh): 12 rows of C = 768 in f32
+  // and 24 in bf16, so {37, 768} has a short last block; C = 10000 stages one row in bf16 and
+  // none in f32 (the global-memory path).
+  const std::vector<std::vector<int64_t>> shapes = {{1, 1}, {5, 7}, {3, 8}, {37, 768}, {16, 1600}, {70, 33}, {3, 10000}};
   std::vector<ParityCase> cases;
   for (const auto& nc : shapes) {
     const int64_t N = nc[0], C = nc[1];

@@ -30,9 +30,10 @@ inline ParityCase make_case(std::string label, std::vector<ParityArg> args,
 
 // ---- rmsnorm: (N, C), the last with an unaligned view ----
 inline std::vector<ParityCase> rmsnorm_parity_cases() {
-  // {2100, 40}: 66 blocks of 32 rows for the weight gradient's second pass.
+  // {2100, 40}: 66 blocks of 32 rows for the weight gradient's second pass. {3, 10000}: the
+  // backward stages one row per block in bf16, none in f32 (cuda_norm_stage.cuh).
   const std::vector<std::vector<int64_t>> shapes = {{1, 1}, {5, 7}, {3, 8}, {37, 768}, {16, 1600}, {70, 33},
-                                                    {4, 2050}, {2100, 40}, {33, 64, 1}};
+                                                    {4, 2050}, {2100, 40}, {33, 64, 1}, {3, 10000}};
   std::vector<ParityCase> cases;
   for (const auto& s : shapes) {
     const int64_t N = s[0], C = s[1], offset = s.size() > 2 ? s[2] : 0;

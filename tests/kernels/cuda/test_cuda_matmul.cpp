@@ -1,5 +1,6 @@
 // CUDA matmul with unaligned views (the epilogues take only 16-byte aligned bias pointers, so
-// these get the plain product and our bias kernel). Transposes, bias, GELU, accumulation into
+// these get the plain product and our bias kernel; an unaligned residual is C at that
+// alignment, or our add kernel). Transposes, bias, GELU, accumulation into
 // act and f32, K = 0 and odd shapes against the CPU are in the parity tables (parity_cases.h).
 #include "tests/kernels/cuda/cuda_test_util.h"
 
@@ -26,6 +27,16 @@ TEST_CASE("matmul accepts unaligned views") {
     rig.gpu->matmul(gout, gpu.upload(a, rig.act, {M, K}, 1), gpu.upload(b, rig.act, {N, K}, 3), kN, kT,
                     gpu.upload(bias, rig.act, {N}, 1), kOver, Tensor{});
     check_close(gpu.read(gout), cpu.read(cout), p == Precision::bf16 ? rig.tol : 5 * kTolF32, "unaligned matmul");
+
+    const auto residual = rounded(random_floats(M * N, 94), rig.act);
+    Tensor cres = cpu.alloc(DType::f32, {M, N});
+    rig.cpu->matmul_residual(cres, cpu.upload(a, DType::f32, {M, K}), cpu.upload(b, DType::f32, {N, K}), kN, kT,
+                             cpu.upload(bias, DType::f32, {N}), cpu.upload(residual, DType::f32, {M, N}));
+    Tensor gres = gpu.poisoned(rig.act, {M, N}, 3);
+    rig.gpu->matmul_residual(gres, gpu.upload(a, rig.act, {M, K}, 1), gpu.upload(b, rig.act, {N, K}, 3), kN, kT,
+                             gpu.upload(bias, rig.act, {N}, 1), gpu.upload(residual, rig.act, {M, N}, 1));
+    check_close(gpu.read(gres), cpu.read(cres), p == Precision::bf16 ? rig.tol : 5 * kTolF32,
+                "unaligned matmul with residual");
   }
 }
 
