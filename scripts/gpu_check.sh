@@ -70,7 +70,7 @@ STEP_TABLE=(
   "memcheck    90  test_cuda (the kernels; not NCCL) under compute-sanitizer memcheck, time-boxed"
   "racecheck   60  attention and reduction cases under compute-sanitizer racecheck, time-boxed"
 )
-RACECHECK_CASES='*attention*,*sum_squares*,*bias_backward*,*layernorm*,*cross-entropy*'
+RACECHECK_CASES='*attention*,*sum_squares*,*bias_backward*,*layernorm*,*rmsnorm*,*cross-entropy*'
 TINY_RTOL=1e-4
 BF16_RTOL=0.02
 

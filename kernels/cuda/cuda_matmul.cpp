@@ -194,9 +194,9 @@ bool Matmul::try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d,
     int returned = 0;
     const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
         handle_, op.desc, A.desc, B.desc, D.desc, D.desc, pref.desc, 1, &result, &returned);
-    // For a fused epilogue any refusal means "use the plain product and our kernels"; for the
-    // plain product only "not supported" is an answer, anything else is an error.
-    if (epilogue == CUBLASLT_EPILOGUE_DEFAULT && status != CUBLAS_STATUS_NOT_SUPPORTED)
+    // For a fused epilogue or a separate C any refusal means "use the plain product and our
+    // kernels"; for the plain product only "not supported" is an answer, anything else is an error.
+    if (epilogue == CUBLASLT_EPILOGUE_DEFAULT && !with_residual && status != CUBLAS_STATUS_NOT_SUPPORTED)
       TRAINER_CUBLAS_CHECK(status);
     CachedAlgo cached;
     cached.found = status == CUBLAS_STATUS_SUCCESS && returned > 0 && result.state == CUBLAS_STATUS_SUCCESS;

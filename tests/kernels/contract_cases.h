@@ -283,6 +283,7 @@ inline std::vector<ContractCase> contract_cases() {
             },
             {wrong_shape("residual", &M::residual), wrong_dtype("residual", &M::residual),
              wrong_device("residual", &M::residual), alias("out", &M::out, &M::residual),
+             other<M>("out", [](M& op) { op.residual = op.out; }),
              other<M>("residual", [](M& op) { op.mode = Accumulate::add; }),
              other<M>("residual", [](M& op) { op.gelu_out = op.residual; }),
              other<M>("residual", [](M& op) { op.residual.dtype = op.out.dtype == DType::f32 ? DType::bf16 : DType::f32; })});

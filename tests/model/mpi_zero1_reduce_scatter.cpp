@@ -15,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/base/range.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "model/param_store.h"
 #include "model/stage_layout.h"
@@ -34,6 +35,15 @@ Tensor host_f32(std::vector<float>& v) {
   t.ndim = 1;
   t.shape[0] = int64_t(v.size());
   return t;
+}
+
+// values is the same on every rank of `group`, bit for bit.
+void require_equal_over(Comm& group, const std::vector<float>& values) {
+  std::vector<float> lo = values, hi = values;
+  group.all_reduce(host_f32(hi), ReduceOp::max);
+  for (float& x : lo) x = -x;
+  group.all_reduce(host_f32(lo), ReduceOp::max);
+  for (size_t i = 0; i < lo.size(); ++i) REQUIRE(-lo[i] == hi[i]);
 }
 
 struct Trained {
@@ -91,13 +101,26 @@ Trained train(Comm& world, const GridDims& dims, BucketReduce reduce) {
     store.release(u);
   }
   if (Comm* embed = grid.embed()) {
-    // Both stages stepped their copy of the tied embedding with one gradient: equal weights.
+    // Both stages stepped their copy of the tied embedding with one gradient.
     const int unit = layout.has_embedding() ? layout.unit_wte() : layout.unit_head_wte();
-    std::vector<float> lo = out.weights[size_t(unit)], hi = lo;
-    embed->all_reduce(host_f32(hi), ReduceOp::max);
-    for (float& x : lo) x = -x;
-    embed->all_reduce(host_f32(lo), ReduceOp::max);
-    for (size_t i = 0; i < lo.size(); ++i) REQUIRE(-lo[i] == hi[i]);
+    require_equal_over(*embed, out.weights[size_t(unit)]);
+  }
+  if (dims.tensor > 1) {
+    // Every tensor rank stepped its replicated parameters with the group's summed gradient.
+    // Some of them straddle a shard boundary, so the shard-only sum cuts a parameter.
+    int straddling = 0;
+    for (const LocalUnit& u : layout.units()) {
+      for (int pi : u.params) {
+        const LocalParam& p = layout.params()[size_t(pi)];
+        if (layout.spec(p).split != TpSplit::none) continue;
+        const Range pr{p.offset - u.offset, p.offset - u.offset + p.numel};
+        const Range in_shard = intersect(pr, u.shard);
+        if (!in_shard.empty() && in_shard.size() < pr.size()) ++straddling;
+        const std::vector<float>& w = out.weights[size_t(p.unit)];
+        require_equal_over(grid.tp(), std::vector<float>(w.begin() + pr.begin, w.begin() + pr.end));
+      }
+    }
+    REQUIRE(straddling > 0);
   }
   return out;
 }
@@ -158,7 +181,10 @@ TEST_CASE("ParamStore zero 1: reduce-scattered buckets step to the all-reduced w
 // two pipeline stages, and the replicated parameters' partial gradients over a tensor group.
 TEST_CASE("ParamStore zero 1: reduce-scatter with the tied embedding across stages and tensor-partial gradients") {
   MpiComm world(MPI_COMM_WORLD, "world", 60);
-  if (world.size() != 4) return;
+  if (world.size() != 4) {
+    MESSAGE("needs 4 ranks (data 2 x pipeline 2, data 2 x tensor 2); this run has ", world.size());
+    return;
+  }
   for (const int pipeline : {2, 1}) {
     CAPTURE(pipeline);
     GridDims dims;

@@ -47,6 +47,7 @@ inline std::vector<ParityCase> matmul_parity_cases() {
       // The residual as cuBLASLt's C: with the bias epilogue, alone, at odd sizes, and K = 0.
       {64, 96, 48, kN, kT, Epilogue::bias_residual, kOver, Kind::act}, {256, 768, 128, kN, kT, Epilogue::residual, kOver, Kind::act},
       {33, 65, 17, kN, kT, Epilogue::bias_residual, kOver, Kind::act}, {5, 8, 0, kN, kT, Epilogue::bias_residual, kOver, Kind::act},
+      {48, 40, 64, kN, kT, Epilogue::residual, kOver, Kind::f32},
   };
   std::vector<ParityCase> cases;
   for (const MatmulRow& r : rows) {
@@ -129,6 +130,11 @@ inline std::vector<ParityCase> layernorm_parity_cases() {
       be.run(LayernormForwardOp{t["out"], t["mean"], t["rstd"], t["inp"], t["weight"], t["bias"]});
     };
     cases.push_back(f);
+    // The statistics of inp, as the forward pass saves them.
+    const auto stats = [N, C](Backend& ref, const ParityArgs& t, Tensors& scratch) {
+      ref.run(LayernormForwardOp{scratch.alloc(DType::f32, {N, C}), t["mean"], t["rstd"], t["inp"], t["weight"],
+                                 scratch.upload(std::vector<float>(size_t(C), 0.0f), DType::f32, {C})});
+    };
     for (Accumulate mode : {Accumulate::overwrite, Accumulate::add}) {
       ParityCase b;
       b.label = dims_label("layernorm_backward", nc) + (mode == Accumulate::add ? " add" : "");
@@ -138,17 +144,25 @@ inline std::vector<ParityCase> layernorm_parity_cases() {
                 input("dout", Kind::act, {N, C}), input("inp", Kind::act, {N, C}, -2, 3),
                 input("weight", Kind::act, {C}, 0.5f, 1.5f), input("mean", Kind::f32, {N}),
                 input("rstd", Kind::f32, {N})};
-      // The statistics of inp, as the forward pass saves them.
-      b.prepare = [N, C](Backend& ref, const ParityArgs& t, Tensors& scratch) {
-        ref.run(LayernormForwardOp{scratch.alloc(DType::f32, {N, C}), t["mean"], t["rstd"], t["inp"], t["weight"],
-                                   scratch.upload(std::vector<float>(size_t(C), 0.0f), DType::f32, {C})});
-      };
+      b.prepare = stats;
       b.run = [mode](Backend& be, const ParityArgs& t) {
         be.run(LayernormBackwardOp{t["dinp"], t["dweight"], t["dbias"], t["dout"], t["inp"], t["weight"], t["mean"],
                                    t["rstd"], mode});
       };
       cases.push_back(b);
     }
+    // In place: dinp is dout (a block reads its rows of dout before it writes any dinp).
+    ParityCase b;
+    b.label = dims_label("layernorm_backward in place", nc);
+    b.args = {accumulated("dout", Kind::act, {N, C}, kTolAct), accumulated("dweight", Kind::f32, {C}, kTolSums),
+              accumulated("dbias", Kind::f32, {C}, kTolSums), input("inp", Kind::act, {N, C}, -2, 3),
+              input("weight", Kind::act, {C}, 0.5f, 1.5f), input("mean", Kind::f32, {N}), input("rstd", Kind::f32, {N})};
+    b.prepare = stats;
+    b.run = [](Backend& be, const ParityArgs& t) {
+      be.run(LayernormBackwardOp{t["dout"], t["dweight"], t["dbias"], t["dout"], t["inp"], t["weight"], t["mean"],
+                                 t["rstd"], Accumulate::overwrite});
+    };
+    cases.push_back(b);
   }
   return cases;
 }
