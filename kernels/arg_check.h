@@ -3,7 +3,8 @@
 // output overlaps no other argument unless it is exactly the same tensor in a declared
 // in-place form). Internal to kernels/. Every op call passes through here, so a call that
 // passes allocates nothing and formats no message; a failure is a TRAINER_CHECK whose message
-// reads "<op>: <argument> <what is wrong>".
+// reads "<op>: <argument> <what is wrong>". It also counts the call's memory traffic for
+// `trainer bench --profile` (bytes_moved).
 #pragma once
 
 #include <array>
@@ -58,6 +59,23 @@ class ArgCheck {
   void exact(const char* name, const Tensor& t, int ndim, const char* what) {
     that(t.ndim == ndim, name, [&] { return t.shape_str() + " should be exactly " + what; });
   }
+  // The output `name` is read as well as written (accumulated, or updated in place): it moves
+  // twice in bytes_moved.
+  void updates(const char* name) {
+    for (int i = 0; i < n_args_; ++i)
+      if (std::strcmp(args_[i].name, name) == 0) args_[i].read_too = true;
+  }
+  // What the call moves at least: every defined argument's bytes once (an input read, an output
+  // written), an updated output twice, plus what absorbed pieces move. A lower bound where an
+  // op touches only part of an argument (the encoder's scatter into dwte, a KV cache's new rows)
+  // or reads one more than once.
+  int64_t bytes_moved() const {
+    int64_t n = pieces_bytes_;
+    for (int i = 0; i < n_args_; ++i) n += int64_t(args_[i].t.bytes()) * (args_[i].read_too ? 2 : 1);
+    return n;
+  }
+  // A checked piece of a multi-tensor op adds its traffic to this call's.
+  void absorb(const ArgCheck& piece) { pieces_bytes_ += piece.bytes_moved(); }
   void numel(const char* name, const Tensor& t, int64_t n) {
     that(t.numel() == n, name, [&] { return t.shape_str() + " should have " + std::to_string(n) + " elements"; });
   }
@@ -97,6 +115,7 @@ class ArgCheck {
     const char* name = nullptr;
     Tensor t;
     Role role = Role::in;
+    bool read_too = false;  // an output that is also read (updates)
   };
   ArgCheck(const char* op, Device device, DType act) : op_(op), device_(device), act_(act) {}
 
@@ -142,6 +161,7 @@ class ArgCheck {
   int n_args_ = 0;
   std::array<std::pair<const char*, const char*>, kMaxInPlace> in_place_{};
   int n_in_place_ = 0;
+  int64_t pieces_bytes_ = 0;
 };
 
 }  // namespace trainer::op_check

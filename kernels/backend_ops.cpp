@@ -122,6 +122,9 @@ void check(const LayernormBackwardOp& op, ArgCheck& k) {
   k.arg("dinp", op.dinp, Want::act, kOut);
   k.arg("dweight", op.dweight, Want::f32, kOut);
   k.arg("dbias", op.dbias, Want::f32, kOut);
+  k.updates("dweight");
+  k.updates("dbias");
+  if (op.dinp_mode == Accumulate::add) k.updates("dinp");
   k.arg("dout", op.dout, Want::act, kIn);
   k.arg("inp", op.inp, Want::act, kIn);
   k.arg("weight", op.weight, Want::act, kIn);
@@ -145,6 +148,7 @@ void check(const MatmulOp& op, ArgCheck& k) {
   const bool bias = k.arg("bias", op.bias, Want::act, kIn, kOptional);
   const bool gelu = k.arg("gelu_out", op.gelu_out, Want::float_any, kOut, kOptional);
   const bool residual = k.arg("residual", op.residual, Want::float_any, kIn, kOptional);
+  if (op.mode == Accumulate::add) k.updates("out");
   const MatmulDims d = matmul_dims(op);
   const bool tb = op.tb == Transpose::transpose;
   const int64_t b_k = tb ? matrix_cols(op.b) : matrix_rows(op.b);
@@ -170,6 +174,7 @@ void check(const MatmulOp& op, ArgCheck& k) {
 void check(const BiasBackwardOp& op, ArgCheck& k) {
   k.arg("dbias", op.dbias, Want::f32, kOut);
   k.arg("dout", op.dout, Want::act, kIn);
+  k.updates("dbias");
   k.numel("dbias", op.dbias, matrix_cols(op.dout));
 }
 
@@ -246,7 +251,10 @@ void check(const AddOp& op, ArgCheck& k) {
   k.in_place("out", "b");
 }
 
-void check(const ScaleOp& op, ArgCheck& k) { k.arg("x", op.x, Want::float_any, kOut); }
+void check(const ScaleOp& op, ArgCheck& k) {
+  k.arg("x", op.x, Want::float_any, kOut);
+  k.updates("x");
+}
 
 void check(const FillOp& op, ArgCheck& k) { k.arg("x", op.x, Want::float_any, kOut); }
 
@@ -323,6 +331,7 @@ void check(const XentBackwardOp& op, ArgCheck& k) {
 void check(const XentFusedOp& op, ArgCheck& k) {
   k.arg("losses", op.losses, Want::f32, kOut);
   k.arg("logits", op.logits, Want::act, op.grad == XentGrad::in_place ? kOut : kIn);
+  if (op.grad == XentGrad::in_place) k.updates("logits");
   k.arg("targets", op.targets, Want::i32, kIn);
   const int64_t N = matrix_rows(op.logits), V = matrix_cols(op.logits);
   k.that(op.valid_cols >= 1 && op.valid_cols <= V, "valid_cols", [&] {
@@ -392,6 +401,35 @@ Key profile_key(const AdamWOp& op) { return {op.kName, "all parameters"}; }
 Key profile_key(const AdamWManyOp& op) { return {op.kName, "all parameters"}; }
 Key profile_key(const SumSquaresManyOp& op) { return {op.kName, "all pieces"}; }
 
+// The arithmetic of the calls that do enough to matter (bench --profile's TFLOP/s); 0 for the
+// memory-bound rest. A product is 2 M N K. Causal attention counts the unmasked part of its
+// square products, T (T + 1) / 2 (query, key) pairs per head at 2 D each: the forward's two
+// (Q K^T, P V), the backward's five (FlashAttention-2's count: S again, dP, dV, dQ, dK; our
+// split backward recomputes two more, which are not useful work). A cached call's n new rows
+// see past + 1 .. past + n keys.
+template <class Op>
+double op_flops(const Op&) {
+  return 0;
+}
+double op_flops(const MatmulOp& op) {
+  const MatmulDims d = matmul_dims(op);
+  return 2.0 * double(d.M) * double(d.N) * double(d.K);
+}
+double causal_pair_flops(const AttentionDims& s) {
+  return double(s.B) * double(s.H) * double(s.T) * double(s.T + 1) * double(s.D);
+}
+double op_flops(const AttentionForwardOp& op) {
+  return 2.0 * causal_pair_flops(attention_dims(op.qkv, op.n_head, op.n_kv_head));
+}
+double op_flops(const AttentionBackwardOp& op) {
+  return 5.0 * causal_pair_flops(attention_dims(op.qkv, op.n_head, op.n_kv_head));
+}
+double op_flops(const AttentionCachedOp& op) {
+  const AttentionDims s = attention_dims(op.qkv, op.n_head, op.n_kv_head);
+  const double pairs = double(s.T) * double(op.past) + double(s.T) * double(s.T + 1) / 2;
+  return 4.0 * double(s.B) * double(s.H) * double(s.D) * pairs;
+}
+
 }  // namespace
 
 template <class Op>
@@ -401,12 +439,13 @@ auto Backend::enter(const Op& op) {
   k.check_aliases();
   if (!profiler_) return compute(op);
   auto [name, shape] = profile_key(op);
+  const OpCost cost{double(k.bytes_moved()), op_flops(op)};
   // The closing mark is recorded even when compute throws, so marks stay paired.
   struct Close {
     OpProfiler* profiler;
     OpProfiler::Open open;
     ~Close() { profiler->end(open); }
-  } close{profiler_, profiler_->begin(name, std::move(shape))};
+  } close{profiler_, profiler_->begin(name, std::move(shape), cost)};
   return compute(op);
 }
 

@@ -35,6 +35,8 @@ void check(const RmsnormForwardOp& op, ArgCheck& k) {
 void check(const RmsnormBackwardOp& op, ArgCheck& k) {
   k.arg("dinp", op.dinp, Want::act, kOut);
   k.arg("dweight", op.dweight, Want::f32, kOut);
+  k.updates("dweight");
+  if (op.dinp_mode == Accumulate::add) k.updates("dinp");
   k.arg("dout", op.dout, Want::act, kIn);
   k.arg("inp", op.inp, Want::act, kIn);
   k.arg("weight", op.weight, Want::act, kIn);
@@ -75,6 +77,8 @@ void check(const HeadRmsnormBackwardOp& op, ArgCheck& k) {
   k.arg("dinp", op.dinp, Want::act, kOut);
   k.arg("dq_weight", op.dq_weight, Want::f32, kOut);
   k.arg("dk_weight", op.dk_weight, Want::f32, kOut);
+  k.updates("dq_weight");
+  k.updates("dk_weight");
   k.arg("dout", op.dout, Want::act, kIn);
   k.arg("inp", op.inp, Want::act, kIn);
   k.arg("q_weight", op.q_weight, Want::act, kIn);

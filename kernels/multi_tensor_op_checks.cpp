@@ -55,6 +55,9 @@ void check(const AdamWOp& op, ArgCheck& k) {
   k.arg("m", op.m, Want::f32, Role::out);
   k.arg("v", op.v, Want::f32, Role::out);
   const bool copy = k.arg("param_copy", op.param_copy, Want::act, Role::out, Presence::optional);
+  k.updates("param");
+  k.updates("m");
+  k.updates("v");
   const int64_t n = op.param.numel();
   k.numel("grad", op.grad, n);
   k.numel("m", op.m, n);
@@ -71,6 +74,7 @@ void check(const AdamWManyOp& op, ArgCheck& k) {
     ArgCheck pk = k.piece();
     check(p, pk);
     pk.check_aliases();
+    k.absorb(pk);
     const AdamWStep &h = p.h, &h0 = op.pieces[0].h;
     const bool shared = h.lr == h0.lr && h.beta1 == h0.beta1 && h.beta2 == h0.beta2 && h.eps == h0.eps &&
                         h.grad_scale == h0.grad_scale && h.step == h0.step;
@@ -91,6 +95,7 @@ void check(const SumSquaresManyOp& op, ArgCheck& k) {
   for (size_t i = 0; i < op.xs.size(); ++i) {
     ArgCheck pk = k.piece();
     pk.arg("xs", op.xs[i], Want::float_any, Role::in);
+    k.absorb(pk);
     k.that(op.xs[i].dtype == op.xs[0].dtype, "xs", [&] {
       return std::string("[") + std::to_string(i) + "] has dtype " + dtype_name(op.xs[i].dtype) + ", xs[0] " +
              dtype_name(op.xs[0].dtype) + " (one dtype for all)";

@@ -11,18 +11,21 @@ OpProfiler::OpProfiler(Backend& backend) : backend_(backend), timer_(backend.mak
 
 OpProfiler::~OpProfiler() { backend_.set_op_profiler(nullptr); }
 
-OpProfiler::Open OpProfiler::begin(const char* name, std::string shape) {
+OpProfiler::Open OpProfiler::begin(const char* name, std::string shape, OpCost cost) {
   auto [it, added] = keys_.try_emplace({name, shape}, int(totals_.size()));
-  if (added) totals_.push_back({name, std::move(shape), 0, 0});
-  return {it->second, timer_->record()};
+  if (added) totals_.push_back({name, std::move(shape), 0, 0, 0, 0});
+  return {it->second, timer_->record(), cost};
 }
 
-void OpProfiler::end(const Open& open) { pending_.push_back({open.key, open.begin, timer_->record()}); }
+void OpProfiler::end(const Open& open) { pending_.push_back({open.key, open.begin, timer_->record(), open.cost}); }
 
 void OpProfiler::collect() {
   for (const Pending& p : pending_) {
-    totals_[size_t(p.key)].calls += 1;
-    totals_[size_t(p.key)].seconds += timer_->seconds(p.begin, p.end);
+    OpProfileRow& r = totals_[size_t(p.key)];
+    r.calls += 1;
+    r.seconds += timer_->seconds(p.begin, p.end);
+    r.bytes += p.cost.bytes;
+    r.flops += p.cost.flops;
   }
   pending_.clear();
   timer_->reset();
@@ -33,6 +36,8 @@ void OpProfiler::clear() {
   for (OpProfileRow& r : totals_) {
     r.calls = 0;
     r.seconds = 0;
+    r.bytes = 0;
+    r.flops = 0;
   }
 }
 

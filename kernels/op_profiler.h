@@ -6,7 +6,8 @@
 // detaches it; the backend must outlive it. The front doors file each call under its op name
 // and the shape that tells calls apart (a matmul by M x N x K, its transposes and dtype; the
 // others by their main operand's shape), so the QKV, MLP and head products of one model are
-// separate rows. Marks are only read in collect(), after the step, so timing adds no
+// separate rows, each with the bytes and FLOPs its calls move and compute at least. Marks are
+// only read in collect(), after the step, so timing adds no
 // synchronisation per op (an event record per op boundary is all it costs on a GPU). Memory
 // calls are not timed.
 #pragma once
@@ -21,11 +22,20 @@
 
 namespace trainer {
 
+// What one call moves and computes at least (ArgCheck::bytes_moved, op_flops in
+// backend_ops.cpp), so a row's time reads as GB/s and TFLOP/s against the device's ceilings.
+struct OpCost {
+  double bytes = 0;
+  double flops = 0;
+};
+
 struct OpProfileRow {
   std::string op;     // "matmul", "attention_forward", ...
   std::string shape;  // "M=4096 N=2304 K=768 NT bf16" / "(32, 1024, 768) f32"
   int64_t calls = 0;
   double seconds = 0;
+  double bytes = 0;  // over the calls
+  double flops = 0;  // over the calls
 };
 
 class OpProfiler {
@@ -42,13 +52,14 @@ class OpProfiler {
   // Totals, largest time first.
   std::vector<OpProfileRow> rows() const;
 
-  // Called by the front doors around one op: begin marks its start under (name, shape), end
-  // its end.
+  // Called by the front doors around one op: begin marks its start under (name, shape) with
+  // what the call moves and computes, end its end.
   struct Open {
     int key = 0;
     int begin = 0;
+    OpCost cost;
   };
-  Open begin(const char* name, std::string shape);
+  Open begin(const char* name, std::string shape, OpCost cost);
   void end(const Open& open);
 
  private:
@@ -56,6 +67,7 @@ class OpProfiler {
     int key;
     int begin;
     int end;
+    OpCost cost;
   };
 
   Backend& backend_;

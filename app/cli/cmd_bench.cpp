@@ -11,7 +11,9 @@
 // "n/a" / null for a GPU the table does not know). Device memory is reported twice: the peak of
 // our own allocations and what the device says is in use (CUDA context and library workspaces
 // included). --profile times every Backend op of the timed steps (OpProfiler: CUDA events
-// on the GPU, a clock on the CPU) and prints rank 0's table, op by op, per step.
+// on the GPU, a clock on the CPU) and prints rank 0's table, op by op, per step, with the
+// rates its time gives for the bytes each op moves and the FLOPs it computes at least
+// (OpCost), to read against the device's bandwidth and peak.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -66,11 +68,17 @@ void print_profile(const std::vector<OpProfileRow>& rows, int steps, double step
   double total = 0;
   for (const OpProfileRow& r : rows) total += r.seconds;
   fmt::print("  op profile (rank 0, per step; ops total {:.4f} s of the {:.4f} s step):\n", total / steps, step_s);
-  fmt::print("    {:>10} {:>6} {:>8} {:>7}  {:<20} {}\n", "ms/step", "%step", "calls", "us/call", "op", "shape");
+  fmt::print("    {:>10} {:>6} {:>8} {:>7} {:>8} {:>8}  {:<20} {}\n", "ms/step", "%step", "calls", "us/call", "GB/s",
+             "TFLOP/s", "op", "shape");
+  // A rate needs a measured time; ops that compute little show "-" for TFLOP/s.
+  const auto rate = [](double amount, double seconds, double unit) {
+    return amount > 0 && seconds > 0 ? fmt::format("{:.1f}", amount / seconds / unit) : std::string("-");
+  };
   for (const OpProfileRow& r : rows) {
     const double per_step = r.seconds / steps;
-    fmt::print("    {:>10.3f} {:>6.1f} {:>8.1f} {:>7.1f}  {:<20} {}\n", 1e3 * per_step, 100.0 * per_step / step_s,
-               double(r.calls) / steps, 1e6 * r.seconds / double(r.calls), r.op, r.shape);
+    fmt::print("    {:>10.3f} {:>6.1f} {:>8.1f} {:>7.1f} {:>8} {:>8}  {:<20} {}\n", 1e3 * per_step,
+               100.0 * per_step / step_s, double(r.calls) / steps, 1e6 * r.seconds / double(r.calls),
+               rate(r.bytes, r.seconds, 1e9), rate(r.flops, r.seconds, 1e12), r.op, r.shape);
   }
 }
 
@@ -78,8 +86,10 @@ std::string profile_json(const std::vector<OpProfileRow>& rows, int steps) {
   std::string out = "[";
   for (size_t i = 0; i < rows.size(); ++i) {
     const OpProfileRow& r = rows[i];
-    out += fmt::format("{}{{\"op\": \"{}\", \"shape\": \"{}\", \"calls_per_step\": {:.6g}, \"seconds_per_step\": {:.6g}}}",
-                       i ? ", " : "", r.op, r.shape, double(r.calls) / steps, r.seconds / steps);
+    out += fmt::format("{}{{\"op\": \"{}\", \"shape\": \"{}\", \"calls_per_step\": {:.6g}, \"seconds_per_step\": {:.6g}, "
+                       "\"bytes_per_step\": {:.6g}, \"flops_per_step\": {:.6g}}}",
+                       i ? ", " : "", r.op, r.shape, double(r.calls) / steps, r.seconds / steps, r.bytes / steps,
+                       r.flops / steps);
   }
   return out + "]";
 }

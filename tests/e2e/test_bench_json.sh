@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # trainer bench --json prints one JSON object with the documented fields, on one process and
 # under mpiexec with a pipeline (bubble) and data parallelism (communication); the device's own
-# name, peak kind and memory; and with --profile a per-op table whose rows name the model's ops
-# and add up to no more than the step (text report and JSON).
+# name, peak kind and memory; and with --profile a per-op table whose rows name the model's ops,
+# add up to no more than the step and carry their bytes and FLOPs (text report and JSON).
 source "$(dirname "$0")/lib.sh"
 check() {  # json expected_world [profiled]
   /usr/bin/python3 - "$@" <<'PY' || fail "bad bench JSON: $1"
@@ -35,6 +35,10 @@ if len(sys.argv) > 3:
     total = sum(r["seconds_per_step"] for r in prof)
     assert 0 < total <= d["step_s"] * 1.01, (total, d["step_s"])
     assert all(r["calls_per_step"] > 0 and r["shape"] for r in prof), prof
+    # What each row moves and computes at least: bytes for every op, FLOPs for the products.
+    assert all(r["bytes_per_step"] > 0 for r in prof), prof
+    assert all(r["flops_per_step"] > 0 for r in prof if r["op"].startswith(("matmul", "attention_"))), prof
+    assert all(r["flops_per_step"] == 0 for r in prof if r["op"] in ("gelu_backward", "adamw_many")), prof
 else:
     assert prof is None, prof
 PY
@@ -63,6 +67,8 @@ out=$("${MPIEXEC[@]}" -n 2 "$trainer" bench configs/debug/layouts.yaml $(layout_
 check "$out" 2 profiled
 text=$("$trainer" bench configs/debug/layouts.yaml --steps 2 --warmup 1 --profile) || fail "bench --profile text: $text"
 grep -q "op profile (rank 0, per step" <<<"$text" || fail "no op table: $text"
-grep -Eq "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +attention_forward +\(" <<<"$text" || fail "no attention row: $text"
+# ms/step, %step, calls, us/call, GB/s, TFLOP/s (a number: attention computes), op, shape.
+grep -Eq "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +attention_forward +\(" <<<"$text" || fail "no attention row: $text"
+grep -Eq "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +- +gelu_backward +\(" <<<"$text" || fail "no gelu row without FLOPs: $text"
 grep -q "MFU [0-9.]*% of .* TFLOP/s cpu fp32" <<<"$text" || fail "MFU line does not name the peak: $text"
 echo "PASS: $out"

@@ -194,6 +194,12 @@ echo '{"tokens_per_s": 1000, "mfu": null, "peak_kind": "unknown peak", "profile"
 expect 0 '^x, 1,000 tok/s, MFU n/a \(unknown peak\), top ops: matmul 75%, gelu 25%$' \
   bench "$m/bench2.out" "$m/bench2.json" "$m/profile2.txt" x
 grep -qE '^matmul +4x8x8 +4 +0.004 +50.0%$' "$m/profile2.txt" || fail "profile table: $(cat "$m/profile2.txt")"
+# With bytes and FLOPs per step, the rates of each row (a row that computes nothing shows "-").
+echo '{"tokens_per_s": 1000, "profile": [{"op": "matmul", "shape": "s", "calls_per_step": 1, "seconds_per_step": 0.002, "bytes_per_step": 4e9, "flops_per_step": 1.5e12}, {"op": "add", "shape": "s", "calls_per_step": 1, "seconds_per_step": 0.001, "bytes_per_step": 3e9, "flops_per_step": 0}]}' \
+  >"$m/rates.out"
+expect 0 '^z, 1,000 tok/s' bench "$m/rates.out" "$m/rates.json" "$m/profile_rates.txt" z
+grep -qE '^matmul +s +1 +0.002 +4e\+09 +1.5e\+12 +66.7% +2000.0 +750.0 *$' "$m/profile_rates.txt" || fail "rates: $(cat "$m/profile_rates.txt")"
+grep -qE '^add +s +1 +0.001 +3e\+09 +0 +33.3% +3000.0 +- *$' "$m/profile_rates.txt" || fail "rates: $(cat "$m/profile_rates.txt")"
 echo '{"tokens_per_s": 1000, "profile": null}' >"$m/bench3.out"
 expect 0 '^y, 1,000 tok/s$' bench "$m/bench3.out" "$m/bench3.json" "$m/profile3.txt" y
 [[ ! -e "$m/profile3.txt" ]] || fail "a profile file without a profile"

@@ -1,7 +1,7 @@
 // OpProfiler through the front doors: each accepted op is one call of its row, keyed by the op's
 // name and shape as `trainer bench --profile` prints them (matmul by M, N, K, transposes and
 // dtype, named by its epilogue; AdamW as one row); a rejected call is not timed; clear() and
-// detaching on destruction.
+// detaching on destruction; the bytes and FLOPs each row's calls add up to.
 #include <doctest/doctest.h>
 
 #include <stdexcept>
@@ -57,6 +57,52 @@ TEST_CASE("op profiler: front doors file each call under its name and shape") {
   }
   // Detached: ops run untimed, with no profiler to call.
   be->gelu_forward(view(g, {6}), view(out, {6}));
+}
+
+TEST_CASE("op profiler: each row carries the bytes its calls move and the FLOPs they compute") {
+  auto be = make_cpu_backend();
+  std::vector<float> out(6), a(8), b(12), bias(3), p(4), gr(4), m(4), v(4);
+  std::vector<float> qkv(1 * 3 * 6), att(3 * 2), lse(3);
+  OpProfiler prof(*be);
+  for (int i = 0; i < 2; ++i) {
+    be->matmul(view(out, {2, 3}), view(a, {2, 4}), view(b, {3, 4}), Transpose::none, Transpose::transpose,
+               view(bias, {3}), Accumulate::overwrite, Tensor{});
+    be->adamw(view(p, {4}), view(gr, {4}), view(m, {4}), view(v, {4}), Tensor{}, AdamWStep{});
+  }
+  // Accumulating: out is read as well as written.
+  be->matmul(view(out, {2, 3}), view(a, {4, 2}), view(b, {4, 3}), Transpose::transpose, Transpose::none, Tensor{},
+             Accumulate::add, Tensor{});
+  be->scale(view(out, {6}), 2.0f);
+  // One head of D = 2 over T = 3: 6 causal (query, key) pairs, two products of 2 D FLOPs each.
+  be->attention_forward(view(att, {1, 3, 2}), view(lse, {3}), view(qkv, {1, 3, 6}), 1);
+  prof.collect();
+  const auto rows = prof.rows();
+  const auto need = [&](const char* op, const char* shape) {
+    const OpProfileRow* r = find_row(rows, op, shape);
+    REQUIRE_MESSAGE(r, op, " ", shape);
+    return r;
+  };
+  const OpProfileRow* bias_row = need("matmul+bias", "M=2 N=3 K=4 NT f32");
+  const OpProfileRow* add_row = need("matmul", "M=2 N=3 K=4 TN f32");
+  const OpProfileRow* adamw_row = need("adamw", "all parameters");
+  const OpProfileRow* scale_row = need("scale", "(6) f32");
+  const OpProfileRow* att_row = need("attention_forward", "(1, 3, 6) f32 heads=1");
+  // out 6, a 8, b 12 and bias 3 floats, twice; 2 M N K = 48 FLOPs, twice.
+  CHECK(bias_row->bytes == 2 * 4 * (6 + 8 + 12 + 3));
+  CHECK(bias_row->flops == 2 * 48);
+  CHECK(add_row->bytes == 4 * (2 * 6 + 8 + 12));
+  CHECK(add_row->flops == 48);
+  // param, m and v updated, grad read: 7 vectors of 4 floats per call; no FLOPs counted.
+  CHECK(adamw_row->bytes == 2 * 7 * 4 * 4);
+  CHECK(adamw_row->flops == 0);
+  CHECK(scale_row->bytes == 2 * 6 * 4);
+  CHECK(att_row->flops == 2 * 6 * 2 * 2);
+  CHECK(att_row->bytes == 4 * (6 + 3 + 18));
+  prof.clear();
+  be->scale(view(out, {6}), 2.0f);
+  prof.collect();
+  REQUIRE(prof.rows().size() == 1);
+  CHECK(prof.rows()[0].bytes == 2 * 6 * 4);  // clear() forgot the earlier calls' bytes
 }
 
 }  // namespace
