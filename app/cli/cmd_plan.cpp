@@ -1,7 +1,8 @@
 // trainer plan RECIPE [--set k=v]... [--world N] [--device a100|h100|h200|cpu] [--memory GiB]
-//                     [--mfu F] [--search [--top K]] [--json]
+//                     [--mfu F] [--search [--top K] | --ops] [--json]
 // Memory per rank and FLOPs for the recipe's layout, or (--search) every valid layout for the
-// world size ranked by a step-time model; no device, no MPI, no data. The precision follows
+// world size ranked by a step-time model, or (--ops) every op of the layout's step with its
+// bytes, FLOPs and roofline floor on the device; no device, no MPI, no data. The precision follows
 // the trainer's rule for the device: fp32 on the CPU; on a GPU bf16 unless train.precision is
 // fp32. Errors are ConfigErrors (exit code 2).
 #include <fmt/core.h>
@@ -33,6 +34,7 @@ struct PlanOptions {
   double memory_gib = 0;  // 0 = the device's
   double mfu = 0;         // 0 = the device's assumption
   bool search = false;
+  bool ops = false;
   int top = 20;
   bool json = false;
 };
@@ -50,6 +52,8 @@ int run_plan(const PlanOptions& opt) {
   if (recipe.auto_layout() && opt.world == 0)
     throw ConfigError(fmt::format("{}: parallel has auto degrees, which are chosen for a world size; give --world N",
                                   opt.recipe));
+  if (opt.search && opt.ops)
+    throw ConfigError("--ops lists the ops of one layout's step; it does not combine with --search");
   const int world = opt.world > 0 ? opt.world : recipe.world();
   const PlanDevice device = resolve_device(opt, recipe);
   PlanContext ctx = plan_context_for(recipe, world, device, opt.memory_gib, opt.mfu);
@@ -74,6 +78,11 @@ int run_plan(const PlanOptions& opt) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     text = opt.json ? format_search_json(ctx, ranked, world, recipe.train.recompute)
                     : format_search_text(ctx, ranked, opt.top, elapsed);
+  } else if (opt.ops) {
+    check_layout(recipe, world);
+    const PlanLayout layout = plan_layout_from(recipe, ctx.device.device());
+    const std::vector<PlanStageOps> stages = build_ops_report(ctx, layout);
+    text = opt.json ? format_ops_json(ctx, stages) : auto_text + format_ops_text(ctx, layout, stages);
   } else {
     check_layout(recipe, world);
     PlanReport report = build_plan_report(ctx, plan_layout_from(recipe, ctx.device.device()));
@@ -109,6 +118,9 @@ void add_plan_command(CLI::App& app, CommandList& commands) {
   sub->add_option("--mfu", opt->mfu, "assumed fraction of peak FLOP/s that compute reaches (default 0.5)")
       ->check(CLI::Range(0.001, 1.0));
   sub->add_flag("--search", opt->search, "rank every valid layout of --world ranks");
+  sub->add_flag("--ops", opt->ops,
+                "every op of the layout's training step: bytes, FLOPs and the floor the device's bandwidth and "
+                "peak give it");
   sub->add_option("--top", opt->top, "layouts --search prints (default 20)")->check(int_in(1, int64_t(1) << 30));
   sub->add_flag("--json", opt->json, "print one JSON object (with --search: every layout)");
   commands.push_back({sub, [opt]() { return run_plan(*opt); }});

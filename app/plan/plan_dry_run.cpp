@@ -7,6 +7,7 @@
 #include "app/engine/step_passes.h"
 #include "kernels/base/check.h"
 #include "kernels/meta_backend.h"
+#include "kernels/op_profiler.h"
 #include "model/param_store.h"
 #include "model/stage_layout.h"
 #include "parallel/dry_comm.h"
@@ -40,10 +41,7 @@ StageOptions stage_options(const PlanLayout& l, int n_slots, Recompute recompute
   return o;
 }
 
-}  // namespace
-
-PlanRankMemory plan_rank_memory(const GptConfig& config, const PlanLayout& l, int pp_rank, int64_t act_bytes,
-                                HostTransients host, PlanReplay replay) {
+LayoutOptions layout_options(const PlanLayout& l, int pp_rank) {
   LayoutOptions lo;
   lo.tp = l.tensor;
   lo.pp_rank = pp_rank;
@@ -51,36 +49,73 @@ PlanRankMemory plan_rank_memory(const GptConfig& config, const PlanLayout& l, in
   lo.dp = l.data;
   lo.virtual_stages = l.pipeline > 1 ? l.virtual_stages : 1;
   lo.stage_layers = l.stage_layers;
-  const StageLayout layout(config, lo);
+  return lo;
+}
 
-  const bool cpu = host == HostTransients::cpu_path;
-  MetaBackend meta(cpu ? Device::cpu : Device::cuda, plan_act_dtype(act_bytes));
-  CommMeter meter;
-  if (cpu) meter.temp_bytes = libnbc_temp_bytes;
-  DryComm dp(0, l.data, "data", &meter);
-  DryComm tp(0, l.tensor, "tensor");
-  DryComm pp_act(pp_rank, l.pipeline, "pipeline"), pp_grad(pp_rank, l.pipeline, "pipeline");
-  std::unique_ptr<DryComm> embed;
-  if (l.pipeline > 1 && layout.config().tied() && (layout.has_embedding() || layout.has_head()))
-    embed = std::make_unique<DryComm>(layout.has_embedding() ? 0 : 1, 2, "tied embedding", &meter);
-
-  ParamStore store(layout, meta, dp, embed.get(), l.zero_policy(), l.bucket_mb);
-  if (l.tensor > 1)
-    store.set_tensor_partial_grads(&tp, l.sequence_parallel ? TpPartialGrads::all_replicated : TpPartialGrads::per_head);
-  const int n_slots = plan_slots(l, pp_rank);
-  Comm* tp_group = l.tensor > 1 ? &tp : nullptr;
-  GptStage stage(layout, store, meta, tp_group, stage_options(l, n_slots, l.recompute));
+// Stage pp_rank's rank at tensor and data rank 0 as the trainer builds it, on a MetaBackend
+// with DryComms for its groups.
+struct DryRank {
+  DryRank(const GptConfig& config, const PlanLayout& l, int stage_rank, int64_t act_bytes, HostTransients host)
+      : plan(l),
+        pp_rank(stage_rank),
+        cpu(host == HostTransients::cpu_path),
+        layout(config, layout_options(l, stage_rank)),
+        meta(cpu ? Device::cpu : Device::cuda, plan_act_dtype(act_bytes)),
+        dp(0, l.data, "data", &meter),
+        tp(0, l.tensor, "tensor"),
+        pp_act(stage_rank, l.pipeline, "pipeline"),
+        pp_grad(stage_rank, l.pipeline, "pipeline"),
+        embed(l.pipeline > 1 && layout.config().tied() && (layout.has_embedding() || layout.has_head())
+                  ? std::make_unique<DryComm>(layout.has_embedding() ? 0 : 1, 2, "tied embedding", &meter)
+                  : nullptr),
+        store(layout, meta, dp, embed.get(), l.zero_policy(), l.bucket_mb),
+        n_slots(plan_slots(l, stage_rank)),
+        tp_group(l.tensor > 1 ? &tp : nullptr),
+        stage(layout, store, meta, tp_group, stage_options(l, n_slots, l.recompute)) {
+    if (cpu) meter.temp_bytes = libnbc_temp_bytes;
+    if (l.tensor > 1)
+      store.set_tensor_partial_grads(&tp, l.sequence_parallel ? TpPartialGrads::all_replicated : TpPartialGrads::per_head);
+  }
 
   // One step, as Trainer::train_step takes it; the token values do not matter.
-  const int m = replay == PlanReplay::full ? l.grad_accum()
-                                           : plan_replay_shape(plan_pipe_shape(l), 2 * l.pipeline + 2).n_micro;
-  const std::vector<std::vector<int32_t>> tokens(size_t(m), std::vector<int32_t>(size_t(l.micro_batch) * l.seq_len, 0));
-  store.zero_grads();
-  const PipelineSeat seat{l.schedule, pp_rank, l.pipeline, lo.virtual_stages, n_slots, &pp_act, &pp_grad};
-  run_step_passes(stage, store, meta, seat, tokens, tokens, PassTiming::overlapped);
-  store.finish_grads();
-  store.grad_sq_norm();
-  store.optimizer_step(AdamWStep{});
+  void step(PlanReplay replay) {
+    const int m = replay == PlanReplay::full ? plan.grad_accum()
+                                             : plan_replay_shape(plan_pipe_shape(plan), 2 * plan.pipeline + 2).n_micro;
+    const std::vector<std::vector<int32_t>> tokens(size_t(m),
+                                                   std::vector<int32_t>(size_t(plan.micro_batch) * plan.seq_len, 0));
+    store.zero_grads();
+    const PipelineSeat seat{plan.schedule,  pp_rank, plan.pipeline, layout.n_chunks(),
+                            n_slots,        &pp_act, &pp_grad};
+    run_step_passes(stage, store, meta, seat, tokens, tokens, PassTiming::overlapped);
+    store.finish_grads();
+    store.grad_sq_norm();
+    store.optimizer_step(AdamWStep{});
+  }
+
+  const PlanLayout& plan;
+  const int pp_rank;
+  const bool cpu;
+  const StageLayout layout;
+  MetaBackend meta;
+  CommMeter meter;
+  DryComm dp, tp, pp_act, pp_grad;
+  std::unique_ptr<DryComm> embed;
+  ParamStore store;
+  const int n_slots;
+  Comm* const tp_group;
+  GptStage stage;
+};
+
+}  // namespace
+
+PlanRankMemory plan_rank_memory(const GptConfig& config, const PlanLayout& l, int pp_rank, int64_t act_bytes,
+                                HostTransients host, PlanReplay replay) {
+  DryRank d(config, l, pp_rank, act_bytes, host);
+  d.step(replay);
+  const StageLayout& layout = d.layout;
+  ParamStore& store = d.store;
+  MetaBackend& meta = d.meta;
+  const int n_slots = d.n_slots;
 
   PlanRankMemory r;
   r.pp_rank = pp_rank;
@@ -89,26 +124,35 @@ PlanRankMemory plan_rank_memory(const GptConfig& config, const PlanLayout& l, in
   const MemoryFigures f = store.memory();
   r.store = StoreMemory{f.params, f.master, f.grads, f.optimizer};
   r.staging = f.comm;
-  r.acts = stage.activation_memory();
+  r.acts = d.stage.activation_memory();
   TRAINER_CHECK(r.total() == int64_t(meta.allocated_bytes()),
                 "plan: the dry run's figures (" + std::to_string(r.total()) + " bytes) miss some of what it allocated (" +
                     std::to_string(meta.allocated_bytes()) + ")");
-  if (cpu) {
+  if (d.cpu) {
     int64_t largest = 0;
     for (const LocalParam& p : layout.params()) largest = std::max(largest, p.numel);
     r.init_transient = std::min(largest, ParamStore::kInitChunkElements) * 4;
-    r.reduction_transient = meter.peak;
+    r.reduction_transient = d.meter.peak;
   }
   const Recompute modes[3] = {Recompute::none, Recompute::gelu, Recompute::block};
   for (int i = 0; i < 3; ++i) {
     if (modes[i] == l.recompute) {
       r.acts_by_recompute[i] = r.acts.activations();
     } else {
-      const GptStage other(layout, store, meta, tp_group, stage_options(l, n_slots, modes[i]));
+      const GptStage other(layout, store, meta, d.tp_group, stage_options(l, n_slots, modes[i]));
       r.acts_by_recompute[i] = other.activation_memory().activations();
     }
   }
   return r;
+}
+
+std::vector<OpProfileRow> plan_step_ops(const GptConfig& config, const PlanLayout& layout, int pp_rank,
+                                        int64_t act_bytes, HostTransients host) {
+  DryRank d(config, layout, pp_rank, act_bytes, host);
+  OpProfiler profiler(d.meta);
+  d.step(PlanReplay::full);
+  profiler.collect();
+  return profiler.rows();
 }
 
 }  // namespace trainer

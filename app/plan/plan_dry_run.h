@@ -13,8 +13,10 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "app/plan/plan_memory.h"
+#include "kernels/op_profiler.h"
 #include "model/gpt_config.h"
 
 namespace trainer {
@@ -25,5 +27,10 @@ enum class PlanReplay : uint8_t { steady, full };
 // Stage pp_rank's rank at tensor and data rank 0 (every rank of a stage holds the same sizes).
 PlanRankMemory plan_rank_memory(const GptConfig& config, const PlanLayout& layout, int pp_rank, int64_t act_bytes,
                                 HostTransients host, PlanReplay replay = PlanReplay::steady);
+
+// Every op of that rank's whole step (every micro-batch), as `bench --profile` files them, with
+// the bytes and FLOPs they move and compute at least (OpCost); the times are 0 (nothing runs).
+std::vector<OpProfileRow> plan_step_ops(const GptConfig& config, const PlanLayout& layout, int pp_rank,
+                                        int64_t act_bytes, HostTransients host);
 
 }  // namespace trainer

@@ -272,4 +272,71 @@ std::string format_search_json(const PlanContext& c, const std::vector<PlanCandi
   return out;
 }
 
+std::vector<PlanStageOps> build_ops_report(const PlanContext& ctx, const PlanLayout& layout) {
+  std::vector<PlanStageOps> stages;
+  for (int s = 0; s < layout.pipeline; ++s) {
+    PlanStageOps st;
+    st.pp_rank = s;
+    for (const OpProfileRow& r : plan_step_ops(ctx.config, layout, s, ctx.act_bytes, ctx.host)) {
+      PlanOpRow o;
+      o.op = r.op;
+      o.shape = r.shape;
+      o.calls = double(r.calls);
+      o.bytes = r.bytes;
+      o.flops = r.flops;
+      const double memory_s = r.bytes / ctx.device.hbm_bytes_per_s, compute_s = r.flops / ctx.peak_flops;
+      o.compute_bound = compute_s > memory_s;
+      o.floor_s = std::max(memory_s, compute_s);
+      st.bytes += o.bytes;
+      st.flops += o.flops;
+      st.floor_s += o.floor_s;
+      st.rows.push_back(std::move(o));
+    }
+    std::stable_sort(st.rows.begin(), st.rows.end(),
+                     [](const PlanOpRow& a, const PlanOpRow& b) { return a.floor_s > b.floor_s; });
+    stages.push_back(std::move(st));
+  }
+  return stages;
+}
+
+std::string format_ops_text(const PlanContext& ctx, const PlanLayout& l, const std::vector<PlanStageOps>& stages) {
+  std::string out = fmt::format(
+      "{}: the ops of one step ({} micro-batches of {} x {}, {}), per rank of each stage, with the floor the "
+      "{}'s ceilings give them: {:.2f} TB/s, {:.0f} TFLOP/s ({})\n",
+      ctx.recipe_path, l.grad_accum(), l.micro_batch, l.seq_len, dtype_label(ctx.act_bytes), ctx.device.name,
+      ctx.device.hbm_bytes_per_s / 1e12, ctx.peak_flops / 1e12, layout_label(l));
+  for (const PlanStageOps& st : stages) {
+    out += fmt::format("  stage {} of {}: floor {:.3f} ms, {:.3f} GB, {:.4g} TFLOP\n", st.pp_rank, l.pipeline,
+                       1e3 * st.floor_s, st.bytes / 1e9, st.flops / 1e12);
+    out += fmt::format("    {:>10} {:>6} {:>8} {:>10} {:>10} {:<8} {:<20} {}\n", "floor ms", "share", "calls", "MB",
+                       "GFLOP", "bound", "op", "shape");
+    for (const PlanOpRow& r : st.rows)
+      out += fmt::format("    {:>10.3f} {:>5.1f}% {:>8.0f} {:>10.1f} {:>10.1f} {:<8} {:<20} {}\n", 1e3 * r.floor_s,
+                         st.floor_s > 0 ? 100 * r.floor_s / st.floor_s : 0.0, r.calls, r.bytes / 1e6, r.flops / 1e9,
+                         r.compute_bound ? "compute" : "memory", r.op, r.shape);
+  }
+  out += "  (a floor, not a prediction: launches, communication and kernels below their ceilings are not in it; "
+         "`trainer bench --profile` measures the same rows)\n";
+  return out;
+}
+
+std::string format_ops_json(const PlanContext& ctx, const std::vector<PlanStageOps>& stages) {
+  std::string out = fmt::format("{{\"device\": {}, \"hbm_bytes_per_s\": {:.6g}, \"peak_flops\": {:.6g}, \"stages\": [",
+                                json_string(ctx.device.name), ctx.device.hbm_bytes_per_s, ctx.peak_flops);
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const PlanStageOps& st = stages[i];
+    out += fmt::format("{}{{\"pp_rank\": {}, \"floor_s\": {:.6g}, \"bytes\": {:.12g}, \"flops\": {:.12g}, \"ops\": [",
+                       i ? ", " : "", st.pp_rank, st.floor_s, st.bytes, st.flops);
+    for (size_t j = 0; j < st.rows.size(); ++j) {
+      const PlanOpRow& r = st.rows[j];
+      out += fmt::format("{}{{\"op\": {}, \"shape\": {}, \"calls\": {:.12g}, \"bytes\": {:.12g}, \"flops\": {:.12g}, "
+                         "\"floor_s\": {:.6g}, \"bound\": \"{}\"}}",
+                         j ? ", " : "", json_string(r.op), json_string(r.shape), r.calls, r.bytes, r.flops, r.floor_s,
+                         r.compute_bound ? "compute" : "memory");
+    }
+    out += "]}";
+  }
+  return out + "]}\n";
+}
+
 }  // namespace trainer

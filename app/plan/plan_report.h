@@ -39,6 +39,26 @@ struct PlanReport {
 // and data rank 0: the others of a stage hold the same sizes) and the step-time model.
 PlanReport build_plan_report(const PlanContext& ctx, const PlanLayout& layout);
 
+// `trainer plan --ops`: every op of one training step of each pipeline stage (plan_step_ops:
+// the dry run with bench --profile's rows), with what it moves and computes at least and the
+// time the device's ceilings allow it: a roofline floor, max(bytes / HBM bandwidth, FLOPs /
+// dense peak). A floor per op, not the step's prediction: launches, latency, communication and
+// kernels below their ceilings are not in it; `bench --profile` measures the same rows.
+struct PlanOpRow {
+  std::string op, shape;
+  double calls = 0, bytes = 0, flops = 0;  // per step
+  double floor_s = 0;
+  bool compute_bound = false;  // FLOPs / peak is the larger term
+};
+struct PlanStageOps {
+  int pp_rank = 0;
+  std::vector<PlanOpRow> rows;  // largest floor first
+  double bytes = 0, flops = 0, floor_s = 0;
+};
+std::vector<PlanStageOps> build_ops_report(const PlanContext& ctx, const PlanLayout& layout);
+std::string format_ops_text(const PlanContext& ctx, const PlanLayout& layout, const std::vector<PlanStageOps>& stages);
+std::string format_ops_json(const PlanContext& ctx, const std::vector<PlanStageOps>& stages);
+
 std::string format_plan_text(const PlanReport& report);
 std::string format_plan_json(const PlanReport& report);
 std::string format_search_text(const PlanContext& ctx, const std::vector<PlanCandidate>& ranked, int top,

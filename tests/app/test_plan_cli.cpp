@@ -1,5 +1,6 @@
 // `trainer plan` end to end through the binary: the report, --json, --search (text and JSON
-// agree on the layouts), the production recipes, and user errors (exit code 2, named values).
+// agree on the layouts), --ops (the step's ops with their bytes, FLOPs and floors), the
+// production recipes, and user errors (exit code 2, named values).
 #include <doctest/doctest.h>
 
 #include <regex>
@@ -40,6 +41,34 @@ TEST_CASE("plan: report for a CPU recipe, as text and as JSON") {
   CHECK(j.output.find("\"largest_rank_bytes\": ") != std::string::npos);
   CHECK(j.output.find("\"flops_per_step\": ") != std::string::npos);
   CHECK(j.output.find("\"schedule\": \"1f1b\"") != std::string::npos);
+}
+
+TEST_CASE("plan --ops: every op of the step with its bytes, FLOPs and roofline floor") {
+  // quickstart: 4 layers, d_model 128, one micro-batch of 32 x 64, fp32 (its train.precision).
+  const std::string recipe = source_dir() + "/configs/quickstart.yaml --device h200 --ops";
+  RunResult r = plan(recipe);
+  CAPTURE(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("stage 0 of 1: floor ") != std::string::npos);
+  CHECK(std::regex_search(r.output, std::regex(R"( compute +matmul\+bias +M=2048 N=384 K=128 NT f32)")));
+  CHECK(std::regex_search(r.output, std::regex(R"( memory +gelu_backward +\(2048, 512\) f32)")));
+  CHECK(std::regex_search(r.output, std::regex(R"( memory +adamw_many +all parameters)")));
+
+  RunResult j = plan(recipe + " --json");
+  CAPTURE(j.output);
+  REQUIRE(j.exit_code == 0);
+  // The QKV product, once per layer: out (2048, 384), a (2048, 128), b (384, 128) and the bias in
+  // f32, and 2 M N K FLOPs; compute-bound at 67 TFLOP/s against 4.8 TB/s.
+  const int64_t bytes = 4 * 4 * (2048 * 384 + 2048 * 128 + 384 * 128 + 384), flops = 4 * 2 * int64_t(2048) * 384 * 128;
+  CHECK(j.output.find("\"op\": \"matmul+bias\", \"shape\": \"M=2048 N=384 K=128 NT f32\", \"calls\": 4, \"bytes\": " +
+                      std::to_string(bytes) + ", \"flops\": " + std::to_string(flops) + ", ") != std::string::npos);
+  CHECK(j.output.find("\"hbm_bytes_per_s\": 4.8e+12") != std::string::npos);
+  CHECK(count(j.output, "\"bound\": \"compute\"") > 0);
+  CHECK(count(j.output, "\"bound\": \"memory\"") > 0);
+
+  RunResult both = plan(recipe + " --search");
+  CHECK(both.exit_code == 2);
+  CHECK(both.output.find("--ops lists the ops of one layout's step") != std::string::npos);
 }
 
 TEST_CASE("plan: GPT-3 175B on 1024 A100s, report and search") {
