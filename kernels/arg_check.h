@@ -59,16 +59,19 @@ class ArgCheck {
   void exact(const char* name, const Tensor& t, int ndim, const char* what) {
     that(t.ndim == ndim, name, [&] { return t.shape_str() + " should be exactly " + what; });
   }
-  // The output `name` is read as well as written (accumulated, or updated in place): it moves
-  // twice in bytes_moved.
+  // The output `name` (already passed to arg, and defined) is read as well as written
+  // (accumulated, or updated in place): it moves twice in bytes_moved.
   void updates(const char* name) {
+    bool found = false;
     for (int i = 0; i < n_args_; ++i)
-      if (std::strcmp(args_[i].name, name) == 0) args_[i].read_too = true;
+      if (std::strcmp(args_[i].name, name) == 0) found = args_[i].read_too = true;
+    TRAINER_CHECK(found, std::string(op_) + ": updates() names " + name + ", which is not a defined argument");
   }
-  // What the call moves at least: every defined argument's bytes once (an input read, an output
-  // written), an updated output twice, plus what absorbed pieces move. A lower bound where an
-  // op touches only part of an argument (the encoder's scatter into dwte, a KV cache's new rows)
-  // or reads one more than once.
+  // What the call's arguments hold: every defined argument's bytes once (an input read, an
+  // output written), an updated output twice, plus what absorbed pieces move. What an op
+  // moves when it reads each argument once, in full: more where it reads one again (cache
+  // misses), less where it touches only some rows of one (the encoder's gather from wte and
+  // scatter into dwte, a KV cache's past rows).
   int64_t bytes_moved() const {
     int64_t n = pieces_bytes_;
     for (int i = 0; i < n_args_; ++i) n += int64_t(args_[i].t.bytes()) * (args_[i].read_too ? 2 : 1);

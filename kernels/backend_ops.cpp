@@ -93,6 +93,7 @@ void check(const EncoderForwardOp& op, ArgCheck& k) {
 void check(const EncoderBackwardOp& op, ArgCheck& k) {
   k.arg("dwte", op.dwte, Want::f32, kOut);
   const bool dwpe = k.arg("dwpe", op.dwpe, Want::f32, kOut, kOptional);
+  if (dwpe) k.updates("dwpe");
   k.arg("dout", op.dout, Want::act, kIn);
   k.arg("tokens", op.tokens, Want::i32, kIn);
   k.exact("tokens", op.tokens, 2, "(B, T)");

@@ -22,8 +22,9 @@
 
 namespace trainer {
 
-// What one call moves and computes at least (ArgCheck::bytes_moved, op_flops in
-// backend_ops.cpp), so a row's time reads as GB/s and TFLOP/s against the device's ceilings.
+// What one call moves (its arguments, each once, an updated output twice: ArgCheck::bytes_moved)
+// and the useful FLOPs it computes (op_flops in backend_ops.cpp), so a row's time reads as GB/s
+// and TFLOP/s against the device's ceilings.
 struct OpCost {
   double bytes = 0;
   double flops = 0;

@@ -12,7 +12,7 @@
 // our own allocations and what the device says is in use (CUDA context and library workspaces
 // included). --profile times every Backend op of the timed steps (OpProfiler: CUDA events
 // on the GPU, a clock on the CPU) and prints rank 0's table, op by op, per step, with the
-// rates its time gives for the bytes each op moves and the FLOPs it computes at least
+// rates its time gives for the bytes each op's arguments hold and the useful FLOPs it computes
 // (OpCost), to read against the device's bandwidth and peak.
 #include <fmt/core.h>
 #include <fmt/ranges.h>

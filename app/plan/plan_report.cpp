@@ -306,7 +306,7 @@ std::string format_ops_text(const PlanContext& ctx, const PlanLayout& l, const s
       ctx.recipe_path, l.grad_accum(), l.micro_batch, l.seq_len, dtype_label(ctx.act_bytes), ctx.device.name,
       ctx.device.hbm_bytes_per_s / 1e12, ctx.peak_flops / 1e12, layout_label(l));
   for (const PlanStageOps& st : stages) {
-    out += fmt::format("  stage {} of {}: floor {:.3f} ms, {:.3f} GB, {:.4g} TFLOP\n", st.pp_rank, l.pipeline,
+    out += fmt::format("  stage {} of {}: floor {:.3f} ms, {:.3f} GB, {:.2f} TFLOP\n", st.pp_rank, l.pipeline,
                        1e3 * st.floor_s, st.bytes / 1e9, st.flops / 1e12);
     out += fmt::format("    {:>10} {:>6} {:>8} {:>10} {:>10} {:<8} {:<20} {}\n", "floor ms", "share", "calls", "MB",
                        "GFLOP", "bound", "op", "shape");
@@ -325,11 +325,11 @@ std::string format_ops_json(const PlanContext& ctx, const std::vector<PlanStageO
                                 json_string(ctx.device.name), ctx.device.hbm_bytes_per_s, ctx.peak_flops);
   for (size_t i = 0; i < stages.size(); ++i) {
     const PlanStageOps& st = stages[i];
-    out += fmt::format("{}{{\"pp_rank\": {}, \"floor_s\": {:.6g}, \"bytes\": {:.12g}, \"flops\": {:.12g}, \"ops\": [",
+    out += fmt::format("{}{{\"pp_rank\": {}, \"floor_s\": {:.6g}, \"bytes\": {:.17g}, \"flops\": {:.17g}, \"ops\": [",
                        i ? ", " : "", st.pp_rank, st.floor_s, st.bytes, st.flops);
     for (size_t j = 0; j < st.rows.size(); ++j) {
       const PlanOpRow& r = st.rows[j];
-      out += fmt::format("{}{{\"op\": {}, \"shape\": {}, \"calls\": {:.12g}, \"bytes\": {:.12g}, \"flops\": {:.12g}, "
+      out += fmt::format("{}{{\"op\": {}, \"shape\": {}, \"calls\": {:.17g}, \"bytes\": {:.17g}, \"flops\": {:.17g}, "
                          "\"floor_s\": {:.6g}, \"bound\": \"{}\"}}",
                          j ? ", " : "", json_string(r.op), json_string(r.shape), r.calls, r.bytes, r.flops, r.floor_s,
                          r.compute_bound ? "compute" : "memory");

@@ -40,7 +40,7 @@ struct PlanReport {
 PlanReport build_plan_report(const PlanContext& ctx, const PlanLayout& layout);
 
 // `trainer plan --ops`: every op of one training step of each pipeline stage (plan_step_ops:
-// the dry run with bench --profile's rows), with what it moves and computes at least and the
+// the dry run with bench --profile's rows), with what it moves and computes (OpCost) and the
 // time the device's ceilings allow it: a roofline floor, max(bytes / HBM bandwidth, FLOPs /
 // dense peak). A floor per op, not the step's prediction: launches, latency, communication and
 // kernels below their ceilings are not in it; `bench --profile` measures the same rows.

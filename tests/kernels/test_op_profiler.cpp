@@ -14,10 +14,13 @@
 namespace trainer::testing {
 namespace {
 
-const OpProfileRow* find_row(const std::vector<OpProfileRow>& rows, const std::string& op, const std::string& shape) {
+// The row of (op, shape); the test stops if there is none.
+const OpProfileRow& find_row(const std::vector<OpProfileRow>& rows, const std::string& op, const std::string& shape) {
+  const OpProfileRow* found = nullptr;
   for (const OpProfileRow& r : rows)
-    if (r.op == op && r.shape == shape) return &r;
-  return nullptr;
+    if (r.op == op && r.shape == shape) found = &r;
+  REQUIRE_MESSAGE(found, op, " ", shape);
+  return *found;
 }
 
 TEST_CASE("op profiler: front doors file each call under its name and shape") {
@@ -38,14 +41,10 @@ TEST_CASE("op profiler: front doors file each call under its name and shape") {
     prof.collect();
     const auto rows = prof.rows();
     CHECK(rows.size() == 4);
-    const OpProfileRow* bias_row = find_row(rows, "matmul+bias", "M=2 N=3 K=4 NT f32");
-    const OpProfileRow* gelu_row = find_row(rows, "matmul+gelu", "M=2 N=3 K=4 NT f32");
-    const OpProfileRow* adamw_row = find_row(rows, "adamw", "all parameters");
-    const OpProfileRow* gelu_fwd = find_row(rows, "gelu_forward", "(6) f32");
-    REQUIRE(bias_row);
-    REQUIRE(gelu_row);
-    REQUIRE(adamw_row);
-    REQUIRE(gelu_fwd);
+    const OpProfileRow* bias_row = &find_row(rows, "matmul+bias", "M=2 N=3 K=4 NT f32");
+    const OpProfileRow* gelu_row = &find_row(rows, "matmul+gelu", "M=2 N=3 K=4 NT f32");
+    const OpProfileRow* adamw_row = &find_row(rows, "adamw", "all parameters");
+    const OpProfileRow* gelu_fwd = &find_row(rows, "gelu_forward", "(6) f32");
     CHECK(bias_row->calls == 2);
     CHECK(gelu_row->calls == 2);
     CHECK(adamw_row->calls == 4);
@@ -77,16 +76,11 @@ TEST_CASE("op profiler: each row carries the bytes its calls move and the FLOPs 
   be->attention_forward(view(att, {1, 3, 2}), view(lse, {3}), view(qkv, {1, 3, 6}), 1);
   prof.collect();
   const auto rows = prof.rows();
-  const auto need = [&](const char* op, const char* shape) {
-    const OpProfileRow* r = find_row(rows, op, shape);
-    REQUIRE_MESSAGE(r, op, " ", shape);
-    return r;
-  };
-  const OpProfileRow* bias_row = need("matmul+bias", "M=2 N=3 K=4 NT f32");
-  const OpProfileRow* add_row = need("matmul", "M=2 N=3 K=4 TN f32");
-  const OpProfileRow* adamw_row = need("adamw", "all parameters");
-  const OpProfileRow* scale_row = need("scale", "(6) f32");
-  const OpProfileRow* att_row = need("attention_forward", "(1, 3, 6) f32 heads=1");
+  const OpProfileRow* bias_row = &find_row(rows, "matmul+bias", "M=2 N=3 K=4 NT f32");
+  const OpProfileRow* add_row = &find_row(rows, "matmul", "M=2 N=3 K=4 TN f32");
+  const OpProfileRow* adamw_row = &find_row(rows, "adamw", "all parameters");
+  const OpProfileRow* scale_row = &find_row(rows, "scale", "(6) f32");
+  const OpProfileRow* att_row = &find_row(rows, "attention_forward", "(1, 3, 6) f32 heads=1");
   // out 6, a 8, b 12 and bias 3 floats, twice; 2 M N K = 48 FLOPs, twice.
   CHECK(bias_row->bytes == 2 * 4 * (6 + 8 + 12 + 3));
   CHECK(bias_row->flops == 2 * 48);
@@ -100,9 +94,21 @@ TEST_CASE("op profiler: each row carries the bytes its calls move and the FLOPs 
   CHECK(att_row->bytes == 4 * (6 + 3 + 18));
   prof.clear();
   be->scale(view(out, {6}), 2.0f);
+  // A multi-tensor op moves what its pieces move; the backward's five products count.
+  std::vector<float> p2(2), gr2(2), m2(2), v2(2);
+  be->adamw_many({AdamWOp{view(p, {4}), view(gr, {4}), view(m, {4}), view(v, {4}), Tensor{}, AdamWStep{}},
+                  AdamWOp{view(p2, {2}), view(gr2, {2}), view(m2, {2}), view(v2, {2}), Tensor{}, AdamWStep{}}});
+  std::vector<float> dqkv(18), dout(6);
+  be->attention_backward(view(dqkv, {1, 3, 6}), view(dout, {1, 3, 2}), view(qkv, {1, 3, 6}), view(att, {1, 3, 2}),
+                         view(lse, {3}), 1);
   prof.collect();
-  REQUIRE(prof.rows().size() == 1);
-  CHECK(prof.rows()[0].bytes == 2 * 6 * 4);  // clear() forgot the earlier calls' bytes
+  const auto after = prof.rows();
+  REQUIRE(after.size() == 3);
+  CHECK(find_row(after, "scale", "(6) f32").bytes == 2 * 6 * 4);  // clear() forgot the earlier calls' bytes
+  CHECK(find_row(after, "adamw_many", "all parameters").bytes == 7 * 4 * (4 + 2));
+  const OpProfileRow& back = find_row(after, "attention_backward", "(1, 3, 6) f32 heads=1");
+  CHECK(back.flops == 5 * 6 * 2 * 2);
+  CHECK(back.bytes == 4 * (18 + 6 + 18 + 6 + 3));
 }
 
 }  // namespace
