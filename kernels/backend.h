@@ -140,6 +140,13 @@ struct LayernormBackwardOp {
 // layer (the epilogue reads it, where a separate add would read out and residual and write out
 // again). The CPU adds it as AddOp would after the product, so its bits are the product's then
 // the add's; CUDA rounds once. residual may not overlap out (Accumulate::add is that form).
+// The GELU's backward rides on the product that feeds it (the MLP's dX through fc_proj):
+// gelu_inp (M, N) with out's dtype, optional: out = product * gelu'(gelu_inp), as
+// GeluBackwardOp with the product as dout; dbias (N) f32, optional: dbias += the column sums
+// of that final out, as BiasBackwardOp. Both only with Accumulate::overwrite and without bias,
+// gelu_out and residual. The CPU runs the product then those two ops, so its bits are theirs;
+// CUDA's bf16 path takes cuBLASLt's DGELU_BGRAD epilogue, which rounds out once and sums the
+// unrounded values.
 // K = 0 is an empty sum: out = bias or 0 (out += bias with Accumulate::add).
 struct MatmulOp {
   static constexpr const char* kName = "matmul";
@@ -149,6 +156,8 @@ struct MatmulOp {
   Accumulate mode = Accumulate::overwrite;
   Tensor gelu_out;
   Tensor residual;
+  Tensor gelu_inp;
+  Tensor dbias;
 };
 // dbias (N) f32 += column sums of dout (M, N) act.
 struct BiasBackwardOp {
@@ -378,11 +387,16 @@ class Backend {
   }
   void matmul(Tensor out, Tensor a, Tensor b, Transpose ta, Transpose tb, Tensor bias, Accumulate mode,
               Tensor gelu_out) {
-    run(MatmulOp{out, a, b, ta, tb, bias, mode, gelu_out, Tensor{}});
+    run(MatmulOp{out, a, b, ta, tb, bias, mode, gelu_out, Tensor{}, Tensor{}, Tensor{}});
   }
   // out = op(a) x op(b) + bias + residual: a row-parallel layer's product added to the residual.
   void matmul_residual(Tensor out, Tensor a, Tensor b, Transpose ta, Transpose tb, Tensor bias, Tensor residual) {
-    run(MatmulOp{out, a, b, ta, tb, bias, Accumulate::overwrite, Tensor{}, residual});
+    run(MatmulOp{out, a, b, ta, tb, bias, Accumulate::overwrite, Tensor{}, residual, Tensor{}, Tensor{}});
+  }
+  // out = (op(a) x op(b)) * gelu'(gelu_inp); dbias += its column sums (either may be absent).
+  void matmul_gelu_backward(Tensor out, Tensor a, Tensor b, Transpose ta, Transpose tb, Tensor gelu_inp,
+                            Tensor dbias) {
+    run(MatmulOp{out, a, b, ta, tb, Tensor{}, Accumulate::overwrite, Tensor{}, Tensor{}, gelu_inp, dbias});
   }
   void bias_backward(Tensor dbias, Tensor dout) { run(BiasBackwardOp{dbias, dout}); }
   void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head = 0) {

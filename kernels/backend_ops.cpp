@@ -149,7 +149,10 @@ void check(const MatmulOp& op, ArgCheck& k) {
   const bool bias = k.arg("bias", op.bias, Want::act, kIn, kOptional);
   const bool gelu = k.arg("gelu_out", op.gelu_out, Want::float_any, kOut, kOptional);
   const bool residual = k.arg("residual", op.residual, Want::float_any, kIn, kOptional);
+  const bool gelu_inp = k.arg("gelu_inp", op.gelu_inp, Want::float_any, kIn, kOptional);
+  const bool dbias = k.arg("dbias", op.dbias, Want::f32, kOut, kOptional);
   if (op.mode == Accumulate::add) k.updates("out");
+  if (dbias) k.updates("dbias");
   const MatmulDims d = matmul_dims(op);
   const bool tb = op.tb == Transpose::transpose;
   const int64_t b_k = tb ? matrix_cols(op.b) : matrix_rows(op.b);
@@ -169,6 +172,20 @@ void check(const MatmulOp& op, ArgCheck& k) {
     k.matrix("residual", op.residual, d.M, d.N);
     k.that(op.mode == Accumulate::overwrite, "residual", "needs Accumulate::overwrite");
     k.that(!gelu, "residual", "cannot be combined with gelu_out");
+  }
+  // The backward forms: the product is a GELU's dout, and its result a bias's.
+  const auto backward_form = [&](const char* name) {
+    k.that(op.mode == Accumulate::overwrite, name, "needs Accumulate::overwrite");
+    k.that(!bias && !gelu && !residual, name, "cannot be combined with bias, gelu_out or residual");
+  };
+  if (gelu_inp) {
+    k.same_dtype("gelu_inp", op.gelu_inp, "out", op.out);
+    k.matrix("gelu_inp", op.gelu_inp, d.M, d.N);
+    backward_form("gelu_inp");
+  }
+  if (dbias) {
+    k.numel("dbias", op.dbias, d.N);
+    backward_form("dbias");
   }
 }
 
@@ -356,9 +373,12 @@ Key profile_key(const LayernormBackwardOp& op) { return {op.kName, shape_of(op.i
 Key profile_key(const MatmulOp& op) {
   // The QKV, MLP and head products of one model are separate rows.
   const MatmulDims d = matmul_dims(op);
+  const bool dgelu = op.gelu_inp.defined(), dbias = op.dbias.defined();
   const char* name = op.gelu_out.defined()   ? "matmul+gelu"
                      : op.residual.defined() ? (op.bias.defined() ? "matmul+bias+residual" : "matmul+residual")
                      : op.bias.defined()     ? "matmul+bias"
+                     : dgelu                 ? (dbias ? "matmul+dgelu+dbias" : "matmul+dgelu")
+                     : dbias                 ? "matmul+dbias"
                                              : "matmul";
   return {name, "M=" + std::to_string(d.M) + " N=" + std::to_string(d.N) + " K=" + std::to_string(d.K) + " " +
                     (op.ta == Transpose::none ? "N" : "T") + (op.tb == Transpose::none ? "N" : "T") + " " +

@@ -35,10 +35,9 @@ void block_backward(const BlockContext& ctx, const BlockParams& w, const BlockPa
   if (stash) keep_grad(ctx, stash->dmlp, dout);
   else b.matmul(g.fcprojw, dout, a.fch_gelu, T, N, Tensor{}, Accumulate::add, Tensor{});
   b.bias_backward(g.fcprojb, dresid);
-  b.matmul(dfch, dout, w.fcprojw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
-  b.gelu_backward(dfch, a.fch, dfch);
+  // dfch = (dout @ fcprojw) * gelu'(fch), and fcb's gradient from it, in one op.
+  b.matmul_gelu_backward(dfch, dout, w.fcprojw, N, N, a.fch, g.fcb);
   if (!stash) b.matmul(g.fcw, dfch, a.ln2, T, N, Tensor{}, Accumulate::add, Tensor{});
-  b.bias_backward(g.fcb, dfch);
   b.matmul(s.dln, dfch, w.fcw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
   norm_backward(ctx, s, dresid, g.ln2w, g.ln2b, a.resid2, w.ln2w, a.ln2_mean, a.ln2_rstd);
 

@@ -1,13 +1,15 @@
 // Matrix products through cuBLASLt (see cuda_matmul.h for the layout trick and precision).
 // Epilogue choice: bias -> CUBLASLT_EPILOGUE_BIAS; bias + GELU with bf16 output and N % 8 == 0
-// -> CUBLASLT_EPILOGUE_GELU_AUX_BIAS (D = gelu_out, aux = the pre-activation `out`); both only
-// with 16-byte aligned bias and aux pointers. GELU in fp32 always runs as our own kernel, so
-// fp32 results do not depend on cuBLASLt's GELU approximation. When cuBLASLt has no algorithm
-// for an epilogue (an unusual type or alignment mix), the plain product runs and our kernels
-// add the bias and GELU: same result. A residual is cuBLASLt's C (D = A B + C, beta = 1, C a
-// separate matrix of D's layout); where no algorithm takes it, our add kernel adds it after the
-// product and bias. K = 0 (an empty sum, which cuBLASLt does not take) is a memset and the same
-// kernels.
+// -> CUBLASLT_EPILOGUE_GELU_AUX_BIAS (D = gelu_out, aux = the pre-activation `out`); the
+// backward form (gelu_inp, dbias) with bf16 output and N % 8 == 0 -> CUBLASLT_EPILOGUE_DGELU_BGRAD
+// (D = out, aux = gelu_inp read, the bias gradient in f32 to scratch, then added to dbias), or
+// DGELU alone; all only with 16-byte aligned bias and aux pointers. GELU in fp32 always runs as
+// our own kernels, so fp32 results do not depend on cuBLASLt's GELU approximation. When cuBLASLt
+// has no algorithm for an epilogue (an unusual type or alignment mix), the plain product runs
+// and our kernels add the bias, GELU, its gradient or the bias gradient: same result. A residual
+// is cuBLASLt's C (D = A B + C, beta = 1, C a separate matrix of D's layout); where no algorithm
+// takes it, our add kernel adds it after the product and bias. K = 0 (an empty sum, which
+// cuBLASLt does not take) is a memset and the same kernels.
 #include "kernels/cuda/cuda_matmul.h"
 
 #include <cstdint>
@@ -95,7 +97,7 @@ Matmul::~Matmul() {
 }
 
 void Matmul::run(const Context& ctx, const MatmulOp& op) {
-  const Tensor &out = op.out, &a = op.a, &bias = op.bias, &gelu_out = op.gelu_out, &residual = op.residual;
+  const Tensor &out = op.out, &bias = op.bias, &gelu_out = op.gelu_out, &residual = op.residual;
   const MatmulDims d = matmul_dims(op);
   if (d.M * d.N == 0) return;
   if (d.K == 0) {
@@ -104,8 +106,11 @@ void Matmul::run(const Context& ctx, const MatmulOp& op) {
     if (bias.defined()) bias_add_rows(ctx, out, bias);
     if (residual.defined()) add(ctx, AddOp{out, out, residual});
     if (gelu_out.defined()) gelu_forward(ctx, GeluForwardOp{gelu_out, out});
+    if (op.gelu_inp.defined()) gelu_backward(ctx, GeluBackwardOp{out, op.gelu_inp, out});
+    if (op.dbias.defined()) bias_backward(ctx, BiasBackwardOp{op.dbias, out});
     return;
   }
+  if (op.gelu_inp.defined() || op.dbias.defined()) return run_backward_form(ctx, op, d);
 
   // The heuristic's alignment preferences cover A, B, C and D only, not the epilogue's bias
   // and aux pointers: it may pick a kernel that assumes 16-byte aligned ones, which then faults
@@ -114,38 +119,70 @@ void Matmul::run(const Context& ctx, const MatmulOp& op) {
   const bool bias_aligned = bias.defined() && aligned16(bias.data);
   const bool fuse_gelu = gelu_out.defined() && out.dtype == DType::bf16 && d.N % 8 == 0 &&
                          aligned16(out.data) && (!bias.defined() || bias_aligned);
-  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  Epilogue fused;
   if (fuse_gelu)
-    epilogue = bias.defined() ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
+    fused = {bias.defined() ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX, bias.data,
+             bias.dtype, out.data};
   else if (bias_aligned)
-    epilogue = CUBLASLT_EPILOGUE_BIAS;
+    fused = {CUBLASLT_EPILOGUE_BIAS, bias.data, bias.dtype, nullptr};
 
   // The fused form first; each refusal drops a fusion (the epilogue, then the residual as C),
   // and our kernels then add what was dropped.
   struct Attempt {
-    cublasLtEpilogue_t epilogue;
+    Epilogue epilogue;
     bool residual;
   };
-  std::vector<Attempt> attempts{{epilogue, residual.defined()}};
-  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) attempts.push_back({CUBLASLT_EPILOGUE_DEFAULT, residual.defined()});
-  if (residual.defined()) attempts.push_back({CUBLASLT_EPILOGUE_DEFAULT, false});
+  std::vector<Attempt> attempts{{fused, residual.defined()}};
+  if (fused.kind != CUBLASLT_EPILOGUE_DEFAULT) attempts.push_back({Epilogue{}, residual.defined()});
+  if (residual.defined()) attempts.push_back({Epilogue{}, false});
   const Attempt* ran = nullptr;
   for (const Attempt& t : attempts)
     if (!ran && try_run(ctx, op, d, t.epilogue, t.residual)) ran = &t;
-  TRAINER_CHECK(ran != nullptr, "matmul: cuBLASLt has no algorithm for M=" + std::to_string(d.M) + " N=" +
-                                    std::to_string(d.N) + " K=" + std::to_string(d.K) + " " +
-                                    dtype_name(a.dtype) + " -> " + dtype_name(out.dtype));
-  const bool fused = ran->epilogue != CUBLASLT_EPILOGUE_DEFAULT;
-  if (bias.defined() && !(fused && bias_aligned)) bias_add_rows(ctx, out, bias);
+  TRAINER_CHECK(ran != nullptr, no_algorithm(op, d));
+  const bool was_fused = ran->epilogue.kind != CUBLASLT_EPILOGUE_DEFAULT;
+  if (bias.defined() && !was_fused) bias_add_rows(ctx, out, bias);
   if (residual.defined() && !ran->residual) add(ctx, AddOp{out, out, residual});
-  if (gelu_out.defined() && !(fused && fuse_gelu)) gelu_forward(ctx, GeluForwardOp{gelu_out, out});
+  if (gelu_out.defined() && !(was_fused && fuse_gelu)) gelu_forward(ctx, GeluForwardOp{gelu_out, out});
 }
 
-bool Matmul::try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d, cublasLtEpilogue_t epilogue,
+void Matmul::run_backward_form(const Context& ctx, const MatmulOp& op, const MatmulDims& d) {
+  const Tensor &out = op.out, &gelu_inp = op.gelu_inp, &dbias = op.dbias;
+  // As the forward's GELU: bf16 only, so f32 results never depend on cuBLASLt's GELU; the aux
+  // (our saved pre-activation) needs ld % 8 == 0 and a 16-byte aligned pointer. The bias
+  // gradient is written (not added) in f32 to scratch, then added to dbias; cuBLASLt's own
+  // default would be out's dtype, bf16, which would round every column sum.
+  const bool fuse_dgelu = gelu_inp.defined() && out.dtype == DType::bf16 && d.N % 8 == 0 && aligned16(gelu_inp.data);
+  float* dbias_part =
+      fuse_dgelu && dbias.defined() ? static_cast<float*>(ctx.workspace->get(sizeof(float) * size_t(d.N))) : nullptr;
+  std::vector<Epilogue> attempts;
+  if (dbias_part) attempts.push_back({CUBLASLT_EPILOGUE_DGELU_BGRAD, dbias_part, DType::f32, gelu_inp.data});
+  if (fuse_dgelu) attempts.push_back({CUBLASLT_EPILOGUE_DGELU, nullptr, DType::f32, gelu_inp.data});
+  attempts.push_back(Epilogue{});
+  const Epilogue* ran = nullptr;
+  for (const Epilogue& e : attempts)
+    if (!ran && try_run(ctx, op, d, e, false)) ran = &e;
+  TRAINER_CHECK(ran != nullptr, no_algorithm(op, d));
+  if (gelu_inp.defined() && ran->kind == CUBLASLT_EPILOGUE_DEFAULT)
+    gelu_backward(ctx, GeluBackwardOp{out, gelu_inp, out});
+  if (dbias.defined()) {
+    if (ran->kind == CUBLASLT_EPILOGUE_DGELU_BGRAD)
+      add_column_partials(ctx, static_cast<float*>(dbias.data), dbias_part, 1, d.N);
+    else
+      bias_backward(ctx, BiasBackwardOp{dbias, out});
+  }
+}
+
+std::string Matmul::no_algorithm(const MatmulOp& op, const MatmulDims& d) {
+  return "matmul: cuBLASLt has no algorithm for M=" + std::to_string(d.M) + " N=" + std::to_string(d.N) +
+         " K=" + std::to_string(d.K) + " " + dtype_name(op.a.dtype) + " -> " + dtype_name(op.out.dtype);
+}
+
+bool Matmul::try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d, const Epilogue& e,
                      bool with_residual) {
   const bool accumulate = p.mode == Accumulate::add;
-  const bool gelu = epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS || epilogue == CUBLASLT_EPILOGUE_GELU_AUX;
-  const bool with_bias = epilogue == CUBLASLT_EPILOGUE_BIAS || epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  const bool gelu_aux_out = e.kind == CUBLASLT_EPILOGUE_GELU_AUX_BIAS || e.kind == CUBLASLT_EPILOGUE_GELU_AUX;
+  const bool with_bias = e.bias != nullptr;
+  const bool with_aux = e.aux != nullptr;
   const cudaDataType_t ab_type = cuda_type(p.a.dtype);
   const cudaDataType_t d_type = cuda_type(p.out.dtype);
   // Column-major A = b's memory, B = a's memory, D = out (or gelu_out with aux = out).
@@ -154,7 +191,7 @@ bool Matmul::try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d,
   Layout A(ab_type, tb_t ? d.K : d.N, tb_t ? d.N : d.K, tb_t ? d.K : d.N);
   Layout B(ab_type, ta_t ? d.M : d.K, ta_t ? d.K : d.M, ta_t ? d.M : d.K);
   Layout D(d_type, d.N, d.M, d.N);
-  void* d_ptr = gelu ? p.gelu_out.data : p.out.data;
+  void* d_ptr = gelu_aux_out ? p.gelu_out.data : p.out.data;
   // C: D itself (read only when accumulating), or the residual, laid out as D.
   const void* c_ptr = with_residual ? p.residual.data : d_ptr;
 
@@ -163,25 +200,28 @@ bool Matmul::try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d,
   const cublasOperation_t op_b = ta_t ? CUBLAS_OP_T : CUBLAS_OP_N;
   op.set(CUBLASLT_MATMUL_DESC_TRANSA, op_a);
   op.set(CUBLASLT_MATMUL_DESC_TRANSB, op_b);
-  op.set(CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
+  op.set(CUBLASLT_MATMUL_DESC_EPILOGUE, e.kind);
   if (with_bias) {
-    const void* bias_ptr = p.bias.data;
+    // A bias read (BIAS) or a bias gradient written (BGRAD): one attribute for both.
+    const void* bias_ptr = e.bias;
     op.set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias_ptr);
-    const int32_t bias_type = cuda_type(p.bias.dtype);
+    const int32_t bias_type = cuda_type(e.bias_dtype);
     op.set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, bias_type);
   }
-  if (gelu) {
-    void* aux = p.out.data;
+  if (with_aux) {
+    // The pre-activation: written by GELU_AUX*, read by DGELU*; laid out as D.
+    const void* aux = e.aux;
     op.set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, aux);
     const int64_t aux_ld = d.N;
     op.set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, aux_ld);
   }
 
   const Key key = {d.M, d.N, d.K, int64_t(p.ta), int64_t(p.tb), int64_t(p.a.dtype),
-                   int64_t(p.out.dtype), with_bias ? int64_t(p.bias.dtype) : -1, int64_t(epilogue),
+                   int64_t(p.out.dtype), with_bias ? int64_t(e.bias_dtype) : -1, int64_t(e.kind),
                    alignment(p.a.data), alignment(p.b.data), alignment(d_ptr),
-                   with_bias ? alignment(p.bias.data) : 0, gelu ? alignment(p.out.data) : 0,
+                   with_bias ? alignment(e.bias) : 0, with_aux ? alignment(e.aux) : 0,
                    accumulate ? 1 : 0, with_residual ? alignment(c_ptr) : 0};
+  const bool fused = e.kind != CUBLASLT_EPILOGUE_DEFAULT || with_residual;
   auto it = cache_.find(key);
   if (it == cache_.end()) {
     Preference pref;
@@ -196,8 +236,7 @@ bool Matmul::try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d,
         handle_, op.desc, A.desc, B.desc, D.desc, D.desc, pref.desc, 1, &result, &returned);
     // For a fused epilogue or a separate C any refusal means "use the plain product and our
     // kernels"; for the plain product only "not supported" is an answer, anything else is an error.
-    if (epilogue == CUBLASLT_EPILOGUE_DEFAULT && !with_residual && status != CUBLAS_STATUS_NOT_SUPPORTED)
-      TRAINER_CUBLAS_CHECK(status);
+    if (!fused && status != CUBLAS_STATUS_NOT_SUPPORTED) TRAINER_CUBLAS_CHECK(status);
     CachedAlgo cached;
     cached.found = status == CUBLAS_STATUS_SUCCESS && returned > 0 && result.state == CUBLAS_STATUS_SUCCESS;
     if (cached.found) cached.algo = result.algo;
@@ -207,9 +246,16 @@ bool Matmul::try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d,
 
   const float alpha = 1.0f;
   const float beta = accumulate || with_residual ? 1.0f : 0.0f;
-  TRAINER_CUBLAS_CHECK(cublasLtMatmul(handle_, op.desc, &alpha, p.b.data, A.desc, p.a.data, B.desc,
-                                      &beta, c_ptr, D.desc, d_ptr, D.desc, &it->second.algo,
-                                      workspace_, workspace_bytes_, ctx.stream));
+  const cublasStatus_t status =
+      cublasLtMatmul(handle_, op.desc, &alpha, p.b.data, A.desc, p.a.data, B.desc, &beta, c_ptr, D.desc, d_ptr,
+                     D.desc, &it->second.algo, workspace_, workspace_bytes_, ctx.stream);
+  // cuBLASLt checks some epilogue type combinations (a bias gradient's f32 beside bf16 D) only
+  // here, before it launches anything: for a fused form that is one more refusal, remembered.
+  if (fused && (status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_INVALID_VALUE)) {
+    it->second.found = false;
+    return false;
+  }
+  TRAINER_CUBLAS_CHECK(status);
   return true;
 }
 

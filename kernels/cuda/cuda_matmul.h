@@ -1,5 +1,6 @@
 // Matrix products through cuBLASLt: out (M,N) = op(a) x op(b) [+ bias] [+ out or residual], with the
-// bias (and, in bf16, GELU) epilogues fused where cuBLASLt offers them.
+// bias (and, in bf16, GELU) epilogues fused where cuBLASLt offers them; the backward form
+// (GELU gradient and bias gradient of the product) in bf16 through DGELU_BGRAD.
 // Invariants: tensors are row-major; cuBLASLt is column-major, so the product is computed
 // transposed (out^T = op(b)^T op(a)^T), which needs no data movement. Compute is strict fp32
 // (CUBLAS_COMPUTE_32F, no TF32) for f32 inputs and fp32 accumulation for bf16 inputs; weight
@@ -11,6 +12,7 @@
 
 #include <array>
 #include <map>
+#include <string>
 
 #include "kernels/cuda/cuda_ops.h"
 
@@ -27,10 +29,20 @@ class Matmul {
 
  private:
   using Key = std::array<int64_t, 16>;
+  // One cuBLASLt epilogue and what it points at: bias read (BIAS) or bias gradient written
+  // (BGRAD), with its dtype; aux the pre-activation, written (GELU_AUX) or read (DGELU).
+  struct Epilogue {
+    cublasLtEpilogue_t kind = CUBLASLT_EPILOGUE_DEFAULT;
+    const void* bias = nullptr;
+    DType bias_dtype = DType::f32;
+    const void* aux = nullptr;
+  };
+  // gelu_inp and dbias given: DGELU_BGRAD, DGELU, or the plain product and our kernels.
+  void run_backward_form(const Context& ctx, const MatmulOp& op, const MatmulDims& d);
+  static std::string no_algorithm(const MatmulOp& op, const MatmulDims& d);
   // Runs the product with this epilogue (and the residual as C) if cuBLASLt has an algorithm
   // for it; false if not. In cuBLASLt's column-major terms: D (m = N, n = M) = op(A = b) op(B = a).
-  bool try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d, cublasLtEpilogue_t epilogue,
-               bool with_residual);
+  bool try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d, const Epilogue& e, bool with_residual);
 
   DeviceMemory& memory_;
   cublasLtHandle_t handle_ = nullptr;

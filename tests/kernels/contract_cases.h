@@ -270,7 +270,7 @@ inline std::vector<ContractCase> contract_cases() {
   add_op<M>(c,
             [](ContractPool& p) {
               return M{p.act({2, 3}), p.act({2, 4}), p.act({3, 4}), Transpose::none, Transpose::transpose,
-                       p.act({3}),    Accumulate::overwrite, p.act({2, 3}), Tensor{}};
+                       p.act({3}),    Accumulate::overwrite, p.act({2, 3}), Tensor{}, Tensor{}, Tensor{}};
             },
             {wrong_shape("b", &M::b), wrong_shape("out", &M::out), wrong_dtype("bias", &M::bias),
              wrong_device("a", &M::a), alias("gelu_out", &M::gelu_out, &M::a), alias("out", &M::out, &M::b),
@@ -279,7 +279,7 @@ inline std::vector<ContractCase> contract_cases() {
   add_op<M>(c,
             [](ContractPool& p) {
               return M{p.act({2, 3}), p.act({2, 4}), p.act({3, 4}), Transpose::none, Transpose::transpose,
-                       p.act({3}),    Accumulate::overwrite, Tensor{}, p.act({2, 3})};
+                       p.act({3}),    Accumulate::overwrite, Tensor{}, p.act({2, 3}), Tensor{}, Tensor{}};
             },
             {wrong_shape("residual", &M::residual), wrong_dtype("residual", &M::residual),
              wrong_device("residual", &M::residual), alias("out", &M::out, &M::residual),
@@ -287,6 +287,19 @@ inline std::vector<ContractCase> contract_cases() {
              other<M>("residual", [](M& op) { op.mode = Accumulate::add; }),
              other<M>("residual", [](M& op) { op.gelu_out = op.residual; }),
              other<M>("residual", [](M& op) { op.residual.dtype = op.out.dtype == DType::f32 ? DType::bf16 : DType::f32; })});
+  // The backward form: the GELU's gradient and the bias gradient of the product.
+  add_op<M>(c,
+            [](ContractPool& p) {
+              return M{p.act({2, 3}), p.act({2, 4}), p.act({4, 3}), Transpose::none, Transpose::none, Tensor{},
+                       Accumulate::overwrite, Tensor{}, Tensor{}, p.act({2, 3}), p.f32({3})};
+            },
+            {wrong_shape("gelu_inp", &M::gelu_inp), wrong_shape("dbias", &M::dbias), wrong_dtype("dbias", &M::dbias),
+             wrong_device("gelu_inp", &M::gelu_inp), alias("out", &M::out, &M::gelu_inp),
+             alias("dbias", &M::dbias, &M::a),
+             other<M>("gelu_inp", [](M& op) { op.gelu_inp.dtype = op.out.dtype == DType::f32 ? DType::bf16 : DType::f32; }),
+             other<M>("gelu_inp", [](M& op) { op.mode = Accumulate::add; }),
+             other<M>("dbias", [](M& op) { op.residual = op.gelu_inp; op.gelu_inp = Tensor{}; }),
+             other<M>("gelu_inp", [](M& op) { op.gelu_out = op.gelu_inp; })});
   add_op<BB>(c, [](ContractPool& p) { return BB{p.f32({3}), p.act({2, 3})}; },
              {wrong_shape("dbias", &BB::dbias), wrong_dtype("dout", &BB::dout), wrong_device("dbias", &BB::dbias),
               alias("dbias", &BB::dbias, &BB::dout)});

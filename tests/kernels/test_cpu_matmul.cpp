@@ -124,6 +124,41 @@ TEST_CASE("cpu matmul: a residual gives the bits of the product followed by add"
   }
 }
 
+// The backward form (the MLP's dX through fc_proj with the GELU's and fc's bias gradients) is
+// what the separate ops compute, bit for bit: the model's CPU numbers do not move.
+TEST_CASE("cpu matmul: gelu_inp and dbias give the bits of the product, gelu_backward and bias_backward") {
+  auto be = make_cpu_backend();
+  uint64_t seed = 700;
+  for (auto [M, N, K] : {std::array<int64_t, 3>{1, 1, 1}, {37, 53, 19}, {64, 256, 96}, {6, 5, 0}}) {
+    for (int form = 0; form < 3; ++form) {  // gelu_inp and dbias, gelu_inp alone, dbias alone
+      CAPTURE(M);
+      CAPTURE(form);
+      const bool with_gelu = form != 2, with_dbias = form != 1;
+      auto a = random_floats(size_t(M * K), ++seed), b = random_floats(size_t(K * N), ++seed);
+      auto pre = random_floats(size_t(M * N), ++seed);
+      for (float& x : pre) x *= 4;  // through the GELU's curved part
+      const auto dbias_start = random_floats(size_t(N), ++seed);
+      std::vector<float> fused(size_t(M * N), 7.0f), separate(size_t(M * N), -7.0f);
+      std::vector<float> fused_db = dbias_start, separate_db = dbias_start;
+      std::vector<float> empty(1);
+      Tensor av = make_tensor(K > 0 ? a.data() : empty.data(), DType::f32, Device::cpu, {M, K});
+      Tensor bv = make_tensor(K > 0 ? b.data() : empty.data(), DType::f32, Device::cpu, {K, N});
+      be->matmul_gelu_backward(view(fused, {M, N}), av, bv, Transpose::none, Transpose::none,
+                               with_gelu ? view(pre, {M, N}) : none_tensor(),
+                               with_dbias ? view(fused_db, {N}) : none_tensor());
+      be->matmul(view(separate, {M, N}), av, bv, Transpose::none, Transpose::none, none_tensor(),
+                 Accumulate::overwrite, none_tensor());
+      if (with_gelu) be->gelu_backward(view(separate, {M, N}), view(pre, {M, N}), view(separate, {M, N}));
+      if (with_dbias) be->bias_backward(view(separate_db, {N}), view(separate, {M, N}));
+      CHECK(fused == separate);
+      CHECK(fused_db == separate_db);
+      if (K == 0) CHECK(fused[0] == 0.0f);
+      // Something happened: the product is not the identity of the GELU's gradient.
+      if (K > 0 && with_dbias) CHECK(fused_db != dbias_start);
+    }
+  }
+}
+
 TEST_CASE("cpu bias_backward: column sums, accumulated, fast matches reference") {
   auto be = make_cpu_backend();
   std::vector<float> dout = {1, 2, 3, 4, 5, 6};  // (3,2)

@@ -23,7 +23,8 @@ inline std::string dims_label(const char* op, const std::vector<int64_t>& dims) 
 }
 
 // ---- matmul ----
-enum class Epilogue : uint8_t { none, bias, gelu, bias_gelu, residual, bias_residual };
+// dgelu, dbias: the backward form (gelu_inp, dbias).
+enum class Epilogue : uint8_t { none, bias, gelu, bias_gelu, residual, bias_residual, dgelu, dgelu_dbias, dbias };
 
 struct MatmulRow {
   int64_t M, N, K;
@@ -48,6 +49,11 @@ inline std::vector<ParityCase> matmul_parity_cases() {
       {64, 96, 48, kN, kT, Epilogue::bias_residual, kOver, Kind::act}, {256, 768, 128, kN, kT, Epilogue::residual, kOver, Kind::act},
       {33, 65, 17, kN, kT, Epilogue::bias_residual, kOver, Kind::act}, {5, 8, 0, kN, kT, Epilogue::bias_residual, kOver, Kind::act},
       {48, 40, 64, kN, kT, Epilogue::residual, kOver, Kind::f32},
+      // The MLP's dX with the GELU's and the bias gradient: DGELU_BGRAD (bf16, N % 8 == 0), DGELU
+      // alone, the bias gradient alone, odd sizes (our kernels) and K = 0.
+      {64, 96, 48, kN, kN, Epilogue::dgelu_dbias, kOver, Kind::act}, {256, 768, 192, kN, kN, Epilogue::dgelu_dbias, kOver, Kind::act},
+      {64, 96, 48, kN, kT, Epilogue::dgelu, kOver, Kind::act},       {64, 96, 48, kN, kN, Epilogue::dbias, kOver, Kind::act},
+      {33, 65, 17, kN, kN, Epilogue::dgelu_dbias, kOver, Kind::act}, {5, 8, 0, kN, kN, Epilogue::dgelu_dbias, kOver, Kind::act},
   };
   std::vector<ParityCase> cases;
   for (const MatmulRow& r : rows) {
@@ -55,21 +61,29 @@ inline std::vector<ParityCase> matmul_parity_cases() {
         r.epilogue == Epilogue::bias || r.epilogue == Epilogue::bias_gelu || r.epilogue == Epilogue::bias_residual;
     const bool gelu = r.epilogue == Epilogue::gelu || r.epilogue == Epilogue::bias_gelu;
     const bool residual = r.epilogue == Epilogue::residual || r.epilogue == Epilogue::bias_residual;
+    const bool dgelu = r.epilogue == Epilogue::dgelu || r.epilogue == Epilogue::dgelu_dbias;
+    const bool dbias = r.epilogue == Epilogue::dbias || r.epilogue == Epilogue::dgelu_dbias;
     // fp32: the summation order differs from OpenBLAS's over K terms. f32 outputs from bf16
     // inputs: exact products, f32 sums. bf16 outputs: one bf16 rounding.
     const Tol out_tol = r.out == Kind::f32 ? Tol{5 * kTolSum, 5 * kTolSum} : Tol{5 * kTolF32, kTolBf16};
     ParityCase c;
     c.label = dims_label("matmul", {r.M, r.N, r.K}) + (r.ta == kN ? " N" : " T") + (r.tb == kN ? "N" : "T") +
-              (bias ? " bias" : "") + (gelu ? " gelu" : "") + (residual ? " residual" : "") + (r.mode == kAdd ? " add" : "") +
+              (bias ? " bias" : "") + (gelu ? " gelu" : "") + (residual ? " residual" : "") +
+              (dgelu ? " dgelu" : "") + (dbias ? " dbias" : "") + (r.mode == kAdd ? " add" : "") +
               (r.out == Kind::f32 ? " f32" : "");
     c.args = {input("a", Kind::act, r.ta == kN ? std::vector<int64_t>{r.M, r.K} : std::vector<int64_t>{r.K, r.M}),
               input("b", Kind::act, r.tb == kN ? std::vector<int64_t>{r.K, r.N} : std::vector<int64_t>{r.N, r.K}),
               bias ? input("bias", Kind::act, {r.N}) : absent("bias"),
               r.mode == kAdd ? accumulated("out", r.out, {r.M, r.N}, out_tol) : output("out", r.out, {r.M, r.N}, out_tol),
               gelu ? output("gelu_out", r.out, {r.M, r.N}, Tol{5 * kTolF32, kTolBf16}) : absent("gelu_out"),
-              residual ? input("residual", r.out, {r.M, r.N}) : absent("residual")};
+              residual ? input("residual", r.out, {r.M, r.N}) : absent("residual"),
+              dgelu ? input("gelu_inp", r.out, {r.M, r.N}, -4, 4) : absent("gelu_inp"),
+              // f32 sums on both sides; cuBLASLt's BGRAD sums the unrounded values, our
+              // fallback the stored bf16 ones (one rounding each).
+              dbias ? accumulated("dbias", Kind::f32, {r.N}, Tol{5 * kTolSum, kTolBf16}) : absent("dbias")};
     c.run = [r](Backend& be, const ParityArgs& t) {
-      be.run(MatmulOp{t["out"], t["a"], t["b"], r.ta, r.tb, t["bias"], r.mode, t["gelu_out"], t["residual"]});
+      be.run(MatmulOp{t["out"], t["a"], t["b"], r.ta, r.tb, t["bias"], r.mode, t["gelu_out"], t["residual"],
+                      t["gelu_inp"], t["dbias"]});
     };
     cases.push_back(c);
   }

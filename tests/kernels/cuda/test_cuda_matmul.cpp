@@ -1,6 +1,7 @@
 // CUDA matmul with unaligned views (the epilogues take only 16-byte aligned bias pointers, so
 // these get the plain product and our bias kernel; an unaligned residual is C at that
-// alignment, or our add kernel). Transposes, bias, GELU, accumulation into
+// alignment, or our add kernel; an unaligned gelu_inp gets our GELU and bias-gradient
+// kernels). Transposes, bias, GELU, accumulation into
 // act and f32, K = 0 and odd shapes against the CPU are in the parity tables (parity_cases.h).
 #include "tests/kernels/cuda/cuda_test_util.h"
 
@@ -37,6 +38,24 @@ TEST_CASE("matmul accepts unaligned views") {
                              gpu.upload(bias, rig.act, {N}, 1), gpu.upload(residual, rig.act, {M, N}, 1));
     check_close(gpu.read(gres), cpu.read(cres), p == Precision::bf16 ? rig.tol : 5 * kTolF32,
                 "unaligned matmul with residual");
+
+    // The backward form with an unaligned pre-activation (no DGELU epilogue: our GELU and
+    // bias-gradient kernels after the plain product).
+    auto pre = rounded(random_floats(M * N, 95), rig.act);
+    for (float& x : pre) x *= 4;
+    const auto db_start = random_floats(N, 96);
+    Tensor cdx = cpu.alloc(DType::f32, {M, N});
+    Tensor cdb = cpu.upload(db_start, DType::f32, {N});
+    rig.cpu->matmul_gelu_backward(cdx, cpu.upload(a, DType::f32, {M, K}), cpu.upload(b, DType::f32, {N, K}), kN, kT,
+                                  cpu.upload(pre, DType::f32, {M, N}), cdb);
+    Tensor gdx = gpu.poisoned(rig.act, {M, N}, 0);
+    Tensor gdb = gpu.upload(db_start, DType::f32, {N});
+    rig.gpu->matmul_gelu_backward(gdx, gpu.upload(a, rig.act, {M, K}, 1), gpu.upload(b, rig.act, {N, K}, 3), kN, kT,
+                                  gpu.upload(pre, rig.act, {M, N}, 1), gdb);
+    check_close(gpu.read(gdx), cpu.read(cdx), p == Precision::bf16 ? rig.tol : 5 * kTolF32,
+                "unaligned matmul with gelu_inp");
+    check_close(gpu.read(gdb), cpu.read(cdb), p == Precision::bf16 ? rig.tol : 5 * kTolSum,
+                "unaligned matmul's dbias");
   }
 }
 
