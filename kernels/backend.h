@@ -147,6 +147,11 @@ struct LayernormBackwardOp {
 // gelu_out and residual. The CPU runs the product then those two ops, so its bits are theirs;
 // CUDA's bf16 path takes cuBLASLt's DGELU_BGRAD epilogue, which rounds out once and sums the
 // unrounded values.
+// A weight gradient's product carries its bias gradient: dbias_a (M) f32, optional, only with
+// ta = transpose (a is the (K, M) gradient dout, b the layer's (K, N) input, out its weight
+// gradient): dbias_a += the column sums of a, as BiasBackwardOp on a. Any mode; not with bias,
+// gelu_out, residual, gelu_inp or dbias. The CPU runs the product then that op, so its bits are
+// theirs; CUDA's bf16 path takes cuBLASLt's BGRADB epilogue (the reduction over the GEMM's k).
 // K = 0 is an empty sum: out = bias or 0 (out += bias with Accumulate::add).
 struct MatmulOp {
   static constexpr const char* kName = "matmul";
@@ -158,6 +163,7 @@ struct MatmulOp {
   Tensor residual;
   Tensor gelu_inp;
   Tensor dbias;
+  Tensor dbias_a;
 };
 // dbias (N) f32 += column sums of dout (M, N) act.
 struct BiasBackwardOp {
@@ -387,16 +393,24 @@ class Backend {
   }
   void matmul(Tensor out, Tensor a, Tensor b, Transpose ta, Transpose tb, Tensor bias, Accumulate mode,
               Tensor gelu_out) {
-    run(MatmulOp{out, a, b, ta, tb, bias, mode, gelu_out, Tensor{}, Tensor{}, Tensor{}});
+    run(MatmulOp{out, a, b, ta, tb, bias, mode, gelu_out, Tensor{}, Tensor{}, Tensor{}, Tensor{}});
   }
   // out = op(a) x op(b) + bias + residual: a row-parallel layer's product added to the residual.
   void matmul_residual(Tensor out, Tensor a, Tensor b, Transpose ta, Transpose tb, Tensor bias, Tensor residual) {
-    run(MatmulOp{out, a, b, ta, tb, bias, Accumulate::overwrite, Tensor{}, residual, Tensor{}, Tensor{}});
+    run(MatmulOp{out, a, b, ta, tb, bias, Accumulate::overwrite, Tensor{}, residual, Tensor{}, Tensor{}, Tensor{}});
   }
   // out = (op(a) x op(b)) * gelu'(gelu_inp); dbias += its column sums (either may be absent).
   void matmul_gelu_backward(Tensor out, Tensor a, Tensor b, Transpose ta, Transpose tb, Tensor gelu_inp,
                             Tensor dbias) {
-    run(MatmulOp{out, a, b, ta, tb, Tensor{}, Accumulate::overwrite, Tensor{}, Tensor{}, gelu_inp, dbias});
+    run(MatmulOp{out, a, b, ta, tb, Tensor{}, Accumulate::overwrite, Tensor{}, Tensor{}, gelu_inp, dbias,
+                 Tensor{}});
+  }
+  // A linear layer's parameter gradients from its output gradient dout (rows, out) and input
+  // inp (rows, in): dweight (out, in) += dout^T inp; dbias (out) += the column sums of dout
+  // (absent: none).
+  void linear_weight_backward(Tensor dweight, Tensor dbias, Tensor dout, Tensor inp) {
+    run(MatmulOp{dweight, dout, inp, Transpose::transpose, Transpose::none, Tensor{}, Accumulate::add, Tensor{},
+                 Tensor{}, Tensor{}, Tensor{}, dbias});
   }
   void bias_backward(Tensor dbias, Tensor dout) { run(BiasBackwardOp{dbias, dout}); }
   void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head = 0) {

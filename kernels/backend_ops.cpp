@@ -151,8 +151,10 @@ void check(const MatmulOp& op, ArgCheck& k) {
   const bool residual = k.arg("residual", op.residual, Want::float_any, kIn, kOptional);
   const bool gelu_inp = k.arg("gelu_inp", op.gelu_inp, Want::float_any, kIn, kOptional);
   const bool dbias = k.arg("dbias", op.dbias, Want::f32, kOut, kOptional);
+  const bool dbias_a = k.arg("dbias_a", op.dbias_a, Want::f32, kOut, kOptional);
   if (op.mode == Accumulate::add) k.updates("out");
   if (dbias) k.updates("dbias");
+  if (dbias_a) k.updates("dbias_a");
   const MatmulDims d = matmul_dims(op);
   const bool tb = op.tb == Transpose::transpose;
   const int64_t b_k = tb ? matrix_cols(op.b) : matrix_rows(op.b);
@@ -186,6 +188,14 @@ void check(const MatmulOp& op, ArgCheck& k) {
   if (dbias) {
     k.numel("dbias", op.dbias, d.N);
     backward_form("dbias");
+  }
+  // A weight gradient's product: a is the layer's output gradient, its column sums the bias's.
+  if (dbias_a) {
+    k.that(op.ta == Transpose::transpose, "dbias_a",
+           "needs ta = transpose (a is the (K, M) gradient whose column sums it adds)");
+    k.numel("dbias_a", op.dbias_a, d.M);
+    k.that(!bias && !gelu && !residual && !gelu_inp && !dbias, "dbias_a",
+           "cannot be combined with bias, gelu_out, residual, gelu_inp or dbias");
   }
 }
 
@@ -379,6 +389,7 @@ Key profile_key(const MatmulOp& op) {
                      : op.bias.defined()     ? "matmul+bias"
                      : dgelu                 ? (dbias ? "matmul+dgelu+dbias" : "matmul+dgelu")
                      : dbias                 ? "matmul+dbias"
+                     : op.dbias_a.defined()  ? "matmul+dbias_a"
                                              : "matmul";
   return {name, "M=" + std::to_string(d.M) + " N=" + std::to_string(d.N) + " K=" + std::to_string(d.K) + " " +
                     (op.ta == Transpose::none ? "N" : "T") + (op.tb == Transpose::none ? "N" : "T") + " " +

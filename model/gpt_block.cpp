@@ -9,6 +9,19 @@ namespace trainer {
 
 using namespace block_parts;
 
+namespace {
+
+// gw += dout^T x, and gb += the column sums of bias_dout, the rows this rank's bias saw: dout
+// itself (then the product carries the sums, one op) or, under sequence parallelism, its local
+// part.
+void weight_backward(Backend& b, Tensor gw, Tensor gb, Tensor dout, Tensor x, Tensor bias_dout) {
+  if (bias_dout.data == dout.data && bias_dout.numel() == dout.numel()) return b.linear_weight_backward(gw, gb, dout, x);
+  b.linear_weight_backward(gw, Tensor{}, dout, x);
+  b.bias_backward(gb, bias_dout);
+}
+
+}  // namespace
+
 void block_forward(const BlockContext& ctx, const BlockParams& w, const BlockActs& a, const BlockScratch& s,
                    Tensor inp, Tensor out) {
   Backend& b = ctx.backend;
@@ -32,25 +45,31 @@ void block_backward(const BlockContext& ctx, const BlockParams& w, const BlockPa
   // MLP: out = x2 + fch_gelu @ fcprojw^T + fcprojb
   Tensor dout = full_grad(ctx, s, dresid);
   const Tensor dfch = stash ? stash->dfch : s.dfch, dqkv = stash ? stash->dqkv : s.dqkv;
-  if (stash) keep_grad(ctx, stash->dmlp, dout);
-  else b.matmul(g.fcprojw, dout, a.fch_gelu, T, N, Tensor{}, Accumulate::add, Tensor{});
-  b.bias_backward(g.fcprojb, dresid);
+  if (stash) {
+    keep_grad(ctx, stash->dmlp, dout);
+    b.bias_backward(g.fcprojb, dresid);
+  } else {
+    weight_backward(b, g.fcprojw, g.fcprojb, dout, a.fch_gelu, dresid);
+  }
   // dfch = (dout @ fcprojw) * gelu'(fch), and fcb's gradient from it, in one op.
   b.matmul_gelu_backward(dfch, dout, w.fcprojw, N, N, a.fch, g.fcb);
-  if (!stash) b.matmul(g.fcw, dfch, a.ln2, T, N, Tensor{}, Accumulate::add, Tensor{});
+  if (!stash) b.linear_weight_backward(g.fcw, Tensor{}, dfch, a.ln2);
   b.matmul(s.dln, dfch, w.fcw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
   norm_backward(ctx, s, dresid, g.ln2w, g.ln2b, a.resid2, w.ln2w, a.ln2_mean, a.ln2_rstd);
 
   // Attention: x2 = x + atty @ projw^T + projb
   dout = full_grad(ctx, s, dresid);
-  if (stash) keep_grad(ctx, stash->dattn, dout);
-  else b.matmul(g.projw, dout, a.atty, T, N, Tensor{}, Accumulate::add, Tensor{});
-  b.bias_backward(g.projb, dresid);
+  if (stash) {
+    keep_grad(ctx, stash->dattn, dout);
+    b.bias_backward(g.projb, dresid);
+  } else {
+    weight_backward(b, g.projw, g.projb, dout, a.atty, dresid);
+  }
   b.matmul(s.datty, dout, w.projw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
   b.attention_backward(bt3(ctx, dqkv), bt3(ctx, s.datty), bt3(ctx, a.qkv), bt3(ctx, a.atty), a.lse,
                        ctx.n_head_local);
-  if (!stash) b.matmul(g.qkvw, dqkv, a.ln1, T, N, Tensor{}, Accumulate::add, Tensor{});
-  b.bias_backward(g.qkvb, dqkv);
+  if (stash) b.bias_backward(g.qkvb, dqkv);
+  else weight_backward(b, g.qkvw, g.qkvb, dqkv, a.ln1, dqkv);
   b.matmul(s.dln, dqkv, w.qkvw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
   // The block input fed ln_1 and the residual: dresid already holds the residual part.
   norm_backward(ctx, s, dresid, g.ln1w, g.ln1b, inp, w.ln1w, a.ln1_mean, a.ln1_rstd);
@@ -59,10 +78,10 @@ void block_backward(const BlockContext& ctx, const BlockParams& w, const BlockPa
 void block_weight_backward(const BlockContext& ctx, const BlockParams& g, const BlockActs& a,
                            const BlockGradStash& stash) {
   Backend& b = ctx.backend;
-  b.matmul(g.fcprojw, stash.dmlp, a.fch_gelu, T, N, Tensor{}, Accumulate::add, Tensor{});
-  b.matmul(g.fcw, stash.dfch, a.ln2, T, N, Tensor{}, Accumulate::add, Tensor{});
-  b.matmul(g.projw, stash.dattn, a.atty, T, N, Tensor{}, Accumulate::add, Tensor{});
-  b.matmul(g.qkvw, stash.dqkv, a.ln1, T, N, Tensor{}, Accumulate::add, Tensor{});
+  b.linear_weight_backward(g.fcprojw, Tensor{}, stash.dmlp, a.fch_gelu);
+  b.linear_weight_backward(g.fcw, Tensor{}, stash.dfch, a.ln2);
+  b.linear_weight_backward(g.projw, Tensor{}, stash.dattn, a.atty);
+  b.linear_weight_backward(g.qkvw, Tensor{}, stash.dqkv, a.ln1);
 }
 
 }  // namespace trainer

@@ -45,24 +45,24 @@ void llama_block_backward(const BlockContext& ctx, const BlockParams& w, const B
   Tensor dout = full_grad(ctx, s, dresid);
   const Tensor dfch = stash ? stash->dfch : s.dfch, dqkv = stash ? stash->dqkv : s.dqkv;
   if (stash) keep_grad(ctx, stash->dmlp, dout);
-  else b.matmul(g.fcprojw, dout, a.fch_gelu, T, N, Tensor{}, Accumulate::add, Tensor{});
+  else b.linear_weight_backward(g.fcprojw, Tensor{}, dout, a.fch_gelu);
   b.matmul(s.dact, dout, w.fcprojw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
   b.swiglu_backward(dfch, a.fch, s.dact);
-  if (!stash) b.matmul(g.fcw, dfch, a.ln2, T, N, Tensor{}, Accumulate::add, Tensor{});
+  if (!stash) b.linear_weight_backward(g.fcw, Tensor{}, dfch, a.ln2);
   b.matmul(s.dln, dfch, w.fcw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
   norm_backward(ctx, s, dresid, g.ln2w, Tensor{}, a.resid2, w.ln2w, Tensor{}, a.ln2_rstd);
 
   // Attention: x2 = x + atty @ ow^T
   dout = full_grad(ctx, s, dresid);
   if (stash) keep_grad(ctx, stash->dattn, dout);
-  else b.matmul(g.projw, dout, a.atty, T, N, Tensor{}, Accumulate::add, Tensor{});
+  else b.linear_weight_backward(g.projw, Tensor{}, dout, a.atty);
   b.matmul(s.datty, dout, w.projw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
   b.attention_backward(bt3(ctx, dqkv), bt3(ctx, s.datty), bt3(ctx, a.qkv), bt3(ctx, a.atty), a.lse, H, Hkv);
   b.rope_backward(bt3(ctx, dqkv), bt3(ctx, dqkv), ctx.inv_freq, H, Hkv, 0);
   if (ctx.qk_norm == QkNorm::on)
     b.head_rmsnorm_backward(bt3(ctx, dqkv), g.qnormw, g.knormw, bt3(ctx, dqkv), bt3(ctx, a.qkv_raw), w.qnormw,
                             w.knormw, a.qk_rstd, H, Hkv);
-  if (!stash) b.matmul(g.qkvw, dqkv, a.ln1, T, N, Tensor{}, Accumulate::add, Tensor{});
+  if (!stash) b.linear_weight_backward(g.qkvw, Tensor{}, dqkv, a.ln1);
   b.matmul(s.dln, dqkv, w.qkvw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
   norm_backward(ctx, s, dresid, g.ln1w, Tensor{}, inp, w.ln1w, Tensor{}, a.ln1_rstd);
 }

@@ -136,10 +136,11 @@ class CpuBackend final : public Backend {
     cpu::matmul(f32(op.out), f32(op.a), f32(op.b), f32(op.bias), d.M, d.N, d.K, op.ta, op.tb, op.mode,
                 f32(op.gelu_out));
     // The residual as AddOp adds it: the same bits as the product followed by add; the backward
-    // forms as GeluBackwardOp and BiasBackwardOp would after it.
+    // forms as GeluBackwardOp and BiasBackwardOp (on out, or on a for dbias_a) would after it.
     if (op.residual.defined()) cpu::add(f32(op.out), f32(op.out), f32(op.residual), d.M * d.N);
     if (op.gelu_inp.defined()) cpu::gelu_backward(f32(op.out), f32(op.gelu_inp), f32(op.out), d.M * d.N);
     if (op.dbias.defined()) cpu::bias_backward(f32(op.dbias), f32(op.out), d.M, d.N);
+    if (op.dbias_a.defined()) cpu::bias_backward(f32(op.dbias_a), f32(op.a), d.K, d.M);
   }
   void compute(const BiasBackwardOp& op) override {
     cpu::bias_backward(f32(op.dbias), f32(op.dout), matrix_rows(op.dout), matrix_cols(op.dout));

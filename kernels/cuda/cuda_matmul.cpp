@@ -3,13 +3,15 @@
 // -> CUBLASLT_EPILOGUE_GELU_AUX_BIAS (D = gelu_out, aux = the pre-activation `out`); the
 // backward form (gelu_inp, dbias) with bf16 output and N % 8 == 0 -> CUBLASLT_EPILOGUE_DGELU_BGRAD
 // (D = out, aux = gelu_inp read, the bias gradient in f32 to scratch, then added to dbias), or
-// DGELU alone; all only with 16-byte aligned bias and aux pointers. GELU in fp32 always runs as
-// our own kernels, so fp32 results do not depend on cuBLASLt's GELU approximation. When cuBLASLt
-// has no algorithm for an epilogue (an unusual type or alignment mix), the plain product runs
-// and our kernels add the bias, GELU, its gradient or the bias gradient: same result. A residual
-// is cuBLASLt's C (D = A B + C, beta = 1, C a separate matrix of D's layout); where no algorithm
-// takes it, our add kernel adds it after the product and bias. K = 0 (an empty sum, which
-// cuBLASLt does not take) is a memset and the same kernels.
+// DGELU alone; a weight gradient's dbias_a with bf16 inputs -> CUBLASLT_EPILOGUE_BGRADB (a's
+// column sums in f32 to scratch, then added); all only with 16-byte aligned bias and aux
+// pointers. GELU in fp32 always runs as our own kernels, so fp32 results do not depend on
+// cuBLASLt's GELU approximation. When cuBLASLt has no algorithm for an epilogue (an unusual
+// type or alignment mix), the plain product runs and our kernels add the bias, GELU, its
+// gradient or the bias gradients: same result. A residual is cuBLASLt's C (D = A B + C,
+// beta = 1, C a separate matrix of D's layout); where no algorithm takes it, our add kernel adds
+// it after the product and bias. K = 0 (an empty sum, which cuBLASLt does not take) is a memset
+// and the same kernels.
 #include "kernels/cuda/cuda_matmul.h"
 
 #include <cstdint>
@@ -99,7 +101,11 @@ Matmul::~Matmul() {
 void Matmul::run(const Context& ctx, const MatmulOp& op) {
   const Tensor &out = op.out, &bias = op.bias, &gelu_out = op.gelu_out, &residual = op.residual;
   const MatmulDims d = matmul_dims(op);
-  if (d.M * d.N == 0) return;
+  if (d.M * d.N == 0) {
+    // No product, but a's column sums are still a bias gradient.
+    if (op.dbias_a.defined()) bias_backward(ctx, BiasBackwardOp{op.dbias_a, op.a});
+    return;
+  }
   if (d.K == 0) {
     // An empty sum (cuBLASLt takes no k = 0): out = bias or 0 (+ residual), or out += bias.
     if (op.mode == Accumulate::overwrite) TRAINER_CUDA_CHECK(cudaMemsetAsync(out.data, 0, out.bytes(), ctx.stream));
@@ -108,9 +114,11 @@ void Matmul::run(const Context& ctx, const MatmulOp& op) {
     if (gelu_out.defined()) gelu_forward(ctx, GeluForwardOp{gelu_out, out});
     if (op.gelu_inp.defined()) gelu_backward(ctx, GeluBackwardOp{out, op.gelu_inp, out});
     if (op.dbias.defined()) bias_backward(ctx, BiasBackwardOp{op.dbias, out});
+    if (op.dbias_a.defined()) bias_backward(ctx, BiasBackwardOp{op.dbias_a, op.a});
     return;
   }
   if (op.gelu_inp.defined() || op.dbias.defined()) return run_backward_form(ctx, op, d);
+  if (op.dbias_a.defined()) return run_weight_grad_form(ctx, op, d);
 
   // The heuristic's alignment preferences cover A, B, C and D only, not the epilogue's bias
   // and aux pointers: it may pick a kernel that assumes 16-byte aligned ones, which then faults
@@ -157,19 +165,37 @@ void Matmul::run_backward_form(const Context& ctx, const MatmulOp& op, const Mat
   std::vector<Epilogue> attempts;
   if (dbias_part) attempts.push_back({CUBLASLT_EPILOGUE_DGELU_BGRAD, dbias_part, DType::f32, gelu_inp.data});
   if (fuse_dgelu) attempts.push_back({CUBLASLT_EPILOGUE_DGELU, nullptr, DType::f32, gelu_inp.data});
-  attempts.push_back(Epilogue{});
-  const Epilogue* ran = nullptr;
-  for (const Epilogue& e : attempts)
-    if (!ran && try_run(ctx, op, d, e, false)) ran = &e;
-  TRAINER_CHECK(ran != nullptr, no_algorithm(op, d));
-  if (gelu_inp.defined() && ran->kind == CUBLASLT_EPILOGUE_DEFAULT)
-    gelu_backward(ctx, GeluBackwardOp{out, gelu_inp, out});
+  const cublasLtEpilogue_t ran = run_first(ctx, op, d, attempts);
+  if (gelu_inp.defined() && ran == CUBLASLT_EPILOGUE_DEFAULT) gelu_backward(ctx, GeluBackwardOp{out, gelu_inp, out});
   if (dbias.defined()) {
-    if (ran->kind == CUBLASLT_EPILOGUE_DGELU_BGRAD)
+    if (ran == CUBLASLT_EPILOGUE_DGELU_BGRAD)
       add_column_partials(ctx, static_cast<float*>(dbias.data), dbias_part, 1, d.N);
     else
       bias_backward(ctx, BiasBackwardOp{dbias, out});
   }
+}
+
+void Matmul::run_weight_grad_form(const Context& ctx, const MatmulOp& op, const MatmulDims& d) {
+  // bf16 as the other gradient epilogues. BGRADB reduces cuBLASLt's B (our a, laid out k x n)
+  // over k, one sum per column of D (n = M): a's column sums. Written in f32 to scratch (never
+  // a bf16 sum), then added to dbias_a, which accumulates over micro-batches.
+  const bool fuse = op.a.dtype == DType::bf16;
+  float* part = fuse ? static_cast<float*>(ctx.workspace->get(sizeof(float) * size_t(d.M))) : nullptr;
+  std::vector<Epilogue> attempts;
+  if (part) attempts.push_back({CUBLASLT_EPILOGUE_BGRADB, part, DType::f32, nullptr});
+  if (run_first(ctx, op, d, attempts) == CUBLASLT_EPILOGUE_BGRADB)
+    add_column_partials(ctx, static_cast<float*>(op.dbias_a.data), part, 1, d.M);
+  else
+    bias_backward(ctx, BiasBackwardOp{op.dbias_a, op.a});
+}
+
+cublasLtEpilogue_t Matmul::run_first(const Context& ctx, const MatmulOp& op, const MatmulDims& d,
+                                     std::vector<Epilogue> attempts) {
+  attempts.push_back(Epilogue{});
+  for (const Epilogue& e : attempts)
+    if (try_run(ctx, op, d, e, false)) return e.kind;
+  TRAINER_CHECK(false, no_algorithm(op, d));
+  return CUBLASLT_EPILOGUE_DEFAULT;
 }
 
 std::string Matmul::no_algorithm(const MatmulOp& op, const MatmulDims& d) {

@@ -1,6 +1,7 @@
 // Matrix products through cuBLASLt: out (M,N) = op(a) x op(b) [+ bias] [+ out or residual], with the
 // bias (and, in bf16, GELU) epilogues fused where cuBLASLt offers them; the backward form
-// (GELU gradient and bias gradient of the product) in bf16 through DGELU_BGRAD.
+// (GELU gradient and bias gradient of the product) in bf16 through DGELU_BGRAD, and a weight
+// gradient's bias gradient (a's column sums) through BGRADB.
 // Invariants: tensors are row-major; cuBLASLt is column-major, so the product is computed
 // transposed (out^T = op(b)^T op(a)^T), which needs no data movement. Compute is strict fp32
 // (CUBLAS_COMPUTE_32F, no TF32) for f32 inputs and fp32 accumulation for bf16 inputs; weight
@@ -13,6 +14,7 @@
 #include <array>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/cuda_ops.h"
 
@@ -39,6 +41,11 @@ class Matmul {
   };
   // gelu_inp and dbias given: DGELU_BGRAD, DGELU, or the plain product and our kernels.
   void run_backward_form(const Context& ctx, const MatmulOp& op, const MatmulDims& d);
+  // dbias_a given: BGRADB, or the plain product and our bias-gradient kernel on a.
+  void run_weight_grad_form(const Context& ctx, const MatmulOp& op, const MatmulDims& d);
+  // Runs the first of these epilogues (then the plain product) that cuBLASLt takes; its kind.
+  cublasLtEpilogue_t run_first(const Context& ctx, const MatmulOp& op, const MatmulDims& d,
+                               std::vector<Epilogue> attempts);
   static std::string no_algorithm(const MatmulOp& op, const MatmulDims& d);
   // Runs the product with this epilogue (and the residual as C) if cuBLASLt has an algorithm
   // for it; false if not. In cuBLASLt's column-major terms: D (m = N, n = M) = op(A = b) op(B = a).

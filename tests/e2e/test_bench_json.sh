@@ -28,7 +28,7 @@ prof = d["profile"]
 if len(sys.argv) > 3:
     ops = {r["op"] for r in prof}
     for op in ("encoder_forward", "layernorm_forward", "matmul+bias", "attention_forward", "attention_backward",
-               "matmul+dgelu+dbias", "bias_backward", "adamw_many"):
+               "matmul+dgelu+dbias", "matmul+dbias_a", "layernorm_backward", "adamw_many"):
         assert op in ops, (op, sorted(ops))
     # The head's cross-entropy: fused with the whole vocabulary on a rank, in passes when split.
     assert ("xent_fused" in ops) != ("xent_backward" in ops), sorted(ops)
@@ -38,7 +38,7 @@ if len(sys.argv) > 3:
     # What each row moves and computes at least: bytes for every op, FLOPs for the products.
     assert all(r["bytes_per_step"] > 0 for r in prof), prof
     assert all(r["flops_per_step"] > 0 for r in prof if r["op"].startswith(("matmul", "attention_"))), prof
-    assert all(r["flops_per_step"] == 0 for r in prof if r["op"] in ("bias_backward", "adamw_many")), prof
+    assert all(r["flops_per_step"] == 0 for r in prof if r["op"] in ("layernorm_backward", "adamw_many")), prof
     assert "gelu_backward" not in ops, sorted(ops)
 else:
     assert prof is None, prof
@@ -70,6 +70,8 @@ text=$("$trainer" bench configs/debug/layouts.yaml --steps 2 --warmup 1 --profil
 grep -q "op profile (rank 0, per step" <<<"$text" || fail "no op table: $text"
 # ms/step, %step, calls, us/call, GB/s, TFLOP/s (a number: attention computes), op, shape.
 grep -Eq "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +attention_forward +\(" <<<"$text" || fail "no attention row: $text"
-grep -Eq "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +- +bias_backward +\(" <<<"$text" || fail "no bias_backward row without FLOPs: $text"
+grep -Eq "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +- +layernorm_backward +\(" <<<"$text" || fail "no layernorm_backward row without FLOPs: $text"
+# One process, no sequence parallelism: every bias gradient rides on a product.
+! grep -q " bias_backward " <<<"$text" || fail "a bias_backward row is left: $text"
 grep -q "MFU [0-9.]*% of .* TFLOP/s cpu fp32" <<<"$text" || fail "MFU line does not name the peak: $text"
 echo "PASS: $out"

@@ -270,7 +270,7 @@ inline std::vector<ContractCase> contract_cases() {
   add_op<M>(c,
             [](ContractPool& p) {
               return M{p.act({2, 3}), p.act({2, 4}), p.act({3, 4}), Transpose::none, Transpose::transpose,
-                       p.act({3}),    Accumulate::overwrite, p.act({2, 3}), Tensor{}, Tensor{}, Tensor{}};
+                       p.act({3}),    Accumulate::overwrite, p.act({2, 3}), Tensor{}, Tensor{}, Tensor{}, Tensor{}};
             },
             {wrong_shape("b", &M::b), wrong_shape("out", &M::out), wrong_dtype("bias", &M::bias),
              wrong_device("a", &M::a), alias("gelu_out", &M::gelu_out, &M::a), alias("out", &M::out, &M::b),
@@ -279,7 +279,7 @@ inline std::vector<ContractCase> contract_cases() {
   add_op<M>(c,
             [](ContractPool& p) {
               return M{p.act({2, 3}), p.act({2, 4}), p.act({3, 4}), Transpose::none, Transpose::transpose,
-                       p.act({3}),    Accumulate::overwrite, Tensor{}, p.act({2, 3}), Tensor{}, Tensor{}};
+                       p.act({3}),    Accumulate::overwrite, Tensor{}, p.act({2, 3}), Tensor{}, Tensor{}, Tensor{}};
             },
             {wrong_shape("residual", &M::residual), wrong_dtype("residual", &M::residual),
              wrong_device("residual", &M::residual), alias("out", &M::out, &M::residual),
@@ -291,7 +291,7 @@ inline std::vector<ContractCase> contract_cases() {
   add_op<M>(c,
             [](ContractPool& p) {
               return M{p.act({2, 3}), p.act({2, 4}), p.act({4, 3}), Transpose::none, Transpose::none, Tensor{},
-                       Accumulate::overwrite, Tensor{}, Tensor{}, p.act({2, 3}), p.f32({3})};
+                       Accumulate::overwrite, Tensor{}, Tensor{}, p.act({2, 3}), p.f32({3}), Tensor{}};
             },
             {wrong_shape("gelu_inp", &M::gelu_inp), wrong_shape("dbias", &M::dbias), wrong_dtype("dbias", &M::dbias),
              wrong_device("gelu_inp", &M::gelu_inp), alias("out", &M::out, &M::gelu_inp),
@@ -300,6 +300,17 @@ inline std::vector<ContractCase> contract_cases() {
              other<M>("gelu_inp", [](M& op) { op.mode = Accumulate::add; }),
              other<M>("dbias", [](M& op) { op.residual = op.gelu_inp; op.gelu_inp = Tensor{}; }),
              other<M>("gelu_inp", [](M& op) { op.gelu_out = op.gelu_inp; })});
+  // A weight gradient with its bias gradient: out (3, 4) += a^T (3, 2) b (2, 4), dbias_a (3).
+  add_op<M>(c,
+            [](ContractPool& p) {
+              return M{p.f32({3, 4}), p.act({2, 3}), p.act({2, 4}), Transpose::transpose, Transpose::none, Tensor{},
+                       Accumulate::add, Tensor{}, Tensor{}, Tensor{}, Tensor{}, p.f32({3})};
+            },
+            {wrong_shape("dbias_a", &M::dbias_a), wrong_dtype("dbias_a", &M::dbias_a),
+             wrong_device("dbias_a", &M::dbias_a), alias("dbias_a", &M::dbias_a, &M::a),
+             alias("out", &M::out, &M::dbias_a),
+             other<M>("dbias_a", [](M& op) { op.ta = Transpose::none; op.a = op.a.view({3, 2}); }),
+             other<M>("dbias_a", [](M& op) { op.bias = op.b.rows(0, 1).view({4}); })});
   add_op<BB>(c, [](ContractPool& p) { return BB{p.f32({3}), p.act({2, 3})}; },
              {wrong_shape("dbias", &BB::dbias), wrong_dtype("dout", &BB::dout), wrong_device("dbias", &BB::dbias),
               alias("dbias", &BB::dbias, &BB::dout)});

@@ -159,6 +159,43 @@ TEST_CASE("cpu matmul: gelu_inp and dbias give the bits of the product, gelu_bac
   }
 }
 
+// A weight gradient's product with its bias gradient (dbias_a, a's column sums) is the product
+// followed by bias_backward on a, bit for bit, in both accumulate modes.
+TEST_CASE("cpu matmul: dbias_a gives the bits of the product and bias_backward on a") {
+  auto be = make_cpu_backend();
+  uint64_t seed = 800;
+  for (auto [M, N, K] : {std::array<int64_t, 3>{1, 1, 1}, {53, 37, 19}, {192, 64, 256}, {5, 6, 0}, {7, 0, 9}}) {
+    for (Accumulate mode : {Accumulate::add, Accumulate::overwrite}) {
+      CAPTURE(M);
+      CAPTURE(N);
+      CAPTURE(int(mode));
+      auto a = random_floats(size_t(K * M), ++seed), b = random_floats(size_t(K * N), ++seed);
+      const auto out_start = random_floats(size_t(M * N), ++seed);
+      const auto db_start = random_floats(size_t(M), ++seed);
+      std::vector<float> fused = out_start, separate = out_start, fused_db = db_start, separate_db = db_start;
+      std::vector<float> empty(1);
+      Tensor av = make_tensor(K > 0 ? a.data() : empty.data(), DType::f32, Device::cpu, {K, M});
+      Tensor bv = make_tensor(K * N > 0 ? b.data() : empty.data(), DType::f32, Device::cpu, {K, N});
+      Tensor fo = make_tensor(M * N > 0 ? fused.data() : empty.data(), DType::f32, Device::cpu, {M, N});
+      Tensor so = make_tensor(M * N > 0 ? separate.data() : empty.data(), DType::f32, Device::cpu, {M, N});
+      be->run(MatmulOp{fo, av, bv, Transpose::transpose, Transpose::none, none_tensor(), mode, none_tensor(),
+                       none_tensor(), none_tensor(), none_tensor(), view(fused_db, {M})});
+      be->matmul(so, av, bv, Transpose::transpose, Transpose::none, none_tensor(), mode, none_tensor());
+      be->bias_backward(view(separate_db, {M}), av);
+      CHECK(fused == separate);
+      CHECK(fused_db == separate_db);
+      // Something happened: a's column sums moved the bias gradient (N = 0 included).
+      if (K > 0) CHECK(fused_db != db_start);
+    }
+  }
+  // The positional form is the model's weight-gradient call: dweight += dout^T inp.
+  std::vector<float> dout = {1, 2, 3, 4, 5, 6}, inp = {1, 0, 0, 1, 1, 1}, dw(4, 1.0f), db = {0.5f, 0.5f};
+  be->linear_weight_backward(view(dw, {2, 2}), view(db, {2}), view(dout, {3, 2}), view(inp, {3, 2}));
+  // dout^T (2, 3) x inp (3, 2) = {{1+5, 3+5}, {2+6, 4+6}}, added to 1; db += {1+3+5, 2+4+6}.
+  CHECK(dw == std::vector<float>{7, 9, 9, 11});
+  CHECK(db == std::vector<float>{9.5f, 12.5f});
+}
+
 TEST_CASE("cpu bias_backward: column sums, accumulated, fast matches reference") {
   auto be = make_cpu_backend();
   std::vector<float> dout = {1, 2, 3, 4, 5, 6};  // (3,2)

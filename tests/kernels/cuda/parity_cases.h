@@ -23,8 +23,8 @@ inline std::string dims_label(const char* op, const std::vector<int64_t>& dims) 
 }
 
 // ---- matmul ----
-// dgelu, dbias: the backward form (gelu_inp, dbias).
-enum class Epilogue : uint8_t { none, bias, gelu, bias_gelu, residual, bias_residual, dgelu, dgelu_dbias, dbias };
+// dgelu, dbias: the backward form (gelu_inp, dbias); dbias_a: a weight gradient's bias gradient.
+enum class Epilogue : uint8_t { none, bias, gelu, bias_gelu, residual, bias_residual, dgelu, dgelu_dbias, dbias, dbias_a };
 
 struct MatmulRow {
   int64_t M, N, K;
@@ -54,6 +54,11 @@ inline std::vector<ParityCase> matmul_parity_cases() {
       {64, 96, 48, kN, kN, Epilogue::dgelu_dbias, kOver, Kind::act}, {256, 768, 192, kN, kN, Epilogue::dgelu_dbias, kOver, Kind::act},
       {64, 96, 48, kN, kT, Epilogue::dgelu, kOver, Kind::act},       {64, 96, 48, kN, kN, Epilogue::dbias, kOver, Kind::act},
       {33, 65, 17, kN, kN, Epilogue::dgelu_dbias, kOver, Kind::act}, {5, 8, 0, kN, kN, Epilogue::dgelu_dbias, kOver, Kind::act},
+      // A weight gradient with its bias gradient (BGRADB on bf16): into f32 as the model
+      // accumulates them, a QKV-like shape, odd sizes, an act output, and K = 0.
+      {96, 64, 256, kT, kN, Epilogue::dbias_a, kAdd, Kind::f32},  {768, 256, 512, kT, kN, Epilogue::dbias_a, kAdd, Kind::f32},
+      {65, 33, 17, kT, kN, Epilogue::dbias_a, kAdd, Kind::f32},   {48, 40, 64, kT, kT, Epilogue::dbias_a, kOver, Kind::act},
+      {8, 5, 0, kT, kN, Epilogue::dbias_a, kAdd, Kind::f32},
   };
   std::vector<ParityCase> cases;
   for (const MatmulRow& r : rows) {
@@ -63,13 +68,14 @@ inline std::vector<ParityCase> matmul_parity_cases() {
     const bool residual = r.epilogue == Epilogue::residual || r.epilogue == Epilogue::bias_residual;
     const bool dgelu = r.epilogue == Epilogue::dgelu || r.epilogue == Epilogue::dgelu_dbias;
     const bool dbias = r.epilogue == Epilogue::dbias || r.epilogue == Epilogue::dgelu_dbias;
+    const bool dbias_a = r.epilogue == Epilogue::dbias_a;
     // fp32: the summation order differs from OpenBLAS's over K terms. f32 outputs from bf16
     // inputs: exact products, f32 sums. bf16 outputs: one bf16 rounding.
     const Tol out_tol = r.out == Kind::f32 ? Tol{5 * kTolSum, 5 * kTolSum} : Tol{5 * kTolF32, kTolBf16};
     ParityCase c;
     c.label = dims_label("matmul", {r.M, r.N, r.K}) + (r.ta == kN ? " N" : " T") + (r.tb == kN ? "N" : "T") +
               (bias ? " bias" : "") + (gelu ? " gelu" : "") + (residual ? " residual" : "") +
-              (dgelu ? " dgelu" : "") + (dbias ? " dbias" : "") + (r.mode == kAdd ? " add" : "") +
+              (dgelu ? " dgelu" : "") + (dbias ? " dbias" : "") + (dbias_a ? " dbias_a" : "") + (r.mode == kAdd ? " add" : "") +
               (r.out == Kind::f32 ? " f32" : "");
     c.args = {input("a", Kind::act, r.ta == kN ? std::vector<int64_t>{r.M, r.K} : std::vector<int64_t>{r.K, r.M}),
               input("b", Kind::act, r.tb == kN ? std::vector<int64_t>{r.K, r.N} : std::vector<int64_t>{r.N, r.K}),
@@ -80,10 +86,12 @@ inline std::vector<ParityCase> matmul_parity_cases() {
               dgelu ? input("gelu_inp", r.out, {r.M, r.N}, -4, 4) : absent("gelu_inp"),
               // f32 sums on both sides; cuBLASLt's BGRAD sums the unrounded values, our
               // fallback the stored bf16 ones (one rounding each).
-              dbias ? accumulated("dbias", Kind::f32, {r.N}, Tol{5 * kTolSum, kTolBf16}) : absent("dbias")};
+              dbias ? accumulated("dbias", Kind::f32, {r.N}, Tol{5 * kTolSum, kTolBf16}) : absent("dbias"),
+              // Column sums of the same stored a on both sides: f32 sums in another order.
+              dbias_a ? accumulated("dbias_a", Kind::f32, {r.M}, Tol{5 * kTolSum, 5 * kTolSum}) : absent("dbias_a")};
     c.run = [r](Backend& be, const ParityArgs& t) {
       be.run(MatmulOp{t["out"], t["a"], t["b"], r.ta, r.tb, t["bias"], r.mode, t["gelu_out"], t["residual"],
-                      t["gelu_inp"], t["dbias"]});
+                      t["gelu_inp"], t["dbias"], t["dbias_a"]});
     };
     cases.push_back(c);
   }

@@ -1,7 +1,7 @@
 // CUDA matmul with unaligned views (the epilogues take only 16-byte aligned bias pointers, so
 // these get the plain product and our bias kernel; an unaligned residual is C at that
 // alignment, or our add kernel; an unaligned gelu_inp gets our GELU and bias-gradient
-// kernels). Transposes, bias, GELU, accumulation into
+// kernels; a weight gradient's BGRADB sees unaligned operands). Transposes, bias, GELU, accumulation into
 // act and f32, K = 0 and odd shapes against the CPU are in the parity tables (parity_cases.h).
 #include "tests/kernels/cuda/cuda_test_util.h"
 
@@ -56,6 +56,17 @@ TEST_CASE("matmul accepts unaligned views") {
                 "unaligned matmul with gelu_inp");
     check_close(gpu.read(gdb), cpu.read(cdb), p == Precision::bf16 ? rig.tol : 5 * kTolSum,
                 "unaligned matmul's dbias");
+
+    // A weight gradient with its bias gradient from unaligned views: a as the (M, K) output
+    // gradient, inp (M, N); dweight (K, N) f32 += a^T inp, dbias_a (K) += a's column sums.
+    const auto inp = rounded(random_floats(M * N, 97), rig.act);
+    const auto dw_start = random_floats(K * N, 98), dba_start = random_floats(K, 99);
+    Tensor cdw = cpu.upload(dw_start, DType::f32, {K, N}), cdba = cpu.upload(dba_start, DType::f32, {K});
+    rig.cpu->linear_weight_backward(cdw, cdba, cpu.upload(a, DType::f32, {M, K}), cpu.upload(inp, DType::f32, {M, N}));
+    Tensor gdw = gpu.upload(dw_start, DType::f32, {K, N}, 1), gdba = gpu.upload(dba_start, DType::f32, {K}, 1);
+    rig.gpu->linear_weight_backward(gdw, gdba, gpu.upload(a, rig.act, {M, K}, 1), gpu.upload(inp, rig.act, {M, N}, 3));
+    check_close(gpu.read(gdw), cpu.read(cdw), 5 * kTolSum, "unaligned weight gradient");
+    check_close(gpu.read(gdba), cpu.read(cdba), 5 * kTolSum, "unaligned weight gradient's dbias_a");
   }
 }
 
