@@ -203,10 +203,17 @@ step_ctest() {
   failed=$(grep -oE '[0-9]+ tests failed' "$log" | grep -oE '^[0-9]+' | tail -1)
   skipped=$(grep -c '\*\*\*Skipped\|Not Run' "$log")
   names=$(sed -n '/The following tests FAILED:/,$p' "$log" | grep -oE ' - [^(]+' | sed 's/^ - //; s/ *$//' | paste -sd, | cut -c1-250)
+  # Which cuBLASLt epilogues ran fused (a refused one falls back silently): the message of
+  # the test that counts them, printed with -s whether it passed or not.
+  local ran
+  ran=$("$BUILD/tests/test_cuda" -tc='matmul: the bf16 epilogues run fused on aligned operands' -s 2>&1 |
+    grep -oE 'cuBLASLt epilogues that ran:.*' | head -1)
+  [ -n "$ran" ] && echo "$ran" | tee -a "$log"
+  ran=${ran:+; ${ran#cuBLASLt }}
   if [ -z "$total" ]; then result "no CUDA tests ran (rc $rc; see log.txt)"; return 1; fi
-  if [ "${failed:-0}" != 0 ] || [ "$rc" != 0 ]; then result "${failed:-?} of $total failed: ${names:-see log.txt}"; return 1; fi
+  if [ "${failed:-0}" != 0 ] || [ "$rc" != 0 ]; then result "${failed:-?} of $total failed: ${names:-see log.txt}$ran"; return 1; fi
   if [ "$skipped" != 0 ]; then result "$skipped of $total skipped: the tests found no usable GPU"; return 1; fi
-  result "$total/$total passed"
+  result "$total/$total passed$ran"
 }
 
 kernel_objects() { find "$BUILD" -path '*trainer_kernels.dir*' -name '*.cu.o' 2>/dev/null | sort; }

@@ -104,6 +104,7 @@ class CudaBackend final : public Backend {
   size_t peak_allocated_bytes() const override { return memory_.peak_bytes(); }
 
   cudaStream_t stream() const { return stream_; }
+  const std::map<std::string, int64_t>& matmul_epilogue_runs() const { return matmul_->epilogue_runs(); }
   int device_index() const { return device_; }
 
  protected:
@@ -197,5 +198,9 @@ std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options) {
 CUstream_st* cuda_backend_stream(Backend& backend) { return as_cuda(backend).stream(); }
 
 int cuda_backend_device(Backend& backend) { return as_cuda(backend).device_index(); }
+
+std::map<std::string, int64_t> cuda_backend_matmul_epilogues(Backend& backend) {
+  return as_cuda(backend).matmul_epilogue_runs();
+}
 
 }  // namespace trainer

@@ -9,6 +9,8 @@
 // (strict fp32 GEMMs, no TF32).
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -32,5 +34,7 @@ std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options);
 // error for any other backend.
 CUstream_st* cuda_backend_stream(Backend& backend);
 int cuda_backend_device(Backend& backend);
+// How many matrix products of that backend ran with each cuBLASLt epilogue (cuda_matmul.h).
+std::map<std::string, int64_t> cuda_backend_matmul_epilogues(Backend& backend);
 
 }  // namespace trainer

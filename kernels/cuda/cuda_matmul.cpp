@@ -81,6 +81,19 @@ struct Preference {
   }
 };
 
+const char* epilogue_name(cublasLtEpilogue_t kind) {
+  switch (kind) {
+    case CUBLASLT_EPILOGUE_DEFAULT: return "DEFAULT";
+    case CUBLASLT_EPILOGUE_BIAS: return "BIAS";
+    case CUBLASLT_EPILOGUE_GELU_AUX: return "GELU_AUX";
+    case CUBLASLT_EPILOGUE_GELU_AUX_BIAS: return "GELU_AUX_BIAS";
+    case CUBLASLT_EPILOGUE_DGELU: return "DGELU";
+    case CUBLASLT_EPILOGUE_DGELU_BGRAD: return "DGELU_BGRAD";
+    case CUBLASLT_EPILOGUE_BGRADB: return "BGRADB";
+    default: return "other";
+  }
+}
+
 }  // namespace
 
 Matmul::Matmul(DeviceMemory& memory) : memory_(memory) {
@@ -282,6 +295,7 @@ bool Matmul::try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d,
     return false;
   }
   TRAINER_CUBLAS_CHECK(status);
+  ++epilogue_runs_[std::string(epilogue_name(e.kind)) + (with_residual ? "+C" : "")];
   return true;
 }
 

@@ -28,6 +28,10 @@ class Matmul {
   Matmul& operator=(const Matmul&) = delete;
 
   void run(const Context& ctx, const MatmulOp& op);
+  // How many products ran with each cuBLASLt epilogue ("DEFAULT", "BIAS", "GELU_AUX_BIAS",
+  // "DGELU_BGRAD", "BGRADB", ...; "+C" where the residual was C): which fusions this GPU and
+  // cuBLASLt took, since every refusal falls back silently to the same result.
+  const std::map<std::string, int64_t>& epilogue_runs() const { return epilogue_runs_; }
 
  private:
   using Key = std::array<int64_t, 16>;
@@ -60,6 +64,7 @@ class Matmul {
     cublasLtMatmulAlgo_t algo{};
   };
   std::map<Key, CachedAlgo> cache_;
+  std::map<std::string, int64_t> epilogue_runs_;
 };
 
 }  // namespace trainer::cuda

@@ -55,10 +55,11 @@ inline std::vector<ParityCase> matmul_parity_cases() {
       {64, 96, 48, kN, kT, Epilogue::dgelu, kOver, Kind::act},       {64, 96, 48, kN, kN, Epilogue::dbias, kOver, Kind::act},
       {33, 65, 17, kN, kN, Epilogue::dgelu_dbias, kOver, Kind::act}, {5, 8, 0, kN, kN, Epilogue::dgelu_dbias, kOver, Kind::act},
       // A weight gradient with its bias gradient (BGRADB on bf16): into f32 as the model
-      // accumulates them, a QKV-like shape, odd sizes, an act output, and K = 0.
+      // accumulates them, a QKV-like shape, odd sizes, an act output, K = 0 and N = 0 (no
+      // product, but a's column sums).
       {96, 64, 256, kT, kN, Epilogue::dbias_a, kAdd, Kind::f32},  {768, 256, 512, kT, kN, Epilogue::dbias_a, kAdd, Kind::f32},
       {65, 33, 17, kT, kN, Epilogue::dbias_a, kAdd, Kind::f32},   {48, 40, 64, kT, kT, Epilogue::dbias_a, kOver, Kind::act},
-      {8, 5, 0, kT, kN, Epilogue::dbias_a, kAdd, Kind::f32},
+      {8, 5, 0, kT, kN, Epilogue::dbias_a, kAdd, Kind::f32},   {8, 0, 16, kT, kN, Epilogue::dbias_a, kAdd, Kind::f32},
   };
   std::vector<ParityCase> cases;
   for (const MatmulRow& r : rows) {

@@ -1,8 +1,13 @@
 // CUDA matmul with unaligned views (the epilogues take only 16-byte aligned bias pointers, so
 // these get the plain product and our bias kernel; an unaligned residual is C at that
 // alignment, or our add kernel; an unaligned gelu_inp gets our GELU and bias-gradient
-// kernels; a weight gradient's BGRADB sees unaligned operands). Transposes, bias, GELU, accumulation into
-// act and f32, K = 0 and odd shapes against the CPU are in the parity tables (parity_cases.h).
+// kernels; a weight gradient's BGRADB sees unaligned operands), and which epilogues run fused
+// on aligned ones. Transposes, bias, GELU, accumulation into act and f32, K = 0 and odd shapes
+// against the CPU are in the parity tables (parity_cases.h).
+#include <map>
+#include <string>
+#include <vector>
+
 #include "tests/kernels/cuda/cuda_test_util.h"
 
 namespace trainer::testing {
@@ -68,6 +73,47 @@ TEST_CASE("matmul accepts unaligned views") {
     check_close(gpu.read(gdw), cpu.read(cdw), 5 * kTolSum, "unaligned weight gradient");
     check_close(gpu.read(gdba), cpu.read(cdba), 5 * kTolSum, "unaligned weight gradient's dbias_a");
   }
+}
+
+// Every refused epilogue falls back to the same result, so only the backend's count tells a
+// fusion that ran from one cuBLASLt refused. On bf16 with aligned operands, the epilogues that
+// cuBLASLt documents for these type mixes must run: BIAS, GELU_AUX_BIAS, the residual as C and
+// BGRADB (f32 D and bias); the MLP's dX takes DGELU_BGRAD, or DGELU where the f32 bias gradient
+// beside a bf16 D is refused. The message lists what ran.
+TEST_CASE("matmul: the bf16 epilogues run fused on aligned operands") {
+  Rig rig = make_rig(Precision::bf16);
+  const int64_t M = 64, N = 96, K = 48;
+  Tensors gpu(*rig.gpu);
+  auto t = [&](std::vector<int64_t> shape, uint64_t seed, DType dtype) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return gpu.upload(rounded(random_floats(size_t(n), seed), dtype), dtype, shape);
+  };
+  const DType bf = DType::bf16;
+  Tensor a = t({M, K}, 1, bf), b = t({N, K}, 2, bf), bias = t({N}, 3, bf), residual = t({M, N}, 4, bf);
+  Tensor out = gpu.alloc(bf, {M, N}), gelu = gpu.alloc(bf, {M, N});
+  rig.gpu->matmul(out, a, b, kN, kT, bias, kOver, Tensor{});
+  rig.gpu->matmul(out, a, b, kN, kT, bias, kOver, gelu);
+  rig.gpu->matmul_residual(gelu, a, b, kN, kT, bias, residual);
+  // The MLP's dX: dout (M, K) x fcprojw (K, N), times gelu'(pre-activation out); fcb's gradient.
+  Tensor dfch = gpu.alloc(bf, {M, N}), dbias = t({N}, 5, DType::f32), w = t({K, N}, 6, bf);
+  rig.gpu->matmul_gelu_backward(dfch, a, w, kN, kN, out, dbias);
+  // A weight gradient: dweight (K, N) f32 += dout^T (K, M) inp (M, N), dbias_a (K).
+  Tensor dw = t({K, N}, 7, DType::f32), dba = t({K}, 8, DType::f32);
+  rig.gpu->linear_weight_backward(dw, dba, a, residual);
+  rig.gpu->synchronize();
+
+  const std::map<std::string, int64_t> ran = cuda_backend_matmul_epilogues(*rig.gpu);
+  std::string listed;
+  for (const auto& [name, count] : ran) listed += " " + name + "=" + std::to_string(count);
+  MESSAGE("cuBLASLt epilogues that ran:" << listed);
+  const auto count = [&](const char* name) { return ran.count(name) ? ran.at(name) : 0; };
+  CHECK(count("BIAS") == 1);
+  CHECK(count("GELU_AUX_BIAS") == 1);
+  CHECK(count("BIAS+C") == 1);
+  CHECK(count("DGELU_BGRAD") + count("DGELU") == 1);
+  CHECK(count("BGRADB") == 1);
+  CHECK(count("DEFAULT") == 0);
 }
 
 }  // namespace
