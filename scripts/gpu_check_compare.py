@@ -223,8 +223,25 @@ def render_profile(prof):
             a, t = r.get(amount), r.get("seconds_per_step")
             ok = isinstance(a, (int, float)) and isinstance(t, (int, float)) and a > 0 and t > 0
             r[name] = f"{a / t / unit:.1f}" if ok else "-"
+    # Where bench knew the GPU's bandwidth and peak, each row's roofline floor (floor_seconds_per_step,
+    # null otherwise): the share of its time the floor is, and the rows furthest above theirs.
+    if "floor_seconds_per_step" in cols and "seconds_per_step" in cols:
+        cols.append("%roof")
+        gaps = []
+        for r in rows:
+            f, t = r.get("floor_seconds_per_step"), r.get("seconds_per_step")
+            ok = isinstance(f, (int, float)) and isinstance(t, (int, float)) and t > 0
+            r["%roof"] = f"{100 * f / t:.0f}" if ok else "-"
+            if ok:
+                gaps.append((t - f, r))
+        gaps.sort(key=lambda g: -g[0])
+        if gaps:
+            furthest = ", ".join(f"{r.get('op', '?')} {r.get('shape', '')} +{1e3 * g:.3f} ms" for g, r in gaps[:3])
+            note = (note + "; " if note else "") + "furthest above the roofline: " + furthest
 
     def cell(v):
+        if v is None:
+            return "-"
         if isinstance(v, float):
             return f"{v:.6g}"
         return str(v)

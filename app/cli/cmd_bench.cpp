@@ -1,4 +1,4 @@
-// trainer bench RECIPE [--set k=v]... [--steps N] [--warmup N] [--data synthetic|recipe] [--json] [--profile]
+// trainer bench RECIPE [--set k=v]... [--steps N] [--warmup N] [--data synthetic|recipe] [--json] [--profile [--bandwidth GB/s]]
 // Runs warm-up steps, then timed steps of the real training step (no checkpoints, no
 // evaluation) and reports tokens/s (global and per rank), MFU, the step time split into
 // forward, backward, optimizer, communication (finishing the data-parallel gradient reductions,
@@ -13,7 +13,8 @@
 // included). --profile times every Backend op of the timed steps (OpProfiler: CUDA events
 // on the GPU, a clock on the CPU) and prints rank 0's table, op by op, per step, with the
 // rates its time gives for the bytes each op's arguments hold and the useful FLOPs it computes
-// (OpCost), to read against the device's bandwidth and peak.
+// (OpCost), and each op's roofline floor where the device's bandwidth and peak are known
+// (bench_profile.h; --bandwidth sets the bandwidth for a GPU flops.h does not know, or a CPU).
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -21,6 +22,7 @@
 #include <memory>
 #include <optional>
 
+#include "app/cli/bench_profile.h"
 #include "app/cli/commands.h"
 #include "app/engine/auto_bench.h"
 #include "app/engine/auto_layout.h"
@@ -51,6 +53,9 @@ struct BenchOptions {
   std::string data = enum_name(kBenchDataNames, BenchData::synthetic);
   bool json = false;
   bool profile = false;
+  double bandwidth_gbs = 0;  // --bandwidth, when given; else the data sheet's (flops.h)
+  const CLI::Option* bandwidth_option = nullptr;
+  bool bandwidth_given() const { return bandwidth_option && bandwidth_option->count() > 0; }
 };
 
 // Device names come from the driver or /proc/cpuinfo: escape what JSON cannot hold raw.
@@ -64,42 +69,17 @@ std::string json_escape(const std::string& text) {
   return out;
 }
 
-void print_profile(const std::vector<OpProfileRow>& rows, int steps, double step_s) {
-  double total = 0;
-  for (const OpProfileRow& r : rows) total += r.seconds;
-  fmt::print("  op profile (rank 0, per step; ops total {:.4f} s of the {:.4f} s step):\n", total / steps, step_s);
-  fmt::print("    {:>10} {:>6} {:>8} {:>7} {:>8} {:>8}  {:<20} {}\n", "ms/step", "%step", "calls", "us/call", "GB/s",
-             "TFLOP/s", "op", "shape");
-  // A rate needs a measured time; ops that compute little show "-" for TFLOP/s.
-  const auto rate = [](double amount, double seconds, double unit) {
-    return amount > 0 && seconds > 0 ? fmt::format("{:.1f}", amount / seconds / unit) : std::string("-");
-  };
-  for (const OpProfileRow& r : rows) {
-    const double per_step = r.seconds / steps;
-    fmt::print("    {:>10.3f} {:>6.1f} {:>8.1f} {:>7.1f} {:>8} {:>8}  {:<20} {}\n", 1e3 * per_step,
-               100.0 * per_step / step_s, double(r.calls) / steps, 1e6 * r.seconds / double(r.calls),
-               rate(r.bytes, r.seconds, 1e9), rate(r.flops, r.seconds, 1e12), r.op, r.shape);
-  }
-}
-
-std::string profile_json(const std::vector<OpProfileRow>& rows, int steps) {
-  std::string out = "[";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const OpProfileRow& r = rows[i];
-    out += fmt::format("{}{{\"op\": \"{}\", \"shape\": \"{}\", \"calls_per_step\": {:.6g}, \"seconds_per_step\": {:.6g}, "
-                       "\"bytes_per_step\": {:.6g}, \"flops_per_step\": {:.6g}}}",
-                       i ? ", " : "", r.op, r.shape, double(r.calls) / steps, r.seconds / steps, r.bytes / steps,
-                       r.flops / steps);
-  }
-  return out + "]";
-}
-
 int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& recipe, MpiRuntime& mpi);
 
 int run_bench(const BenchOptions& o) {
   const std::optional<BenchData> data = enum_from_name(kBenchDataNames, o.data);
   if (!data) throw ConfigError("--data " + o.data + ": valid: " + enum_choices(kBenchDataNames));
   if (o.steps < 1 || o.warmup < 0) throw ConfigError("--steps must be >= 1 and --warmup >= 0");
+  if (o.bandwidth_given() && !(o.bandwidth_gbs > 0))
+    throw ConfigError(fmt::format("--bandwidth {}: the device memory bandwidth must be > 0 GB/s", o.bandwidth_gbs));
+  if (o.bandwidth_given() && !o.profile)
+    throw ConfigError(fmt::format("--bandwidth {}: it sets the roofline of --profile's table; add --profile",
+                                  o.bandwidth_gbs));
   Recipe recipe = load_recipe(o.recipe, o.overrides);
   recipe.eval.every = 0;
   recipe.checkpoint.dir.clear();
@@ -165,6 +145,9 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
   const Precision precision = backend.act_dtype() == DType::bf16 ? Precision::bf16 : Precision::fp32;
   const DevicePeak peak = device_peak(backend.device(), backend.device_name(), backend.act_dtype(), recipe.train.peak_tflops);
   const double fpt = flops_per_token(t.config(), recipe.train.seq_len);
+  const double bandwidth =
+      o.bandwidth_given() ? o.bandwidth_gbs * 1e9 : device_memory_bandwidth(backend.device(), backend.device_name());
+  const Roofline roof{bandwidth, peak.flops};
   const double mfu = mfu_of(fpt * tok_s / world, peak);
   const bool cuda = backend.device() == Device::cuda;
   const double peak_mem = cuda ? double(dev[0]) : double(red[6]);
@@ -190,14 +173,16 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
         "\"micro_batch\": {}, \"global_batch\": {}, \"seq_len\": {}, \"device\": \"{}\", \"precision\": \"{}\", "
         "\"flops_per_token\": {:.6g}, \"peak_flops_per_rank\": {:.6g}, \"steps\": {}, \"warmup\": {}, "
         "\"loss\": {:.6g}, \"device_name\": \"{}\", \"peak_kind\": \"{}\", \"device_memory_used_bytes\": {}, "
-        "\"device_memory_total_bytes\": {}, \"startup_s\": {:.6g}, \"init_params_s\": {:.6g}, \"profile\": {}}}\n",
+        "\"device_memory_total_bytes\": {}, \"startup_s\": {:.6g}, \"init_params_s\": {:.6g}, "
+        "\"memory_bandwidth_bytes_per_s\": {}, \"profile\": {}}}\n",
         tok_s, tok_s / world, mfu_json, step_s, red[1], red[2], red[3], red[4], red[5], fmt::join(bubbles, ", "), peak_mem, double(red[7]),
         bubble_measured, bubble_model, world, p.data, p.tensor, p.pipeline, p.zero, schedule_name(p.schedule),
         p.virtual_stages, recipe.train.micro_batch,
         recipe.train.global_batch, recipe.train.seq_len, backend.name(), precision_name(precision), fpt, peak.flops,
         o.steps, o.warmup, last_loss, json_escape(backend.device_name()), peak_kind_name(peak.kind), dm.used_bytes(),
         dm.total_bytes, t.startup_seconds().total, t.startup_seconds().params,
-        t.profiler() ? profile_json(t.profiler()->rows(), o.steps) : "null");
+        roof.bytes_per_s > 0 ? fmt::format("{:.6g}", roof.bytes_per_s) : "null",
+        t.profiler() ? profile_json(t.profiler()->rows(), o.steps, roof) : "null");
   } else {
     fmt::print("bench: {} timed steps after {} warm-up, {} tokens per step\n", o.steps, o.warmup, t.tokens_per_step());
     fmt::print("  tokens/s     {:.1f} ({:.1f} per rank), MFU {} of {} per rank\n", tok_s, tok_s / world,
@@ -214,7 +199,14 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
                cuda ? "device allocations" : "resident set", format_bytes(int64_t(red[7])));
     fmt::print("  device       {}: {} of {} in use as the device reports it\n", backend.device_name(),
                format_bytes(dm.used_bytes()), format_bytes(dm.total_bytes));
-    if (t.profiler()) print_profile(t.profiler()->rows(), o.steps, step_s);
+    if (t.profiler()) {
+      const std::string why = roof.bytes_per_s > 0
+                                  ? peak.describe()
+                                  : fmt::format("no memory bandwidth is known for {} (--bandwidth GB/s sets one)",
+                                                backend.device_name());
+      print_profile(t.profiler()->rows(), o.steps, step_s, roof, o.bandwidth_given() ? "--bandwidth" : "data sheet",
+                    why);
+    }
   }
   std::fflush(stdout);
   return 0;
@@ -237,6 +229,9 @@ void add_bench_command(CLI::App& app, CommandList& commands) {
       ->capture_default_str();
   sub->add_flag("--json", o->json, "Print one JSON object instead of the report (for scripts)");
   sub->add_flag("--profile", o->profile, "Time every backend op (CUDA events / a clock) and print rank 0's table");
+  o->bandwidth_option = sub->add_option("--bandwidth", o->bandwidth_gbs,
+                  "Device memory bandwidth in GB/s for --profile's roofline floors (default: the data sheet's for a "
+                  "known GPU; none on a CPU)");
   commands.push_back({sub, [o]() { return run_bench(*o); }});
 }
 

@@ -1,9 +1,12 @@
-// FLOPs per token and device peaks (see flops.h).
+// FLOPs per token, device peaks and bandwidths (see flops.h).
 #include "app/engine/flops.h"
 
 #include <fmt/core.h>
 #include <omp.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <sstream>
 #include <vector>
 
@@ -27,21 +30,24 @@ std::string DevicePeak::describe() const {
 
 namespace {
 
-// Data-sheet dense peaks in TFLOP/s (NVIDIA: A100, H100 and H200 data sheets; L40S, L4, A10
-// product briefs). A row matches when the device name contains its model as a whole word
-// (words split at spaces and '-') and, when it has one, its variant word; rows with a variant
-// come first so "H100 PCIe" is not taken for the SXM part.
+// Data-sheet dense peaks in TFLOP/s and memory bandwidths in TB/s (NVIDIA: A100, H100, H200
+// and GH200 data sheets; L40S, L4, A10 product briefs). A row matches when the device name
+// contains its model as a whole word (words split at spaces, '-' and '_') and, when it has one,
+// its variant word (any case: the driver writes "A100-PCIE-40GB" and "H100 PCIe"); rows with a
+// variant come first so "H100 PCIe" is not taken for the SXM part. GH200's figure is the 96 GB
+// HBM3 part's (the 144 GB HBM3e part has 4.9 TB/s: bench --bandwidth says so).
 struct PeakRow {
   const char* model;
   const char* variant;  // "" = any
   double bf16;
   double fp32;
+  double hbm_tbs;
 };
 const PeakRow kPeaks[] = {
-    {"H100", "PCIe", 756, 51},   {"H100", "NVL", 835, 60},  {"H200", "NVL", 835, 60},
-    {"GH200", "", 989, 67},      {"H200", "", 989, 67},     {"H100", "", 989, 67},
-    {"A100", "", 312, 19.5},     {"L40S", "", 362, 91.6},   {"L4", "", 121, 30.3},
-    {"A10", "", 125, 31.2},
+    {"H100", "PCIe", 756, 51, 2.0},      {"H100", "NVL", 835, 60, 3.9},   {"H200", "NVL", 835, 60, 4.8},
+    {"GH200", "", 989, 67, 4.0},         {"H200", "", 989, 67, 4.8},      {"H100", "", 989, 67, 3.35},
+    {"A100", "40GB", 312, 19.5, 1.555},  {"A100", "PCIe", 312, 19.5, 1.935}, {"A100", "", 312, 19.5, 2.039},
+    {"L40S", "", 362, 91.6, 0.864},      {"L4", "", 121, 30.3, 0.3},      {"A10", "", 125, 31.2, 0.6},
 };
 
 std::vector<std::string> words(const std::string& name) {
@@ -59,10 +65,24 @@ std::vector<std::string> words(const std::string& name) {
   return out;
 }
 
-bool has_word(const std::vector<std::string>& ws, const char* w) {
-  for (const std::string& x : ws)
-    if (x == w) return true;
-  return false;
+bool same_ignoring_case(const std::string& a, const char* b) {
+  const size_t n = std::strlen(b);
+  if (a.size() != n) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
+// The first row whose model (exactly) and variant (any case) are words of the name.
+const PeakRow* find_row(const std::string& device_name) {
+  const std::vector<std::string> ws = words(device_name);
+  const auto has_model = [&](const char* w) { return std::find(ws.begin(), ws.end(), w) != ws.end(); };
+  const auto has_variant = [&](const char* w) {
+    return std::any_of(ws.begin(), ws.end(), [&](const std::string& x) { return same_ignoring_case(x, w); });
+  };
+  for (const PeakRow& row : kPeaks)
+    if (has_model(row.model) && (!*row.variant || has_variant(row.variant))) return &row;
+  return nullptr;
 }
 
 }  // namespace
@@ -80,15 +100,18 @@ DevicePeak device_peak(Device device, const std::string& device_name, DType act_
     p.kind = PeakKind::cpu_fp32;
     return p;
   }
-  const std::vector<std::string> ws = words(device_name);
-  for (const PeakRow& row : kPeaks) {
-    if (!has_word(ws, row.model) || (*row.variant && !has_word(ws, row.variant))) continue;
+  if (const PeakRow* row = find_row(device_name)) {
     const bool bf16 = act_dtype == DType::bf16;
-    p.flops = (bf16 ? row.bf16 : row.fp32) * 1e12;
+    p.flops = (bf16 ? row->bf16 : row->fp32) * 1e12;
     p.kind = bf16 ? PeakKind::bf16_dense : PeakKind::fp32;
-    return p;
   }
   return p;
+}
+
+double device_memory_bandwidth(Device device, const std::string& device_name) {
+  if (device == Device::cpu) return 0;
+  const PeakRow* row = find_row(device_name);
+  return row ? row->hbm_tbs * 1e12 : 0;
 }
 
 double mfu_of(double flops_per_s, const DevicePeak& peak) {

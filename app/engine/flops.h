@@ -1,9 +1,10 @@
-// FLOPs and MFU. Training FLOPs per token = 6 N + 6 L T C, the formula llm.c and most papers
+// FLOPs, MFU and the device ceilings they are read against. Training FLOPs per token = 6 N + 6 L T C, the formula llm.c and most papers
 // use: N counts every parameter except the position table (with the padded vocabulary rows,
 // which the head's matrix product does compute); the second term is attention's QK^T and AV,
 // forward and backward, with causal masking ignored.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -42,6 +43,24 @@ struct DevicePeak {
 // TFLOP/s per OpenMP thread of the rank (the fp32 sgemm rate of one AVX-512 thread with
 // OpenBLAS's SkylakeX kernels on the machines these numbers were measured on).
 DevicePeak device_peak(Device device, const std::string& device_name, DType act_dtype, double recipe_peak_tflops);
+
+// The device memory bandwidth (bytes/s) of a GPU from its data sheet, looked up by the driver's
+// name as device_peak does ("NVIDIA A100-SXM4-40GB" 1.555 TB/s, "NVIDIA H200" 4.8); 0 on the CPU
+// and for a GPU the table does not know, never a guess.
+double device_memory_bandwidth(Device device, const std::string& device_name);
+
+// An op's roofline floor: the time the device's two ceilings allow what it moves and computes,
+// max(bytes / bandwidth, FLOPs / peak). `trainer plan --ops` predicts with it and `bench
+// --profile` reads each op's measured time against it.
+struct Roofline {
+  double bytes_per_s = 0;  // 0: unknown
+  double flops_per_s = 0;  // 0: unknown
+  bool known() const { return bytes_per_s > 0 && flops_per_s > 0; }
+  double memory_s(double bytes) const { return bytes / bytes_per_s; }
+  double compute_s(double flops) const { return flops / flops_per_s; }
+  double floor_s(double bytes, double flops) const { return std::max(memory_s(bytes), compute_s(flops)); }
+  bool compute_bound(double bytes, double flops) const { return compute_s(flops) > memory_s(bytes); }
+};
 
 // MFU as a fraction, or a negative value when the peak is unknown.
 double mfu_of(double flops_per_s, const DevicePeak& peak);

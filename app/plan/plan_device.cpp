@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "app/engine/flops.h"
 #include "kernels/base/check.h"
 #include "kernels/base/errors.h"
 #include "kernels/tensor.h"
@@ -50,27 +51,25 @@ DeviceSpec device_spec(PlanDevice device, int world) {
     case PlanDevice::a100:
       d.name = "A100";
       d.memory_bytes = 81920 * kMiB;
-      d.hbm_bytes_per_s = 2.039e12;
       d.intra_bytes_per_s = 300e9;
       d.inter_bytes_per_s = 25e9;
       break;
     case PlanDevice::h100:
       d.name = "H100";
       d.memory_bytes = 81559 * kMiB;
-      d.hbm_bytes_per_s = 3.35e12;
       d.intra_bytes_per_s = 450e9;
       d.inter_bytes_per_s = 50e9;
       break;
     case PlanDevice::h200:
       d.name = "H200";
       d.memory_bytes = 143771 * kMiB;
-      d.hbm_bytes_per_s = 4.8e12;
       d.intra_bytes_per_s = 450e9;
       d.inter_bytes_per_s = 50e9;
       break;
   }
   if (device != PlanDevice::cpu) {
     d.gpu = true;
+    d.hbm_bytes_per_s = device_memory_bandwidth(Device::cuda, d.name);  // the data sheet's, as bench's
     d.ranks_per_node = 8;
     d.intra_latency_s = 3e-6;
     d.inter_latency_s = 8e-6;

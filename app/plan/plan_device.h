@@ -6,7 +6,7 @@
 // (--memory, --mfu, train.peak_tflops).
 //
 // Sources: memory as nvidia-smi reports it (A100-SXM4-80GB 81,920 MiB, H100 SXM 81,559 MiB,
-// H200 143,771 MiB); dense bf16 peaks from REFERENCE.md; HBM bandwidth from the data sheets
+// H200 143,771 MiB); dense bf16 peaks from REFERENCE.md; HBM bandwidth from the data sheets through flops.h
 // (A100 2.04 TB/s, H100 SXM 3.35 TB/s, H200 4.8 TB/s); NVLink per GPU and direction (A100
 // NVLink 3: 300 GB/s, H100/H200 NVLink 4: 450 GB/s); one InfiniBand HCA per GPU (A100 nodes:
 // HDR 200 Gb/s = 25 GB/s, H100/H200 nodes: NDR 400 Gb/s = 50 GB/s); 8 GPUs per node.

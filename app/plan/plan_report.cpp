@@ -274,6 +274,7 @@ std::string format_search_json(const PlanContext& c, const std::vector<PlanCandi
 
 std::vector<PlanStageOps> build_ops_report(const PlanContext& ctx, const PlanLayout& layout) {
   std::vector<PlanStageOps> stages;
+  const Roofline roof{ctx.device.hbm_bytes_per_s, ctx.peak_flops};
   for (int s = 0; s < layout.pipeline; ++s) {
     PlanStageOps st;
     st.pp_rank = s;
@@ -284,9 +285,8 @@ std::vector<PlanStageOps> build_ops_report(const PlanContext& ctx, const PlanLay
       o.calls = double(r.calls);
       o.bytes = r.bytes;
       o.flops = r.flops;
-      const double memory_s = r.bytes / ctx.device.hbm_bytes_per_s, compute_s = r.flops / ctx.peak_flops;
-      o.compute_bound = compute_s > memory_s;
-      o.floor_s = std::max(memory_s, compute_s);
+      o.compute_bound = roof.compute_bound(r.bytes, r.flops);
+      o.floor_s = roof.floor_s(r.bytes, r.flops);
       st.bytes += o.bytes;
       st.flops += o.flops;
       st.floor_s += o.floor_s;

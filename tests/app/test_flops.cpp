@@ -1,8 +1,11 @@
 // MFU peaks by device name (app/engine/flops.h): the driver's names of real GPUs map to their dense
 // bf16 or fp32 data-sheet figures, an unknown GPU says so instead of guessing, the recipe's
-// override wins, and the CPU keeps its per-thread figure.
+// override wins, and the CPU keeps its per-thread figure; memory bandwidths by the same names, and
+// the roofline floor that plan --ops and bench --profile read ops against.
 #include <doctest/doctest.h>
 #include <omp.h>
+
+#include <utility>
 
 #include "app/engine/flops.h"
 
@@ -51,6 +54,36 @@ TEST_CASE("an unknown GPU has an unknown peak and no MFU, never a guess") {
     CHECK(mfu_of(1e15, p) < 0);
     CHECK(p.describe().find("unknown peak") != std::string::npos);
   }
+}
+
+TEST_CASE("memory bandwidths come from the GPU's own name, none for the CPU or an unknown GPU") {
+  const std::pair<const char*, double> cases[] = {
+      {"NVIDIA A100-SXM4-80GB", 2.039}, {"NVIDIA A100-SXM4-40GB", 1.555}, {"NVIDIA A100-PCIE-40GB", 1.555},
+      {"NVIDIA A100 80GB PCIe", 1.935}, {"NVIDIA H100 80GB HBM3", 3.35},  {"NVIDIA H100 PCIe", 2.0},
+      {"NVIDIA H100 NVL", 3.9},         {"NVIDIA H200", 4.8},             {"NVIDIA H200 NVL", 4.8},
+      {"NVIDIA GH200 480GB", 4.0},      {"NVIDIA L40S", 0.864},           {"NVIDIA L4", 0.3},
+      {"NVIDIA A10", 0.6},              {"H200", 4.8},  // the planner's device names
+  };
+  for (const auto& [name, tbs] : cases) {
+    CAPTURE(name);
+    CHECK(device_memory_bandwidth(Device::cuda, name) == doctest::Approx(tbs * 1e12));
+  }
+  for (const char* name : {"NVIDIA GeForce RTX 4090", "NVIDIA A1000", "Tesla V100-SXM2-16GB", ""})
+    CHECK(device_memory_bandwidth(Device::cuda, name) == 0);
+  CHECK(device_memory_bandwidth(Device::cpu, "NVIDIA H200") == 0);
+  // The variant word matches in any case, as the driver spells it: "PCIE" is the PCIe part.
+  CHECK(device_peak(Device::cuda, "NVIDIA H100 PCIE", DType::bf16, 0).flops == doctest::Approx(756e12));
+}
+
+TEST_CASE("a roofline floor is the larger of the memory and compute terms") {
+  const Roofline roof{4e12, 1e15};
+  CHECK(roof.known());
+  CHECK(roof.floor_s(8e9, 1e12) == doctest::Approx(2e-3));  // memory-bound: 8 GB at 4 TB/s
+  CHECK_FALSE(roof.compute_bound(8e9, 1e12));
+  CHECK(roof.floor_s(4e9, 3e12) == doctest::Approx(3e-3));  // compute-bound: 3 TFLOP at 1 PFLOP/s
+  CHECK(roof.compute_bound(4e9, 3e12));
+  CHECK_FALSE(Roofline{0, 1e15}.known());
+  CHECK_FALSE(Roofline{4e12, 0}.known());
 }
 
 TEST_CASE("train.peak_tflops overrides the table and the CPU counts its threads") {

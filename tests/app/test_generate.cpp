@@ -41,22 +41,23 @@ void check_cache_matches_window(const Recipe& r, const std::string& what) {
   CHECK(max_logit_diff({cache.logits[k]}, {window.logits[k]}) > 1e-4);  // the window saw more
 }
 
-std::string shards() {
+// One folder per test case: ctest runs the cases as separate processes, in parallel.
+std::string shards(const std::string& name) {
   ensure_mpi();
   MpiComm self(MPI_COMM_SELF, "self", 120);
-  return make_synthetic_shards(self, binary_dir() + "/test_scratch/generate", 97, 4096);
+  return make_synthetic_shards(self, binary_dir() + "/test_scratch/generate_" + name, 97, 4096);
 }
 
 }  // namespace
 
 TEST_CASE("generate: the KV cache gives the full window's logits, gpt2") {
-  check_cache_matches_window(tiny_recipe(shards(), TinyLayout{}, 2), "gpt2");
+  check_cache_matches_window(tiny_recipe(shards("gpt2"), TinyLayout{}, 2), "gpt2");
 }
 
 TEST_CASE("generate: the KV cache gives the full window's logits, llama variants") {
   TinyLayout l;
   l.arch = ModelArch::llama;
-  const std::string glob = shards();
+  const std::string glob = shards("llama");
   check_cache_matches_window(tiny_recipe(glob, l, 2), "llama: 8 heads on 4 k/v heads, qk_norm, untied");
   Recipe r = tiny_recipe(glob, l, 2);
   r.model.n_kv_head = 1;

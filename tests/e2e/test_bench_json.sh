@@ -2,7 +2,9 @@
 # trainer bench --json prints one JSON object with the documented fields, on one process and
 # under mpiexec with a pipeline (bubble) and data parallelism (communication); the device's own
 # name, peak kind and memory; and with --profile a per-op table whose rows name the model's ops,
-# add up to no more than the step and carry their bytes and FLOPs (text report and JSON).
+# add up to no more than the step and carry their bytes and FLOPs (text report and JSON), and,
+# with a memory bandwidth (none is known for a CPU; --bandwidth sets one), each row's roofline
+# floor max(bytes / bandwidth, FLOPs / peak) and the ops furthest above theirs.
 source "$(dirname "$0")/lib.sh"
 check() {  # json expected_world [profiled]
   /usr/bin/python3 - "$@" <<'PY' || fail "bad bench JSON: $1"
@@ -12,7 +14,8 @@ need = ["tokens_per_s", "tokens_per_s_per_rank", "mfu", "step_s", "forward_s", "
         "comm_s", "bubble_s", "peak_memory_bytes", "planned_memory_bytes", "world", "data", "tensor", "pipeline",
         "zero", "schedule", "micro_batch", "global_batch", "seq_len", "device", "precision", "flops_per_token",
         "peak_flops_per_rank", "device_name", "peak_kind", "device_memory_used_bytes", "device_memory_total_bytes",
-        "profile", "virtual_stages", "bubble_fraction", "bubble_fraction_model", "startup_s", "init_params_s"]
+        "profile", "virtual_stages", "bubble_fraction", "bubble_fraction_model", "startup_s", "init_params_s",
+        "memory_bandwidth_bytes_per_s"]
 missing = [k for k in need if k not in d]
 assert not missing, missing
 assert d["world"] == int(sys.argv[2]), d["world"]
@@ -40,6 +43,16 @@ if len(sys.argv) > 3:
     assert all(r["flops_per_step"] > 0 for r in prof if r["op"].startswith(("matmul", "attention_"))), prof
     assert all(r["flops_per_step"] == 0 for r in prof if r["op"] in ("layernorm_backward", "adamw_many")), prof
     assert "gelu_backward" not in ops, sorted(ops)
+    # No bandwidth is known for a CPU: no floors. With --bandwidth (GB/s, the 4th argument)
+    # every row's floor is the larger of its two terms at that bandwidth and the CPU's peak.
+    bw = float(sys.argv[4]) * 1e9 if len(sys.argv) > 4 else None
+    assert d["memory_bandwidth_bytes_per_s"] == bw, (d["memory_bandwidth_bytes_per_s"], bw)
+    for r in prof:
+        if bw is None:
+            assert r["floor_seconds_per_step"] is None, r
+            continue
+        want = max(r["bytes_per_step"] / bw, r["flops_per_step"] / d["peak_flops_per_rank"])
+        assert abs(r["floor_seconds_per_step"] - want) <= 1e-5 * want, (r, want)
 else:
     assert prof is None, prof
 PY
@@ -63,15 +76,31 @@ assert d['schedule'] == 'interleaved' and d['virtual_stages'] == 2 and abs(d['bu
   "$out" || fail "interleaved fields: $out"
 out=$("$trainer" bench configs/debug/layouts.yaml --steps 2 --warmup 1 --json --profile) || fail "bench --profile: $out"
 check "$out" 1 profiled
+out=$("$trainer" bench configs/debug/layouts.yaml --steps 2 --warmup 1 --json --profile --bandwidth 20) \
+  || fail "bench --profile --bandwidth: $out"
+check "$out" 1 profiled 20
 out=$("${MPIEXEC[@]}" -n 2 "$trainer" bench configs/debug/layouts.yaml $(layout_args 1 2 1 1) --steps 2 --warmup 1 --json --profile) \
   || fail "bench --profile 2 ranks: $out"
 check "$out" 2 profiled
 text=$("$trainer" bench configs/debug/layouts.yaml --steps 2 --warmup 1 --profile) || fail "bench --profile text: $text"
 grep -q "op profile (rank 0, per step" <<<"$text" || fail "no op table: $text"
-# ms/step, %step, calls, us/call, GB/s, TFLOP/s (a number: attention computes), op, shape.
-grep -Eq "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +attention_forward +\(" <<<"$text" || fail "no attention row: $text"
-grep -Eq "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +- +layernorm_backward +\(" <<<"$text" || fail "no layernorm_backward row without FLOPs: $text"
+# ms/step, %step, calls, us/call, GB/s, TFLOP/s (a number: attention computes), %roof ("-": no
+# bandwidth is known for a CPU), op, shape.
+grep -Eq "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +- +attention_forward +\(" <<<"$text" || fail "no attention row: $text"
+grep -Eq "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +- +- +layernorm_backward +\(" <<<"$text" || fail "no layernorm_backward row without FLOPs: $text"
+grep -q "^  no roofline: no memory bandwidth is known for .*(--bandwidth GB/s sets one)" <<<"$text" || fail "no roofline note: $text"
 # One process, no sequence parallelism: every bias gradient rides on a product.
 ! grep -q " bias_backward " <<<"$text" || fail "a bias_backward row is left: $text"
 grep -q "MFU [0-9.]*% of .* TFLOP/s cpu fp32" <<<"$text" || fail "MFU line does not name the peak: $text"
+text=$("$trainer" bench configs/debug/layouts.yaml --steps 2 --warmup 1 --profile --bandwidth 20) || fail "bench --bandwidth text: $text"
+grep -Eq "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +attention_forward +\(" <<<"$text" || fail "no %roof: $text"
+grep -Eq "^  roofline 20 GB/s \(--bandwidth\) and [0-9.]+ TFLOP/s: the ops' floors [0-9.]+ ms of their [0-9.]+ ms per step \([0-9]+%\); furthest above theirs: [a-z_+]+ .* \+[0-9.]+ ms, .* \+[0-9.]+ ms, .* \+[0-9.]+ ms$" <<<"$text" \
+  || fail "no roofline line: $text"
+# A bandwidth must be a positive number and belongs to --profile: exit 2 naming it.
+expect_exit2 "--bandwidth 0: the device memory bandwidth must be > 0 GB/s" \
+  "$trainer" bench configs/debug/layouts.yaml --steps 1 --warmup 0 --profile --bandwidth 0
+expect_exit2 "--bandwidth -3: the device memory bandwidth must be > 0 GB/s" \
+  "$trainer" bench configs/debug/layouts.yaml --steps 1 --warmup 0 --profile --bandwidth -3
+expect_exit2 "--bandwidth 20: it sets the roofline of --profile's table; add --profile" \
+  "$trainer" bench configs/debug/layouts.yaml --steps 1 --warmup 0 --bandwidth 20
 echo "PASS: $out"

@@ -200,6 +200,13 @@ echo '{"tokens_per_s": 1000, "profile": [{"op": "matmul", "shape": "s", "calls_p
 expect 0 '^z, 1,000 tok/s' bench "$m/rates.out" "$m/rates.json" "$m/profile_rates.txt" z
 grep -qE '^matmul +s +1 +0.002 +4e\+09 +1.5e\+12 +66.7% +2000.0 +750.0 *$' "$m/profile_rates.txt" || fail "rates: $(cat "$m/profile_rates.txt")"
 grep -qE '^add +s +1 +0.001 +3e\+09 +0 +33.3% +3000.0 +- *$' "$m/profile_rates.txt" || fail "rates: $(cat "$m/profile_rates.txt")"
+# With floors (bench knew the bandwidth), the floor's share of each row and the rows furthest above.
+echo '{"tokens_per_s": 1000, "profile": [{"op": "matmul", "shape": "s", "seconds_per_step": 0.004, "floor_seconds_per_step": 0.003}, {"op": "add", "shape": "t", "seconds_per_step": 0.003, "floor_seconds_per_step": 0.001}, {"op": "gelu", "shape": "u", "seconds_per_step": 0.001, "floor_seconds_per_step": null}]}' \
+  >"$m/roof.out"
+expect 0 '^w, 1,000 tok/s, top ops: matmul 50%, add 38%, gelu 12%; furthest above the roofline: add t \+2.000 ms, matmul s \+1.000 ms$' \
+  bench "$m/roof.out" "$m/roof.json" "$m/profile_roof.txt" w
+grep -qE '^matmul +s +0.004 +0.003 +50.0% +75 *$' "$m/profile_roof.txt" || fail "%roof: $(cat "$m/profile_roof.txt")"
+grep -qE '^gelu +u +0.001 +- +12.5% +- *$' "$m/profile_roof.txt" || fail "%roof without a floor: $(cat "$m/profile_roof.txt")"
 echo '{"tokens_per_s": 1000, "profile": null}' >"$m/bench3.out"
 expect 0 '^y, 1,000 tok/s$' bench "$m/bench3.out" "$m/bench3.json" "$m/profile3.txt" y
 [[ ! -e "$m/profile3.txt" ]] || fail "a profile file without a profile"
