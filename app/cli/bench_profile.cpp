@@ -22,8 +22,8 @@ std::string roof_share(const OpProfileRow& r, const Roofline& roof) {
 
 // The summary line under the table: the ops' floors against their time, and the three rows
 // whose measured time is furthest above their floor.
-void print_roofline(const std::vector<OpProfileRow>& rows, int steps, const Roofline& roof,
-                    const std::string& roof_source) {
+void print_roofline(const std::vector<OpProfileRow>& rows, int steps, const RooflineChoice& choice) {
+  const Roofline& roof = choice.roof;
   double floor = 0, measured = 0;
   std::vector<std::pair<double, const OpProfileRow*>> gaps;
   for (const OpProfileRow& r : rows) {
@@ -37,16 +37,17 @@ void print_roofline(const std::vector<OpProfileRow>& rows, int steps, const Roof
   for (size_t i = 0; i < std::min<size_t>(3, gaps.size()); ++i)
     furthest += fmt::format("{}{} {} +{:.3f} ms", i ? ", " : "", gaps[i].second->op, gaps[i].second->shape,
                             1e3 * gaps[i].first / steps);
-  fmt::print("  roofline {:.0f} GB/s ({}) and {:.4g} TFLOP/s: the ops' floors {:.3f} ms of their {:.3f} ms per step "
-             "({:.0f}%); furthest above theirs: {}\n",
-             roof.bytes_per_s / 1e9, roof_source, roof.flops_per_s / 1e12, 1e3 * floor / steps, 1e3 * measured / steps,
-             measured > 0 ? 100 * floor / measured : 0.0, furthest);
+  fmt::print("  roofline {}: the ops' floors {:.3f} ms of their {:.3f} ms per step ({:.0f}%); furthest above theirs: "
+             "{}\n",
+             choice.describe(), 1e3 * floor / steps, 1e3 * measured / steps, measured > 0 ? 100 * floor / measured : 0.0,
+             furthest);
 }
 
 }  // namespace
 
-void print_profile(const std::vector<OpProfileRow>& rows, int steps, double step_s, const Roofline& roof,
-                   const std::string& roof_source, const std::string& unknown) {
+void print_profile(const std::vector<OpProfileRow>& rows, int steps, double step_s, const RooflineChoice& choice,
+                   const std::string& unknown) {
+  const Roofline& roof = choice.roof;
   double total = 0;
   for (const OpProfileRow& r : rows) total += r.seconds;
   fmt::print("  op profile (rank 0, per step; ops total {:.4f} s of the {:.4f} s step):\n", total / steps, step_s);
@@ -59,7 +60,7 @@ void print_profile(const std::vector<OpProfileRow>& rows, int steps, double step
                rate(r.bytes, r.seconds, 1e9), rate(r.flops, r.seconds, 1e12), roof_share(r, roof), r.op, r.shape);
   }
   if (roof.known())
-    print_roofline(rows, steps, roof, roof_source);
+    print_roofline(rows, steps, choice);
   else
     fmt::print("  no roofline: {}\n", unknown);
 }

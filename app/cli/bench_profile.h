@@ -15,10 +15,10 @@
 
 namespace trainer {
 
-// roof_source says where roof's bandwidth came from ("data sheet", "--bandwidth"); unknown
-// says why there is no roofline when !roof.known().
-void print_profile(const std::vector<OpProfileRow>& rows, int steps, double step_s, const Roofline& roof,
-                   const std::string& roof_source, const std::string& unknown);
+// roof names where its figures came from (flops.h's roofline_for); unknown says why there is no
+// roofline when !roof.roof.known().
+void print_profile(const std::vector<OpProfileRow>& rows, int steps, double step_s, const RooflineChoice& roof,
+                   const std::string& unknown);
 
 // The JSON array of rows: op, shape, calls/seconds/bytes/flops per step and
 // floor_seconds_per_step (null without a roofline).

@@ -1,8 +1,10 @@
 // trainer plan RECIPE [--set k=v]... [--world N] [--device a100|h100|h200|cpu] [--memory GiB]
-//                     [--mfu F] [--search [--top K] | --ops] [--json]
+//                     [--mfu F] [--search [--top K] | --ops [--ceilings datasheet|measured]
+//                     [--bandwidth GB/s]] [--json]
 // Memory per rank and FLOPs for the recipe's layout, or (--search) every valid layout for the
 // world size ranked by a step-time model, or (--ops) every op of the layout's step with its
-// bytes, FLOPs and roofline floor on the device; no device, no MPI, no data. The precision follows
+// bytes, FLOPs and roofline floor on the device (the data sheet's ceilings, the measured ones
+// or --bandwidth / train.peak_tflops: flops.h's roofline_for); no device, no MPI, no data. The precision follows
 // the trainer's rule for the device: fp32 on the CPU; on a GPU bf16 unless train.precision is
 // fp32. Errors are ConfigErrors (exit code 2).
 #include <fmt/core.h>
@@ -10,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +38,10 @@ struct PlanOptions {
   double mfu = 0;         // 0 = the device's assumption
   bool search = false;
   bool ops = false;
+  std::string ceilings = enum_name(kCeilingsNames, Ceilings::datasheet);
+  double bandwidth_gbs = 0;
+  const CLI::Option* ceilings_option = nullptr;
+  const CLI::Option* bandwidth_option = nullptr;
   int top = 20;
   bool json = false;
 };
@@ -54,6 +61,15 @@ int run_plan(const PlanOptions& opt) {
                                   opt.recipe));
   if (opt.search && opt.ops)
     throw ConfigError("--ops lists the ops of one layout's step; it does not combine with --search");
+  const std::optional<Ceilings> ceilings = enum_from_name(kCeilingsNames, opt.ceilings);
+  if (!ceilings) throw ConfigError("--ceilings " + opt.ceilings + ": valid: " + enum_choices(kCeilingsNames));
+  const bool bandwidth_given = opt.bandwidth_option->count() > 0;
+  if (bandwidth_given && !(opt.bandwidth_gbs > 0))
+    throw ConfigError(fmt::format("--bandwidth {}: the device memory bandwidth must be > 0 GB/s", opt.bandwidth_gbs));
+  for (const CLI::Option* o : {opt.ceilings_option, opt.bandwidth_option})
+    if (o->count() > 0 && !opt.ops)
+      throw ConfigError(fmt::format("{} {}: it sets the ceilings of --ops's floors; add --ops", o->get_name(),
+                                    o->as<std::string>()));
   const int world = opt.world > 0 ? opt.world : recipe.world();
   const PlanDevice device = resolve_device(opt, recipe);
   PlanContext ctx = plan_context_for(recipe, world, device, opt.memory_gib, opt.mfu);
@@ -81,8 +97,10 @@ int run_plan(const PlanOptions& opt) {
   } else if (opt.ops) {
     check_layout(recipe, world);
     const PlanLayout layout = plan_layout_from(recipe, ctx.device.device());
-    const std::vector<PlanStageOps> stages = build_ops_report(ctx, layout);
-    text = opt.json ? format_ops_json(ctx, stages) : auto_text + format_ops_text(ctx, layout, stages);
+    const RooflineChoice roof =
+        ops_roofline(ctx, *ceilings, bandwidth_given ? opt.bandwidth_gbs * 1e9 : 0.0, recipe.train.peak_tflops);
+    const std::vector<PlanStageOps> stages = build_ops_report(ctx, layout, roof);
+    text = opt.json ? format_ops_json(ctx, roof, stages) : auto_text + format_ops_text(ctx, layout, roof, stages);
   } else {
     check_layout(recipe, world);
     PlanReport report = build_plan_report(ctx, plan_layout_from(recipe, ctx.device.device()));
@@ -121,6 +139,12 @@ void add_plan_command(CLI::App& app, CommandList& commands) {
   sub->add_flag("--ops", opt->ops,
                 "every op of the layout's training step: bytes, FLOPs and the floor the device's bandwidth and "
                 "peak give it");
+  opt->ceilings_option = sub->add_option(
+      "--ceilings", opt->ceilings,
+      "the figures --ops reads against: datasheet (the default; MFU's peak) or measured (what a copy and a bf16 "
+      "GEMM reached on the device; an H200 in bf16: 4.3 TB/s, 790 TFLOP/s)");
+  opt->bandwidth_option = sub->add_option("--bandwidth", opt->bandwidth_gbs,
+                                          "device memory bandwidth in GB/s for --ops's floors (default: --ceilings')");
   sub->add_option("--top", opt->top, "layouts --search prints (default 20)")->check(int_in(1, int64_t(1) << 30));
   sub->add_flag("--json", opt->json, "print one JSON object (with --search: every layout)");
   commands.push_back({sub, [opt]() { return run_plan(*opt); }});

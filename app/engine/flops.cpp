@@ -10,6 +10,8 @@
 #include <sstream>
 #include <vector>
 
+#include "kernels/base/errors.h"
+
 namespace trainer {
 
 double flops_per_token(const GptConfig& c, int seq_len) {
@@ -35,17 +37,21 @@ namespace {
 // contains its model as a whole word (words split at spaces, '-' and '_') and, when it has one,
 // its variant word (any case: the driver writes "A100-PCIE-40GB" and "H100 PCIe"); rows with a
 // variant come first so "H100 PCIe" is not taken for the SXM part. GH200's figure is the 96 GB
-// HBM3 part's (the 144 GB HBM3e part has 4.9 TB/s: bench --bandwidth says so).
+// HBM3 part's (the 144 GB HBM3e part has 4.9 TB/s: bench --bandwidth says so). The measured
+// columns (0 = none on record) are flops.h's Ceilings::measured: the plain H200 (SXM) only, the
+// part the driver names "NVIDIA H200"; the NVL part was never measured.
 struct PeakRow {
   const char* model;
   const char* variant;  // "" = any
   double bf16;
   double fp32;
   double hbm_tbs;
+  double measured_bf16 = 0;
+  double measured_tbs = 0;
 };
 const PeakRow kPeaks[] = {
     {"H100", "PCIe", 756, 51, 2.0},      {"H100", "NVL", 835, 60, 3.9},   {"H200", "NVL", 835, 60, 4.8},
-    {"GH200", "", 989, 67, 4.0},         {"H200", "", 989, 67, 4.8},      {"H100", "", 989, 67, 3.35},
+    {"GH200", "", 989, 67, 4.0},         {"H200", "", 989, 67, 4.8, 790, 4.3}, {"H100", "", 989, 67, 3.35},
     {"A100", "40GB", 312, 19.5, 1.555},  {"A100", "PCIe", 312, 19.5, 1.935}, {"A100", "", 312, 19.5, 2.039},
     {"L40S", "", 362, 91.6, 0.864},      {"L4", "", 121, 30.3, 0.3},      {"A10", "", 125, 31.2, 0.6},
 };
@@ -112,6 +118,51 @@ double device_memory_bandwidth(Device device, const std::string& device_name) {
   if (device == Device::cpu) return 0;
   const PeakRow* row = find_row(device_name);
   return row ? row->hbm_tbs * 1e12 : 0;
+}
+
+std::string RooflineChoice::describe() const {
+  const auto part = [](double value, const char* unit, const std::string& source) {
+    return value > 0 ? fmt::format("{:.4g} {} ({})", value, unit, source) : fmt::format("unknown {}", unit);
+  };
+  return part(roof.bytes_per_s / 1e9, "GB/s", bandwidth_source) + " and " +
+         part(roof.flops_per_s / 1e12, "TFLOP/s", peak_source);
+}
+
+RooflineChoice roofline_for(Device device, const std::string& device_name, DType act_dtype, Ceilings ceilings,
+                            double bandwidth_override, double recipe_peak_tflops) {
+  RooflineChoice c;
+  const PeakRow* row = device == Device::cuda ? find_row(device_name) : nullptr;
+  const bool bf16 = act_dtype == DType::bf16;
+  const auto unmeasured = [&](const char* what) {
+    return ConfigError(fmt::format(
+        "--ceilings measured: no measured {} is on record for '{}'{} (only for an NVIDIA H200 in bf16: 4.3 TB/s "
+        "and 790 TFLOP/s); valid: --ceilings datasheet, or give the figures yourself with --bandwidth GB/s and "
+        "--set train.peak_tflops=T",
+        what, device_name, bf16 ? " in bf16" : " in fp32"));
+  };
+  if (bandwidth_override > 0) {
+    c.roof.bytes_per_s = bandwidth_override;
+    c.bandwidth_source = "--bandwidth";
+  } else if (ceilings == Ceilings::measured) {
+    if (!row || !(row->measured_tbs > 0)) throw unmeasured("memory bandwidth");
+    c.roof.bytes_per_s = row->measured_tbs * 1e12;
+    c.bandwidth_source = "measured";
+  } else if ((c.roof.bytes_per_s = device_memory_bandwidth(device, device_name)) > 0) {
+    c.bandwidth_source = "data sheet";
+  }
+  if (ceilings == Ceilings::measured && !(recipe_peak_tflops > 0)) {
+    if (!row || !bf16 || !(row->measured_bf16 > 0)) throw unmeasured("matrix rate");
+    c.roof.flops_per_s = row->measured_bf16 * 1e12;
+    c.peak_source = "measured";
+    return c;
+  }
+  const DevicePeak peak = device_peak(device, device_name, act_dtype, recipe_peak_tflops);
+  c.roof.flops_per_s = peak.flops;
+  if (peak.kind != PeakKind::unknown)
+    c.peak_source = peak.kind == PeakKind::recipe     ? peak_kind_name(peak.kind)
+                    : peak.kind == PeakKind::cpu_fp32 ? "the CPU estimate, 0.25 per thread"
+                                                      : "data sheet";
+  return c;
 }
 
 double mfu_of(double flops_per_s, const DevicePeak& peak) {

@@ -62,6 +62,32 @@ struct Roofline {
   bool compute_bound(double bytes, double flops) const { return compute_s(flops) > memory_s(bytes); }
 };
 
+// Which figures a roofline floor is read against: the data sheet's (also MFU's denominator), or
+// the ceilings measured on the device itself, which are what a kernel can reach: a
+// device-to-device copy (bytes read + written) and an 8192^3 bf16 GEMM on random data. Only the
+// NVIDIA H200 in bf16 has measured figures on record (4.3 TB/s and 790 TFLOP/s, measured on the
+// H200 machines lent to this project, 2026-10/11).
+enum class Ceilings : uint8_t { datasheet, measured };
+inline constexpr EnumName<Ceilings> kCeilingsNames[] = {{Ceilings::datasheet, "datasheet"},
+                                                        {Ceilings::measured, "measured"}};
+
+// A roofline and where each of its two figures came from: "data sheet", "measured",
+// "--bandwidth", "train.peak_tflops" or the CPU's estimate; "" where the figure is unknown (0).
+struct RooflineChoice {
+  Roofline roof;
+  std::string bandwidth_source;
+  std::string peak_source;
+  // "4300 GB/s (measured) and 790 TFLOP/s (measured)"
+  std::string describe() const;
+};
+
+// The roofline of one rank's device. An explicit figure wins over a table's: bandwidth_override
+// (bytes/s, --bandwidth; 0 = none) and recipe_peak_tflops (train.peak_tflops; 0 = none). Then
+// `ceilings` picks the table; Ceilings::measured throws a ConfigError naming the device where a
+// figure it needs is not on record, rather than falling back to the data sheet's.
+RooflineChoice roofline_for(Device device, const std::string& device_name, DType act_dtype, Ceilings ceilings,
+                            double bandwidth_override, double recipe_peak_tflops);
+
 // MFU as a fraction, or a negative value when the peak is unknown.
 double mfu_of(double flops_per_s, const DevicePeak& peak);
 

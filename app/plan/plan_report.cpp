@@ -272,9 +272,21 @@ std::string format_search_json(const PlanContext& c, const std::vector<PlanCandi
   return out;
 }
 
-std::vector<PlanStageOps> build_ops_report(const PlanContext& ctx, const PlanLayout& layout) {
+RooflineChoice ops_roofline(const PlanContext& ctx, Ceilings ceilings, double bandwidth_override,
+                            double recipe_peak_tflops) {
+  RooflineChoice c = roofline_for(ctx.device.device(), ctx.device.name, ctx.act_bytes == 2 ? DType::bf16 : DType::f32,
+                                  ceilings, bandwidth_override, recipe_peak_tflops);
+  if (!(c.roof.bytes_per_s > 0)) {
+    c.roof.bytes_per_s = ctx.device.hbm_bytes_per_s;
+    c.bandwidth_source = "the planner's estimate";
+  }
+  return c;
+}
+
+std::vector<PlanStageOps> build_ops_report(const PlanContext& ctx, const PlanLayout& layout,
+                                           const RooflineChoice& choice) {
   std::vector<PlanStageOps> stages;
-  const Roofline roof{ctx.device.hbm_bytes_per_s, ctx.peak_flops};
+  const Roofline& roof = choice.roof;
   for (int s = 0; s < layout.pipeline; ++s) {
     PlanStageOps st;
     st.pp_rank = s;
@@ -299,12 +311,13 @@ std::vector<PlanStageOps> build_ops_report(const PlanContext& ctx, const PlanLay
   return stages;
 }
 
-std::string format_ops_text(const PlanContext& ctx, const PlanLayout& l, const std::vector<PlanStageOps>& stages) {
+std::string format_ops_text(const PlanContext& ctx, const PlanLayout& l, const RooflineChoice& roof,
+                            const std::vector<PlanStageOps>& stages) {
   std::string out = fmt::format(
-      "{}: the ops of one step ({} micro-batches of {} x {}, {}), per rank of each stage, with the floor the "
-      "{}'s ceilings give them: {:.2f} TB/s, {:.0f} TFLOP/s ({})\n",
-      ctx.recipe_path, l.grad_accum(), l.micro_batch, l.seq_len, dtype_label(ctx.act_bytes), ctx.device.name,
-      ctx.device.hbm_bytes_per_s / 1e12, ctx.peak_flops / 1e12, layout_label(l));
+      "{}: the ops of one step ({} micro-batch{} of {} x {}, {}), per rank of each stage ({}), with the floor the "
+      "{}'s ceilings give them: {}\n",
+      ctx.recipe_path, l.grad_accum(), l.grad_accum() == 1 ? "" : "es", l.micro_batch, l.seq_len,
+      dtype_label(ctx.act_bytes), layout_label(l), ctx.device.name, roof.describe());
   for (const PlanStageOps& st : stages) {
     out += fmt::format("  stage {} of {}: floor {:.3f} ms, {:.3f} GB, {:.2f} TFLOP\n", st.pp_rank, l.pipeline,
                        1e3 * st.floor_s, st.bytes / 1e9, st.flops / 1e12);
@@ -320,9 +333,12 @@ std::string format_ops_text(const PlanContext& ctx, const PlanLayout& l, const s
   return out;
 }
 
-std::string format_ops_json(const PlanContext& ctx, const std::vector<PlanStageOps>& stages) {
-  std::string out = fmt::format("{{\"device\": {}, \"hbm_bytes_per_s\": {:.6g}, \"peak_flops\": {:.6g}, \"stages\": [",
-                                json_string(ctx.device.name), ctx.device.hbm_bytes_per_s, ctx.peak_flops);
+std::string format_ops_json(const PlanContext& ctx, const RooflineChoice& roof, const std::vector<PlanStageOps>& stages) {
+  std::string out = fmt::format(
+      "{{\"device\": {}, \"hbm_bytes_per_s\": {:.6g}, \"bandwidth_source\": {}, \"peak_flops\": {:.6g}, "
+      "\"peak_source\": {}, \"stages\": [",
+      json_string(ctx.device.name), roof.roof.bytes_per_s, json_string(roof.bandwidth_source), roof.roof.flops_per_s,
+      json_string(roof.peak_source));
   for (size_t i = 0; i < stages.size(); ++i) {
     const PlanStageOps& st = stages[i];
     out += fmt::format("{}{{\"pp_rank\": {}, \"floor_s\": {:.6g}, \"bytes\": {:.17g}, \"flops\": {:.17g}, \"ops\": [",

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "app/engine/flops.h"
 #include "app/plan/plan_device.h"
 #include "app/plan/plan_memory.h"
 #include "app/plan/plan_search.h"
@@ -42,7 +43,8 @@ PlanReport build_plan_report(const PlanContext& ctx, const PlanLayout& layout);
 // `trainer plan --ops`: every op of one training step of each pipeline stage (plan_step_ops:
 // the dry run with bench --profile's rows), with what it moves and computes (OpCost) and the
 // time the device's ceilings allow it: a roofline floor, max(bytes / HBM bandwidth, FLOPs /
-// dense peak). A floor per op, not the step's prediction: launches, latency, communication and
+// dense peak), against ops_roofline's figures (the data sheet's, the measured ones, or the
+// user's). A floor per op, not the step's prediction: launches, latency, communication and
 // kernels below their ceilings are not in it; `bench --profile` measures the same rows.
 struct PlanOpRow {
   std::string op, shape;
@@ -55,9 +57,14 @@ struct PlanStageOps {
   std::vector<PlanOpRow> rows;  // largest floor first
   double bytes = 0, flops = 0, floor_s = 0;
 };
-std::vector<PlanStageOps> build_ops_report(const PlanContext& ctx, const PlanLayout& layout);
-std::string format_ops_text(const PlanContext& ctx, const PlanLayout& layout, const std::vector<PlanStageOps>& stages);
-std::string format_ops_json(const PlanContext& ctx, const std::vector<PlanStageOps>& stages);
+// The ceilings --ops reads against (flops.h's roofline_for; on --device cpu without --bandwidth,
+// the planner's order-of-magnitude bandwidth). Throws ConfigError as roofline_for does.
+RooflineChoice ops_roofline(const PlanContext& ctx, Ceilings ceilings, double bandwidth_override,
+                            double recipe_peak_tflops);
+std::vector<PlanStageOps> build_ops_report(const PlanContext& ctx, const PlanLayout& layout, const RooflineChoice& roof);
+std::string format_ops_text(const PlanContext& ctx, const PlanLayout& layout, const RooflineChoice& roof,
+                            const std::vector<PlanStageOps>& stages);
+std::string format_ops_json(const PlanContext& ctx, const RooflineChoice& roof, const std::vector<PlanStageOps>& stages);
 
 std::string format_plan_text(const PlanReport& report);
 std::string format_plan_json(const PlanReport& report);

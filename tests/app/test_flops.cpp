@@ -1,13 +1,17 @@
 // MFU peaks by device name (app/engine/flops.h): the driver's names of real GPUs map to their dense
 // bf16 or fp32 data-sheet figures, an unknown GPU says so instead of guessing, the recipe's
 // override wins, and the CPU keeps its per-thread figure; memory bandwidths by the same names, and
-// the roofline floor that plan --ops and bench --profile read ops against.
+// the roofline floor that plan --ops and bench --profile read ops against, from the data sheet,
+// the measured ceilings or the user's figures.
 #include <doctest/doctest.h>
 #include <omp.h>
 
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include "app/engine/flops.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 namespace {
@@ -84,6 +88,47 @@ TEST_CASE("a roofline floor is the larger of the memory and compute terms") {
   CHECK(roof.compute_bound(4e9, 3e12));
   CHECK_FALSE(Roofline{0, 1e15}.known());
   CHECK_FALSE(Roofline{4e12, 0}.known());
+}
+
+TEST_CASE("a roofline reads against the data sheet, the measured ceilings or the user's figures") {
+  // The data sheet's: the same figures as the peak and bandwidth tables.
+  const RooflineChoice sheet = roofline_for(Device::cuda, "NVIDIA H200", DType::bf16, Ceilings::datasheet, 0, 0);
+  CHECK(sheet.roof.bytes_per_s == doctest::Approx(4.8e12));
+  CHECK(sheet.roof.flops_per_s == doctest::Approx(989e12));
+  CHECK(sheet.describe() == "4800 GB/s (data sheet) and 989 TFLOP/s (data sheet)");
+  // Measured on the device: an H200 (SXM) in bf16 only.
+  const RooflineChoice measured = roofline_for(Device::cuda, "NVIDIA H200", DType::bf16, Ceilings::measured, 0, 0);
+  CHECK(measured.roof.bytes_per_s == doctest::Approx(4.3e12));
+  CHECK(measured.roof.flops_per_s == doctest::Approx(790e12));
+  CHECK(measured.describe() == "4300 GB/s (measured) and 790 TFLOP/s (measured)");
+  CHECK(roofline_for(Device::cuda, "H200", DType::bf16, Ceilings::measured, 0, 0).roof.flops_per_s ==
+        doctest::Approx(790e12));
+  // No measured figure falls back to the data sheet's: each gap is a user error naming the device.
+  for (const auto& [device, name, dtype] :
+       {std::tuple{Device::cuda, "NVIDIA H200 NVL", DType::bf16}, std::tuple{Device::cuda, "NVIDIA H100 80GB HBM3", DType::bf16},
+        std::tuple{Device::cuda, "NVIDIA H200", DType::f32}, std::tuple{Device::cpu, "AMD EPYC", DType::f32},
+        std::tuple{Device::cuda, "NVIDIA GeForce RTX 4090", DType::bf16}}) {
+    CAPTURE(name);
+    const std::string needle = std::string("is on record for '") + name + "'";
+    CHECK_THROWS_WITH_AS(roofline_for(device, name, dtype, Ceilings::measured, 0, 0),
+                         doctest::Contains(needle.c_str()), ConfigError);
+  }
+  // The user's figures win over either table, and then nothing measured is needed.
+  const RooflineChoice given =
+      roofline_for(Device::cuda, "NVIDIA H100 80GB HBM3", DType::bf16, Ceilings::measured, 3e12, 700);
+  CHECK(given.roof.bytes_per_s == doctest::Approx(3e12));
+  CHECK(given.roof.flops_per_s == doctest::Approx(700e12));
+  CHECK(given.describe() == "3000 GB/s (--bandwidth) and 700 TFLOP/s (train.peak_tflops)");
+  // The H200's measured bandwidth with the user's rate for fp32.
+  const RooflineChoice mixed = roofline_for(Device::cuda, "NVIDIA H200", DType::f32, Ceilings::measured, 0, 60);
+  CHECK(mixed.describe() == "4300 GB/s (measured) and 60 TFLOP/s (train.peak_tflops)");
+  // A CPU has no bandwidth on any table, and an unknown GPU neither figure.
+  const RooflineChoice cpu = roofline_for(Device::cpu, "AMD EPYC", DType::f32, Ceilings::datasheet, 0, 0);
+  CHECK(cpu.roof.bytes_per_s == 0);
+  CHECK_FALSE(cpu.roof.known());
+  CHECK(cpu.describe().rfind("unknown GB/s and ", 0) == 0);
+  CHECK(roofline_for(Device::cuda, "NVIDIA GeForce RTX 4090", DType::bf16, Ceilings::datasheet, 0, 0).describe() ==
+        "unknown GB/s and unknown TFLOP/s");
 }
 
 TEST_CASE("train.peak_tflops overrides the table and the CPU counts its threads") {

@@ -3,6 +3,7 @@
 // production recipes, and user errors (exit code 2, named values).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <regex>
 #include <string>
 
@@ -78,6 +79,58 @@ TEST_CASE("plan --ops: every op of the step with its bytes, FLOPs and roofline f
   RunResult both = plan(recipe + " --search");
   CHECK(both.exit_code == 2);
   CHECK(both.output.find("--ops lists the ops of one layout's step") != std::string::npos);
+}
+
+TEST_CASE("plan --ops --ceilings measured: floors against what an H200 reached, or a named refusal") {
+  const std::string recipe = source_dir() + "/configs/quickstart.yaml --device h200 --ops";
+  RunResult r = plan(recipe + " --set train.device=cuda --set train.precision=bf16 --ceilings measured");
+  CAPTURE(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("with the floor the H200's ceilings give them: 4300 GB/s (measured) and 790 TFLOP/s "
+                      "(measured)") != std::string::npos);
+  // Every row's floor is max(bytes / 4.3 TB/s, FLOPs / 790 TFLOP/s).
+  RunResult j = plan(recipe + " --set train.device=cuda --set train.precision=bf16 --ceilings measured --json");
+  CAPTURE(j.output);
+  REQUIRE(j.exit_code == 0);
+  CHECK(j.output.find("\"hbm_bytes_per_s\": 4.3e+12, \"bandwidth_source\": \"measured\", \"peak_flops\": 7.9e+14, "
+                      "\"peak_source\": \"measured\"") != std::string::npos);
+  const std::regex row(R"re("bytes": ([0-9.e+]+), "flops": ([0-9.e+]+), "floor_s": ([0-9.e+-]+))re");
+  int rows = 0;
+  for (auto it = std::sregex_iterator(j.output.begin(), j.output.end(), row); it != std::sregex_iterator(); ++it) {
+    const double bytes = std::stod((*it)[1]), flops = std::stod((*it)[2]), floor = std::stod((*it)[3]);
+    CHECK(floor == doctest::Approx(std::max(bytes / 4.3e12, flops / 7.9e14)).epsilon(1e-5));
+    ++rows;
+  }
+  CHECK(rows > 10);
+  // The data sheet stays the default, and the user's figures win over either table.
+  CHECK(plan(recipe + " --set train.device=cuda --set train.precision=bf16").output.find("4800 GB/s (data sheet) and 989 TFLOP/s (data sheet)") !=
+        std::string::npos);
+  RunResult own = plan(source_dir() + "/configs/quickstart.yaml --device a100 --ops --ceilings measured --bandwidth 1500 "
+                       "--set train.peak_tflops=250");
+  CAPTURE(own.output);
+  CHECK(own.exit_code == 0);
+  CHECK(own.output.find("1500 GB/s (--bandwidth) and 250 TFLOP/s (train.peak_tflops)") != std::string::npos);
+
+  // No measured figure for the device or precision: exit 2 naming it, never the data sheet's instead.
+  RunResult a100 = plan(source_dir() + "/configs/quickstart.yaml --device a100 --ops --ceilings measured");
+  CHECK(a100.exit_code == 2);
+  CHECK(a100.output.find("--ceilings measured: no measured memory bandwidth is on record for 'A100'") !=
+        std::string::npos);
+  RunResult fp32 = plan(recipe + " --ceilings measured");
+  CHECK(fp32.exit_code == 2);
+  CHECK(fp32.output.find("no measured matrix rate is on record for 'H200' in fp32") != std::string::npos);
+  RunResult bad = plan(recipe + " --ceilings roofline");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output.find("--ceilings roofline: valid: datasheet, measured") != std::string::npos);
+  RunResult zero = plan(recipe + " --bandwidth 0");
+  CHECK(zero.exit_code == 2);
+  CHECK(zero.output.find("--bandwidth 0: the device memory bandwidth must be > 0 GB/s") != std::string::npos);
+  for (const char* alone : {" --ceilings measured", " --bandwidth 3000"}) {
+    RunResult r2 = plan(source_dir() + "/configs/quickstart.yaml --device h200" + alone);
+    CAPTURE(alone);
+    CHECK(r2.exit_code == 2);
+    CHECK(r2.output.find("it sets the ceilings of --ops's floors; add --ops") != std::string::npos);
+  }
 }
 
 TEST_CASE("plan: GPT-3 175B on 1024 A100s, report and search") {

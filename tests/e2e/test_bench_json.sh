@@ -94,7 +94,7 @@ grep -q "^  no roofline: no memory bandwidth is known for .*(--bandwidth GB/s se
 grep -q "MFU [0-9.]*% of .* TFLOP/s cpu fp32" <<<"$text" || fail "MFU line does not name the peak: $text"
 text=$("$trainer" bench configs/debug/layouts.yaml --steps 2 --warmup 1 --profile --bandwidth 20) || fail "bench --bandwidth text: $text"
 grep -Eq "^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +attention_forward +\(" <<<"$text" || fail "no %roof: $text"
-grep -Eq "^  roofline 20 GB/s \(--bandwidth\) and [0-9.]+ TFLOP/s: the ops' floors [0-9.]+ ms of their [0-9.]+ ms per step \([0-9]+%\); furthest above theirs: [a-z_+]+ .* \+[0-9.]+ ms, .* \+[0-9.]+ ms, .* \+[0-9.]+ ms$" <<<"$text" \
+grep -Eq "^  roofline 20 GB/s \(--bandwidth\) and [0-9.]+ TFLOP/s \(the CPU estimate, 0.25 per thread\): the ops' floors [0-9.]+ ms of their [0-9.]+ ms per step \([0-9]+%\); furthest above theirs: [a-z_+]+ .* \+[0-9.]+ ms, .* \+[0-9.]+ ms, .* \+[0-9.]+ ms$" <<<"$text" \
   || fail "no roofline line: $text"
 # A bandwidth must be a positive number and belongs to --profile: exit 2 naming it.
 expect_exit2 "--bandwidth 0: the device memory bandwidth must be > 0 GB/s" \
@@ -103,4 +103,11 @@ expect_exit2 "--bandwidth -3: the device memory bandwidth must be > 0 GB/s" \
   "$trainer" bench configs/debug/layouts.yaml --steps 1 --warmup 0 --profile --bandwidth -3
 expect_exit2 "--bandwidth 20: it sets the roofline of --profile's table; add --profile" \
   "$trainer" bench configs/debug/layouts.yaml --steps 1 --warmup 0 --bandwidth 20
+# --ceilings measured has no figures for a CPU: exit 2 before any step, never the data sheet's.
+expect_exit2 "--ceilings measured: no measured memory bandwidth is on record for" \
+  "$trainer" bench configs/debug/layouts.yaml --steps 1 --warmup 0 --profile --ceilings measured
+expect_exit2 "--ceilings roofline: valid: datasheet, measured" \
+  "$trainer" bench configs/debug/layouts.yaml --steps 1 --warmup 0 --profile --ceilings roofline
+expect_exit2 "--ceilings measured: it sets the roofline of --profile's table; add --profile" \
+  "$trainer" bench configs/debug/layouts.yaml --steps 1 --warmup 0 --ceilings measured
 echo "PASS: $out"
