@@ -21,6 +21,15 @@ void OpWatchdog::attach(uint64_t seq, uint64_t handle) {
     if (op.seq == seq) op.handle = handle;
 }
 
+void OpWatchdog::cancel(uint64_t seq) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = pending_.begin(); it != pending_.end(); ++it)
+    if (it->seq == seq) {
+      pending_.erase(it);
+      return;
+    }
+}
+
 std::optional<WatchedOp> OpWatchdog::poll(double now_s, const std::function<bool(uint64_t)>& done) {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!pending_.empty()) {

@@ -36,6 +36,9 @@ class OpWatchdog {
   // Gives a registered operation its completion handle once it has one (0 = none yet: done()
   // is then not asked and the operation counts as pending).
   void attach(uint64_t seq, uint64_t handle);
+  // Forgets a registered operation that was never queued (its issue failed and the error is
+  // on its way to the caller), so that it is not reported later as a hang.
+  void cancel(uint64_t seq);
   // Drops completed operations (done(handle) true; never asked for handle 0), oldest first, and returns the oldest pending
   // operation older than the timeout, the first time it is found (later polls return nothing
   // for it again). Thread-safe against begin().

@@ -306,25 +306,36 @@ void dispatch_dpl(int64_t D, F&& f) {
   else f(std::integral_constant<int, 8>{});
 }
 
-// Dynamic shared memory above 48 KiB needs an opt-in per kernel (head sizes above 96).
-template <class K>
-void allow_smem(K kernel, size_t bytes) {
-  TRAINER_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-}
-
 // The kernels' own limits on top of the contract.
 AttentionShape attention_shape(const Tensor& qkv, int n_head, int n_kv_head, const char* what) {
   const AttentionShape s = attention_dims(qkv, n_head, n_kv_head);
   if (s.D > 256)
     throw ConfigError("attention: head size " + std::to_string(s.D) +
                       " (d_model / n_head) is not supported by the CUDA kernels; valid: 1 to 256");
-  TRAINER_CHECK(s.T < (int64_t(1) << 31) && s.B * s.H <= 65535, std::string(what) + ": too large");
+  TRAINER_CHECK(s.T <= (int64_t(1) << 30) && s.B * s.H <= 65535, std::string(what) + ": too large");
   return s;
 }
 
 QkvLayout layout_of(const AttentionShape& s) { return {int(s.H), int(s.Hkv), int(s.D)}; }
 
 }  // namespace
+
+size_t smem_optin_limit() {
+  int device = 0, bytes = 0;
+  TRAINER_CUDA_CHECK(cudaGetDevice(&device));
+  TRAINER_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return size_t(bytes);
+}
+
+void check_smem(size_t bytes, int64_t D, const char* kernel) {
+  const size_t limit = smem_optin_limit();
+  if (bytes > limit)
+    throw ConfigError("attention: head size " + std::to_string(D) + " (d_model / n_head) needs " +
+                      std::to_string(bytes) + " bytes of shared memory per block in " + kernel +
+                      "; this GPU allows " + std::to_string(limit) +
+                      " (cudaDevAttrMaxSharedMemoryPerBlockOptin); valid here: a smaller head size, or "
+                      "train.attention: cudnn");
+}
 
 void attention_forward(const Context& ctx, const AttentionForwardOp& op) {
   const Tensor &out = op.out, &lse = op.lse, &qkv = op.qkv;
@@ -342,7 +353,7 @@ void attention_forward(const Context& ctx, const AttentionForwardOp& op) {
       constexpr int DPL = decltype(dpl)::value;
       const size_t smem = sizeof(float) * kRows * (s.D + (s.D + 1) + 32 * DPL);
       auto kernel = attention_forward_scalar<T, DPL>;
-      allow_smem(kernel, smem);
+      allow_smem(kernel, smem, s.D, "attention_forward");
       kernel<<<grid, kThreads, smem, ctx.stream>>>(out.ptr<T>(), lse.ptr<float>(), qkv.ptr<const T>(),
                                                   int(s.T), layout_of(s), scale);
       TRAINER_LAUNCH_CHECK();
@@ -376,14 +387,14 @@ void attention_backward(const Context& ctx, const AttentionBackwardOp& op) {
       constexpr int DPL = decltype(dpl)::value;
       const size_t smem_dq = sizeof(float) * kRows * (2 * s.D + 2 * (s.D + 1));
       auto dq_kernel = attention_dq_scalar<T, DPL>;
-      allow_smem(dq_kernel, smem_dq);
+      allow_smem(dq_kernel, smem_dq, s.D, "attention_backward's dQ");
       dq_kernel<<<grid, kThreads, smem_dq, ctx.stream>>>(dqkv.ptr<T>(), dout.ptr<const T>(), qkv.ptr<const T>(),
                                                         lse.ptr<const float>(), dvec, int(s.T), layout_of(s),
                                                         scale);
       TRAINER_LAUNCH_CHECK();
       const size_t smem_dkv = sizeof(float) * kRows * (2 * s.D + 2 * (s.D + 1) + 2);
       auto dkv_kernel = attention_dkv_scalar<T, DPL>;
-      allow_smem(dkv_kernel, smem_dkv);
+      allow_smem(dkv_kernel, smem_dkv, s.D, "attention_backward's dK/dV");
       dkv_kernel<<<kv_grid, kThreads, smem_dkv, ctx.stream>>>(dqkv.ptr<T>(), dout.ptr<const T>(),
                                                              qkv.ptr<const T>(), lse.ptr<const float>(), dvec,
                                                              int(s.T), layout_of(s), scale);

@@ -9,8 +9,12 @@
 // group's query heads in order, so a k/v head's gradient sums over its group deterministically.
 #pragma once
 
+#include <cuda_runtime.h>
+
+#include <cstddef>
 #include <cstdint>
 
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
 
 namespace trainer::cuda {
@@ -40,6 +44,20 @@ template <class T>
 __device__ __forceinline__ HeadRows<T> head_rows(const QkvLayout& L, const T* qkv, int T_len, int b, int h) {
   const T* rows_b = qkv + int64_t(b) * T_len * L.row();
   return {rows_b + L.q_col(h), rows_b + L.k_col(L.kv_head(h)), rows_b + L.v_col(L.kv_head(h))};
+}
+
+// The most dynamic shared memory one block may opt in to on the current device: 227 KB on
+// sm_90, 163 KB on sm_80, 99 KB on sm_86/sm_89 (A10, L4, L40S), which run our sm_80 code.
+size_t smem_optin_limit();
+// Throws a ConfigError naming the head size where `bytes` exceed smem_optin_limit().
+void check_smem(size_t bytes, int64_t D, const char* kernel);
+
+// Opts `kernel` in to `bytes` of dynamic shared memory (above 48 KB needs it), after
+// check_smem, so that a GPU with less says so instead of failing the launch.
+template <class K>
+void allow_smem(K kernel, size_t bytes, int64_t D, const char* name) {
+  check_smem(bytes, D, name);
+  TRAINER_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
 }
 
 bool attention_mma_supported(const AttentionShape& s, DType dtype);

@@ -244,13 +244,17 @@ CudnnAttention::Plan& CudnnAttention::plan(const AttentionDims& s, Direction dir
     throw ConfigError(std::string("train.attention: cudnn has no engine for the ") +
                       (direction == Direction::forward ? "forward" : "backward") + " pass at " + shape_text(s) +
                       (direction == Direction::backward && dq_ == CudnnDq::direct ? " (deterministic dQ)" : "") +
-                      " with cuDNN " + cudnn_version_string() + " on this GPU; valid: flash, auto");
+                      " with cuDNN " + cudnn_version_string() + " on this GPU (" + p->graph.refusal() +
+                      "); valid: flash, auto");
   return *plans_.emplace(key, std::move(p)).first->second;
 }
 
 void CudnnAttention::forward(const Context& ctx, const AttentionForwardOp& op) {
   const AttentionDims s = attention_dims(op.qkv, op.n_head, op.n_kv_head);
   require_supported(s, {&op.out, &op.qkv});
+  TRAINER_CHECK(aligned16(op.lse.data), "cuDNN attention: lse is not 16-byte aligned (" + shape_text(s) + ")");
+  // Per call, as the scratch below follows ctx.stream: the handle must run where it does.
+  TRAINER_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
   Plan& p = plan(s, Direction::forward);
   auto* qkv = static_cast<char*>(op.qkv.data);
   const int64_t bytes = 2;  // bf16
@@ -267,6 +271,8 @@ void CudnnAttention::forward(const Context& ctx, const AttentionForwardOp& op) {
 void CudnnAttention::backward(const Context& ctx, const AttentionBackwardOp& op) {
   const AttentionDims s = attention_dims(op.qkv, op.n_head, op.n_kv_head);
   require_supported(s, {&op.dqkv, &op.dout, &op.qkv, &op.out});
+  TRAINER_CHECK(aligned16(op.lse.data), "cuDNN attention: lse is not 16-byte aligned (" + shape_text(s) + ")");
+  TRAINER_CUDNN_CHECK(cudnnSetStream(handle_, ctx.stream));
   if (!cudnn_backward_supported(s.T))
     throw ConfigError("train.attention: cudnn cannot run the backward pass at sequence length " + std::to_string(s.T) +
                       " with cuDNN " + cudnn_version_string() +

@@ -5,17 +5,28 @@
 
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
 #include "kernels/base/check.h"
 
 namespace trainer::cuda {
 
-void fail_cudnn(cudnnStatus_t status, const char* call, const char* file, int line) {
+namespace {
+
+// "CUDNN_STATUS_... (cuDNN's last error text)": read at once, since later calls overwrite it.
+std::string status_text(cudnnStatus_t status) {
   char detail[512] = {0};
   cudnnGetLastErrorString(detail, sizeof(detail));
+  std::string text = cudnnGetErrorString(status);
+  if (detail[0]) text += std::string(" (") + detail + ")";
+  return text;
+}
+
+}  // namespace
+
+void fail_cudnn(cudnnStatus_t status, const char* call, const char* file, int line) {
   std::ostringstream s;
-  s << "cuDNN error at " << file << ":" << line << ": " << call << " returned " << cudnnGetErrorString(status);
-  if (detail[0]) s << " (" << detail << ")";
+  s << "cuDNN error at " << file << ":" << line << ": " << call << " returned " << status_text(status);
   throw std::runtime_error(s.str());
 }
 
@@ -144,8 +155,12 @@ bool CudnnGraph::build(cudnnHandle_t handle) {
       operations_.data());
   // Deprecated in 9.19 but still accepted, and required below 9.8 (cudnn-frontend sets it there).
   set(graph_->get(), CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+  const auto refuse = [this](const char* where, cudnnStatus_t status) {
+    refusal_ = std::string(where) + ": " + status_text(status);
+    return false;
+  };
   const cudnnStatus_t graph_status = cudnnBackendFinalize(graph_->get());
-  if (not_supported(graph_status)) return false;
+  if (not_supported(graph_status)) return refuse("the operation graph's finalize", graph_status);
   TRAINER_CUDNN_CHECK(graph_status);
 
   CudnnDescriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
@@ -154,14 +169,17 @@ bool CudnnGraph::build(cudnnHandle_t handle) {
   set(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
   // An unsupported pattern often shows only here, not at the graph's finalize.
   const cudnnStatus_t heuristics_status = cudnnBackendFinalize(heuristics.get());
-  if (not_supported(heuristics_status)) return false;
+  if (not_supported(heuristics_status)) return refuse("the heuristics' finalize", heuristics_status);
   TRAINER_CUDNN_CHECK(heuristics_status);
   int64_t count = 0;
   const cudnnStatus_t count_status = cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr);
-  if (not_supported(count_status)) return false;
+  if (not_supported(count_status)) return refuse("the heuristics' results", count_status);
   TRAINER_CUDNN_CHECK(count_status);
-  if (count <= 0) return false;
+  if (count <= 0) {
+    refusal_ = "the heuristics offered no engine";
+    return false;
+  }
   std::vector<cudnnBackendDescriptor_t> raw;
   for (int64_t i = 0; i < count; ++i) {
     configs_.push_back(std::make_unique<CudnnDescriptor>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
@@ -172,16 +190,23 @@ bool CudnnGraph::build(cudnnHandle_t handle) {
                                                CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &returned, raw.data()));
   // Heuristics rank engines by expected speed; some need features this GPU or shape lacks and
   // refuse to finalize, so take the first that does.
+  std::string first_refusal;
   for (int64_t i = 0; i < returned; ++i) {
     auto plan = std::make_unique<CudnnDescriptor>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
     set(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
     set_desc(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, raw[size_t(i)]);
-    if (cudnnBackendFinalize(plan->get()) != CUDNN_STATUS_SUCCESS) continue;
+    const cudnnStatus_t plan_status = cudnnBackendFinalize(plan->get());
+    if (plan_status != CUDNN_STATUS_SUCCESS) {
+      if (first_refusal.empty()) first_refusal = status_text(plan_status);
+      continue;
+    }
     TRAINER_CUDNN_CHECK(cudnnBackendGetAttribute(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                                  CUDNN_TYPE_INT64, 1, nullptr, &workspace_bytes_));
     plan_ = std::move(plan);
     return true;
   }
+  refusal_ = "none of the " + std::to_string(returned) + " engines the heuristics offered finalized; the first: " +
+             first_refusal;
   return false;
 }
 

@@ -60,8 +60,10 @@ class CudnnGraph {
   void reshape(Uid x, Uid y);
 
   // Finalizes the graph and builds the first execution plan the heuristics (mode A) offer that
-  // finalizes. Returns false when no engine supports the graph; other failures throw.
+  // finalizes. Returns false when no engine supports the graph (refusal() then says where and
+  // why, in cuDNN's words); other failures throw.
   bool build(cudnnHandle_t handle);
+  const std::string& refusal() const { return refusal_; }
   int64_t workspace_bytes() const { return workspace_bytes_; }
   // Runs the plan on the handle's stream. uids and pointers are parallel arrays.
   void execute(cudnnHandle_t handle, const std::vector<Uid>& uids, const std::vector<void*>& pointers,
@@ -78,6 +80,7 @@ class CudnnGraph {
   std::vector<std::unique_ptr<CudnnDescriptor>> configs_;
   std::unique_ptr<CudnnDescriptor> plan_;
   int64_t workspace_bytes_ = 0;
+  std::string refusal_;
 };
 
 // "9.19.0" from cudnnGetVersion() (the library loaded at run time, not the headers).

@@ -27,6 +27,9 @@ namespace trainer {
 
 namespace {
 
+// How long the watchdog gives ncclCommAbort before it exits without it.
+constexpr int kAbortGraceSeconds = 10;
+
 [[noreturn]] void fail(const std::string& what, const char* call, const char* file, int line) {
   std::ostringstream s;
   s << what << " at " << file << ":" << line << ": " << call;
@@ -122,7 +125,7 @@ double monotonic_now() {
 
 int world_rank() {
   int rank = -1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  NCCL_COMM_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   return rank;
 }
 
@@ -155,6 +158,10 @@ class NcclComm final : public Comm {
   }
 
   ~NcclComm() override {
+    // The last collectives complete while the monitor still watches them: a peer that died
+    // during them ends this process by the watchdog instead of hanging it in shutdown. An
+    // error on its way to main does not wait (ncclCommAbort below drops them).
+    if (!unwinding()) check_or_abort(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     {
       std::lock_guard<std::mutex> lock(stop_mutex_);
       stop_ = true;
@@ -170,7 +177,6 @@ class NcclComm final : public Comm {
       if (aborted != ncclSuccess)
         std::fprintf(stderr, "during error cleanup: ncclCommAbort failed: %s\n", ncclGetErrorString(aborted));
     } else {
-      check_or_abort(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
       if (ncclCommDestroy(comm_) != ncclSuccess) {
         std::fprintf(stderr, "fatal: ncclCommDestroy failed\n");
         std::abort();
@@ -288,7 +294,14 @@ class NcclComm final : public Comm {
     cudaEvent_t watch = nullptr;
     NCCL_COMM_CUDA_CHECK(cudaEventCreateWithFlags(&watch, cudaEventDisableTiming));
     const uint64_t seq = watchdog_.begin(op, peer_world, bytes, monotonic_now(), 0);
-    issue();
+    try {
+      issue();
+    } catch (...) {
+      // Never queued: the error goes to the caller; the watchdog must not report it as a hang.
+      watchdog_.cancel(seq);
+      check_or_abort(cudaEventDestroy(watch), "cudaEventDestroy");
+      throw;
+    }
     NCCL_COMM_CUDA_CHECK(cudaEventRecord(watch, stream_));
     watchdog_.attach(seq, reinterpret_cast<uint64_t>(watch));
     cudaEvent_t done = nullptr;
@@ -313,7 +326,10 @@ class NcclComm final : public Comm {
     std::unique_lock<std::mutex> lock(stop_mutex_);
     while (!stop_cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stop_; })) {
       ncclResult_t state = ncclSuccess;
-      if (ncclCommGetAsyncError(comm_, &state) == ncclSuccess && state != ncclSuccess && state != ncclInProgress)
+      const ncclResult_t queried = ncclCommGetAsyncError(comm_, &state);
+      if (queried != ncclSuccess)
+        die("ncclCommGetAsyncError failed on the " + name_ + " group: " + ncclGetErrorString(queried));
+      if (state != ncclSuccess && state != ncclInProgress)
         die("NCCL reported an asynchronous error on the " + name_ + " group: " + ncclGetErrorString(state));
       const double now = monotonic_now();
       std::optional<WatchedOp> late = watchdog_.poll(now, [this](uint64_t handle) {
@@ -334,6 +350,14 @@ class NcclComm final : public Comm {
   [[noreturn]] void die(const std::string& why) {
     std::fprintf(stderr, "fatal (rank %d): NCCL watchdog: %s; aborting the job\n", my_world_rank_, why.c_str());
     std::fflush(stderr);
+    // ncclCommAbort can itself block (a free that waits for a stuck stream, proxy teardown):
+    // the exit code must come regardless.
+    std::thread([] {
+      std::this_thread::sleep_for(std::chrono::seconds(kAbortGraceSeconds));
+      std::fprintf(stderr, "ncclCommAbort did not return within %d s; exiting\n", kAbortGraceSeconds);
+      std::fflush(stderr);
+      std::_Exit(3);
+    }).detach();
     const ncclResult_t aborted = ncclCommAbort(comm_);
     if (aborted != ncclSuccess) std::fprintf(stderr, "ncclCommAbort failed: %s\n", ncclGetErrorString(aborted));
     std::fflush(stderr);

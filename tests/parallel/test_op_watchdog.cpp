@@ -105,6 +105,22 @@ TEST_CASE("watchdog: a send names the peer it goes to and drain hands back what 
   CHECK(left[1].handle == 6);
   CHECK(w.in_flight() == 0);
 }
+TEST_CASE("watchdog: a cancelled op (its issue failed) is never reported, and the next one is watched") {
+  OpWatchdog w("data", 10);
+  auto never = [](uint64_t) { return false; };
+  const uint64_t failed = w.begin("all_reduce", -1, 64, 0.0, 0);
+  const uint64_t next = w.begin("all_gather", -1, 64, 5.0, 0);
+  w.cancel(failed);
+  w.cancel(failed);  // twice, or for a sequence number it never had: nothing happens
+  w.cancel(12345);
+  CHECK(w.in_flight() == 1);
+  CHECK_FALSE(w.poll(14.0, never));  // #1 would be late by now; #2 is not yet
+  w.attach(next, 7);
+  auto late = w.poll(16.0, never);
+  REQUIRE(late);
+  CHECK(late->seq == next);
+  CHECK(w.describe(*late, 16.0).find("all_gather #2 on the data group") != std::string::npos);
+}
 
 }  // namespace
 }  // namespace trainer

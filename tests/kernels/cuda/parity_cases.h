@@ -192,14 +192,18 @@ inline std::vector<ParityCase> layernorm_parity_cases() {
 
 // ---- attention ----
 // Shapes (B, T, H, Hkv, D): multi-head (Hkv = H), grouped and multi-query k/v heads, on the
-// tensor-core path (bf16, D = 64 and 128) and the scalar one (f32, other D), T off the tiles.
+// tensor-core path (bf16, D = 64 and 128) and the scalar one (f32, other D), T off the tiles
+// and across several row blocks and key tiles for both head sizes.
 inline std::vector<ParityCase> attention_parity_cases() {
   // bf16 rounds P and dS to bf16 inside the products as well as the outputs.
   const Tol tol{5e-5, 3e-2};
   const std::vector<std::vector<int64_t>> shapes = {
       {2, 37, 3, 3, 64}, {1, 130, 2, 2, 128}, {2, 17, 2, 2, 40}, {1, 1, 1, 1, 64}, {1, 64, 2, 2, 64},
       {1, 200, 1, 1, 128}, {1, 45, 2, 2, 96}, {2, 33, 1, 1, 16}, {2, 37, 4, 2, 64}, {1, 130, 4, 1, 128},
-      {2, 70, 8, 2, 64}, {2, 17, 6, 3, 40}, {1, 45, 3, 1, 8}, {1, 1, 2, 1, 64}, {1, 65, 2, 1, 96}};
+      {2, 70, 8, 2, 64}, {2, 17, 6, 3, 40}, {1, 45, 3, 1, 8}, {1, 1, 2, 1, 64}, {1, 65, 2, 1, 96},
+      // D = 64 past one 128-row block: forward row blocks after the first, the key-tile ring's
+      // reuse (tile 2 into buffer 0), dK/dV blocks at k0 > 0 and warps whose keys are all past T.
+      {1, 300, 2, 2, 64}, {1, 257, 4, 2, 64}};
   std::vector<ParityCase> cases;
   for (const auto& s : shapes) {
     const int64_t B = s[0], T = s[1], H = s[2], Hkv = s[3], C = s[2] * s[4], W = (H + 2 * Hkv) * s[4];

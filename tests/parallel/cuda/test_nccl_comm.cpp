@@ -3,12 +3,16 @@
 // the communication stream after queued compute work, async requests, split, and that
 // reductions reject u16. Multi-rank sums are checked where a multi-GPU machine runs the
 // trainer's data-parallel equivalence tests. Also: a one-rank world (and a one-rank split)
-// creates no NCCL communicator, and the watchdog ends a process whose receive never completes
-// with exit code 3 and a report naming the operation, group, sequence number and peer.
+// creates no NCCL communicator, and the watchdog ends a process whose collective never
+// completes with exit code 3 and a report naming the operation, group, sequence number and size.
+#include <cuda_runtime.h>
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
+#include "kernels/cuda/cuda_check.h"
 #include "parallel/cuda/nccl_comm.h"
 #include "parallel/device_comm.h"
 #include "parallel/local_comm.h"
@@ -117,27 +121,32 @@ TEST_CASE("a one-rank world on the GPU creates no NCCL communicator") {
   check_equal(gpu.read(out), x, "LocalComm all_gather on the GPU");
 }
 
-// Run only as the child of the next case (skipped unless --no-skip): a receive from ourselves
-// that no send matches.
-TEST_CASE("nccl watchdog child: a receive that never completes" * doctest::skip()) {
+// Run only as the child of the next case (skipped unless --no-skip). One rank can stall nothing
+// NCCL accepts (a receive from itself without a matching send is ncclInvalidUsage at once), so
+// the compute stream stalls instead, as a hung kernel would: a host function that sleeps 20 s
+// holds it, and the all-reduce queued behind it cannot start within the 2 s timeout.
+TEST_CASE("nccl watchdog child: a collective that never starts" * doctest::skip()) {
   REQUIRE(std::getenv("TRAINER_WATCHDOG_CHILD") != nullptr);
   MpiSession mpi;
   Rig rig = make_rig(Precision::fp32);
   std::unique_ptr<Comm> comm = make_nccl_comm(MPI_COMM_WORLD, *rig.gpu, "pipeline", 2);
   Tensors gpu(*rig.gpu);
   Tensor buf = gpu.alloc(DType::f32, {1024});
-  comm->recv_async(buf, 0, 0)->wait();
+  rig.gpu->synchronize();
+  TRAINER_CUDA_CHECK(cudaLaunchHostFunc(
+      cuda_backend_stream(*rig.gpu), [](void*) { std::this_thread::sleep_for(std::chrono::seconds(20)); }, nullptr));
+  comm->all_reduce_async(buf, ReduceOp::sum)->wait();
   rig.gpu->synchronize();  // blocks until the watchdog ends the process
-  FAIL("the receive completed");
+  FAIL("the stalled all-reduce completed before the watchdog ended the process");
 }
 
-TEST_CASE("nccl watchdog ends a stalled receive with exit code 3 and names it") {
+TEST_CASE("nccl watchdog ends a stalled collective with exit code 3 and names it") {
   const std::string self = binary_dir() + "/tests/test_parallel_cuda";
   RunResult r = run_command("TRAINER_WATCHDOG_CHILD=1 timeout 120 " + self +
-                            " --no-skip -tc='nccl watchdog child: a receive that never completes'");
+                            " --no-skip -tc='nccl watchdog child: a collective that never starts'");
   CAPTURE(r.output);
   CHECK(r.exit_code == 3);
-  CHECK(r.output.find("NCCL watchdog: recv #1 on the pipeline group from rank 0 (4096 bytes) did not complete "
+  CHECK(r.output.find("NCCL watchdog: all_reduce #1 on the pipeline group (4096 bytes) did not complete "
                       "within 2 s (parallel.timeout_s)") != std::string::npos);
 }
 
