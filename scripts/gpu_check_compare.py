@@ -291,6 +291,8 @@ def cmd_bench(args):
             total = sum(float(r.get("seconds_per_step", 0)) for r in rows if isinstance(r, dict))
             if total > 0 and isinstance(obj.get("step_s"), (int, float)):
                 out.append(f"# ops total {total:.4f} s per step of the {obj['step_s']:.4f} s step")
+            if isinstance(obj.get("roofline"), str):
+                out.append(f"# %roof: each op's floor at {obj['roofline']} as a share of its time")
             out += table
         with open(profile_out, "w") as f:
             f.write("\n".join(out) + "\n")
@@ -321,7 +323,7 @@ def cmd_bench(args):
     if obj.get("device_name"):
         parts.append(str(obj["device_name"]))
     if note:
-        parts.append(note)
+        parts.append(note + (f" (floors at {obj['roofline']})" if isinstance(obj.get("roofline"), str) else ""))
     print(", ".join(parts))
     if tok is None or tok <= 0:
         return 1

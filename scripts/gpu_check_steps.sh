@@ -96,6 +96,14 @@ bench_cmd() {  # bench_cmd 124m|1p5b|cudnn
   local p
   p=$(bench_profile_flag)
   [ -n "$p" ] && CMD+=("$p")
+  [ -n "$p" ] && bench_measured_ceilings && CMD+=(--ceilings measured)
+}
+# True on the GPU whose ceilings are on record (flops.h: the plain "NVIDIA H200" in bf16), when
+# this trainer's bench has --ceilings: %roof then reads against what a kernel can reach there.
+bench_measured_ceilings() {
+  [ "$DRY_RUN" = 1 ] && return 1
+  "$TRAINER" bench --help 2>/dev/null | grep -q -- '--ceilings' || return 1
+  [ "$("$NVSMI" --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" = "NVIDIA H200" ]
 }
 mpi_cmd() {  # mpi_cmd: the launcher for 2 ranks on this node
   CMD=(mpiexec --allow-run-as-root --oversubscribe -n 2 -x OMP_NUM_THREADS=4)
@@ -337,7 +345,7 @@ bench_label() {  # bench_label 124m|1p5b|cudnn: the name in the comparison table
 }
 bench_plan() {
   bench_cmd "$1"
-  show "$(quote "${CMD[@]}") > $WORK/bench_$1.out   (--profile when trainer bench has it)"
+  show "$(quote "${CMD[@]}") > $WORK/bench_$1.out   (--profile when trainer bench has it; with --ceilings measured on an NVIDIA H200)"
   show "python3 $COMPARE bench $WORK/bench_$1.out $OUT/bench_$1.json $OUT/profile_$1.txt $(quote "$(bench_label "$1")")"
 }
 bench_step() {  # bench_step 124m|1p5b|cudnn

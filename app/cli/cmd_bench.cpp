@@ -185,7 +185,7 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
         "\"flops_per_token\": {:.6g}, \"peak_flops_per_rank\": {:.6g}, \"steps\": {}, \"warmup\": {}, "
         "\"loss\": {:.6g}, \"device_name\": \"{}\", \"peak_kind\": \"{}\", \"device_memory_used_bytes\": {}, "
         "\"device_memory_total_bytes\": {}, \"startup_s\": {:.6g}, \"init_params_s\": {:.6g}, "
-        "\"memory_bandwidth_bytes_per_s\": {}, \"profile\": {}}}\n",
+        "\"memory_bandwidth_bytes_per_s\": {}, \"roofline\": {}, \"profile\": {}}}\n",
         tok_s, tok_s / world, mfu_json, step_s, red[1], red[2], red[3], red[4], red[5], fmt::join(bubbles, ", "), peak_mem, double(red[7]),
         bubble_measured, bubble_model, world, p.data, p.tensor, p.pipeline, p.zero, schedule_name(p.schedule),
         p.virtual_stages, recipe.train.micro_batch,
@@ -193,6 +193,7 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
         o.steps, o.warmup, last_loss, json_escape(backend.device_name()), peak_kind_name(peak.kind), dm.used_bytes(),
         dm.total_bytes, t.startup_seconds().total, t.startup_seconds().params,
         roof.roof.bytes_per_s > 0 ? fmt::format("{:.6g}", roof.roof.bytes_per_s) : "null",
+        roof.roof.known() ? "\"" + roof.describe() + "\"" : "null",
         t.profiler() ? profile_json(t.profiler()->rows(), o.steps, roof.roof) : "null");
   } else {
     fmt::print("bench: {} timed steps after {} warm-up, {} tokens per step\n", o.steps, o.warmup, t.tokens_per_step());

@@ -15,7 +15,7 @@ need = ["tokens_per_s", "tokens_per_s_per_rank", "mfu", "step_s", "forward_s", "
         "zero", "schedule", "micro_batch", "global_batch", "seq_len", "device", "precision", "flops_per_token",
         "peak_flops_per_rank", "device_name", "peak_kind", "device_memory_used_bytes", "device_memory_total_bytes",
         "profile", "virtual_stages", "bubble_fraction", "bubble_fraction_model", "startup_s", "init_params_s",
-        "memory_bandwidth_bytes_per_s"]
+        "memory_bandwidth_bytes_per_s", "roofline"]
 missing = [k for k in need if k not in d]
 assert not missing, missing
 assert d["world"] == int(sys.argv[2]), d["world"]
@@ -47,6 +47,12 @@ if len(sys.argv) > 3:
     # every row's floor is the larger of its two terms at that bandwidth and the CPU's peak.
     bw = float(sys.argv[4]) * 1e9 if len(sys.argv) > 4 else None
     assert d["memory_bandwidth_bytes_per_s"] == bw, (d["memory_bandwidth_bytes_per_s"], bw)
+    # The figures the floors used, and where each came from.
+    if bw is None:
+        assert d["roofline"] is None, d["roofline"]
+    else:
+        assert d["roofline"].startswith(f"{bw / 1e9:g} GB/s (--bandwidth) and "), d["roofline"]
+        assert d["roofline"].endswith(" TFLOP/s (the CPU estimate, 0.25 per thread)"), d["roofline"]
     for r in prof:
         if bw is None:
             assert r["floor_seconds_per_step"] is None, r

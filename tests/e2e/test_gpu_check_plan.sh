@@ -207,6 +207,13 @@ expect 0 '^w, 1,000 tok/s, top ops: matmul 50%, add 38%, gelu 12%; furthest abov
   bench "$m/roof.out" "$m/roof.json" "$m/profile_roof.txt" w
 grep -qE '^matmul +s +0.004 +0.003 +50.0% +75 *$' "$m/profile_roof.txt" || fail "%roof: $(cat "$m/profile_roof.txt")"
 grep -qE '^gelu +u +0.001 +- +12.5% +- *$' "$m/profile_roof.txt" || fail "%roof without a floor: $(cat "$m/profile_roof.txt")"
+# The figures the floors used, when bench names them: in the summary and above the table.
+echo '{"tokens_per_s": 1000, "roofline": "4300 GB/s (measured) and 790 TFLOP/s (measured)", "profile": [{"op": "matmul", "shape": "s", "seconds_per_step": 0.004, "floor_seconds_per_step": 0.003}]}' \
+  >"$m/roof2.out"
+expect 0 '^v, 1,000 tok/s, top ops: matmul 100%; furthest above the roofline: matmul s \+1.000 ms \(floors at 4300 GB/s \(measured\) and 790 TFLOP/s \(measured\)\)$' \
+  bench "$m/roof2.out" "$m/roof2.json" "$m/profile_roof2.txt" v
+grep -q '^# %roof: each op.s floor at 4300 GB/s (measured) and 790 TFLOP/s (measured) as a share of its time$' "$m/profile_roof2.txt" \
+  || fail "roofline header: $(cat "$m/profile_roof2.txt")"
 echo '{"tokens_per_s": 1000, "profile": null}' >"$m/bench3.out"
 expect 0 '^y, 1,000 tok/s$' bench "$m/bench3.out" "$m/bench3.json" "$m/profile3.txt" y
 [[ ! -e "$m/profile3.txt" ]] || fail "a profile file without a profile"
