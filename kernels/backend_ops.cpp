@@ -5,6 +5,8 @@
 // message starts "<op>: <argument> ", so a bad call names itself. A call that passes costs a
 // few comparisons per argument: nothing is allocated and no message is formatted.
 #include <cmath>
+#include <cstdio>
+#include <exception>
 #include <string>
 #include <utility>
 
@@ -472,11 +474,24 @@ auto Backend::enter(const Op& op) {
   if (!profiler_) return compute(op);
   auto [name, shape] = profile_key(op);
   const OpCost cost{double(k.bytes_moved()), op_flops(op)};
-  // The closing mark is recorded even when compute throws, so marks stay paired.
+  // The closing mark is recorded even when compute throws, so marks stay paired. A mark can
+  // fail too (a device timer reports an earlier kernel's sticky error): it propagates, except
+  // while compute's own error unwinds, where a second exception would end the process.
   struct Close {
     OpProfiler* profiler;
     OpProfiler::Open open;
-    ~Close() { profiler->end(open); }
+    int unwinding = std::uncaught_exceptions();
+    ~Close() noexcept(false) {
+      if (std::uncaught_exceptions() == unwinding) {
+        profiler->end(open);
+        return;
+      }
+      try {
+        profiler->end(open);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "op profiler: closing mark during an error: %s\n", e.what());
+      }
+    }
   } close{profiler_, profiler_->begin(name, std::move(shape), cost)};
   return compute(op);
 }

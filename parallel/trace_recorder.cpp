@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 
 #include "kernels/backend.h"
 
@@ -154,6 +155,7 @@ TraceScope::TraceScope(TraceRecorder* recorder, std::string name, const char* ca
       name_(std::move(name)),
       category_(category),
       args_(std::move(args)) {
+  unwinding_ = std::uncaught_exceptions();
   if (!recorder_) return;
   start_us_ = recorder_->now_us();
   if (recorder_->records_device(category_)) {
@@ -162,13 +164,24 @@ TraceScope::TraceScope(TraceRecorder* recorder, std::string name, const char* ca
   }
 }
 
-TraceScope::~TraceScope() {
+TraceScope::~TraceScope() noexcept(false) {
   if (!recorder_) return;
-  recorder_->complete(name_, category_, TraceRecorder::kMainThread, start_us_, recorder_->now_us(), args_);
-  // The device span needs its start mark from this anchor: none when the anchor moved meanwhile.
-  if (device_begin_ >= 0 && recorder_->records_device(category_) &&
-      device_anchor_ == recorder_->device_anchor_count())
-    recorder_->device_span(name_, category_, device_begin_, recorder_->device_mark(), args_);
+  const auto close = [&] {
+    recorder_->complete(name_, category_, TraceRecorder::kMainThread, start_us_, recorder_->now_us(), args_);
+    // The device span needs its start mark from this anchor: none when the anchor moved meanwhile.
+    if (device_begin_ >= 0 && recorder_->records_device(category_) &&
+        device_anchor_ == recorder_->device_anchor_count())
+      recorder_->device_span(name_, category_, device_begin_, recorder_->device_mark(), args_);
+  };
+  if (std::uncaught_exceptions() == unwinding_) {
+    close();
+    return;
+  }
+  try {
+    close();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "trace: closing %s during an error: %s\n", name_.c_str(), e.what());
+  }
 }
 
 }  // namespace trainer

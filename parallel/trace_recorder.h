@@ -109,7 +109,9 @@ std::string json_quote(const std::string& text);
 class TraceScope {
  public:
   TraceScope(TraceRecorder* recorder, std::string name, const char* category, std::vector<TraceArg> args = {});
-  ~TraceScope();
+  // A failing device mark (a sticky CUDA error) propagates, except while another error unwinds
+  // through the scope: then it is reported on stderr, as a second exception would end the process.
+  ~TraceScope() noexcept(false);
   TraceScope(const TraceScope&) = delete;
   TraceScope& operator=(const TraceScope&) = delete;
   void add(TraceArg arg) { args_.push_back(std::move(arg)); }
@@ -122,6 +124,7 @@ class TraceScope {
   double start_us_ = 0;
   int device_begin_ = -1;  // the device mark at construction, -1 for none
   uint64_t device_anchor_ = 0;  // the anchor that mark belongs to
+  int unwinding_ = 0;  // std::uncaught_exceptions() at construction
 };
 
 }  // namespace trainer

@@ -4,6 +4,7 @@
 // anchor leaves no device span, and flushing waits only on the marks it converts.
 #include <doctest/doctest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -138,4 +139,41 @@ TEST_CASE("trace device spans: a recorder without a device timer records host sp
   const std::string json = rec.events_json();
   CHECK(!event_on(json, "forward", TraceRecorder::kMainThread).empty());
   CHECK(event_on(json, "forward", TraceRecorder::kDeviceThread).empty());
+}
+
+// A device timer whose marks fail after the first `ok` (as CUDA events report an earlier
+// kernel's sticky error).
+class FailingTimer final : public EventTimer {
+ public:
+  explicit FailingTimer(int ok) : ok_(ok) {}
+  int record() override {
+    if (used_ >= ok_) throw std::runtime_error("sticky device error");
+    return used_++;
+  }
+  double seconds(int, int) override { return 0; }
+  void reset() override { used_ = 0; }
+
+ private:
+  int ok_;
+  int used_ = 0;
+};
+
+TEST_CASE("trace device spans: a failing closing mark propagates, but never over the scope's own error") {
+  FailingTimer timer(1);  // the scope's opening mark works, its closing one fails
+  TraceRecorder rec(0);
+  rec.set_device_timer(&timer);
+  rec.set_enabled(true);
+  rec.anchor_device();
+  // The error that unwinds through the scope is the one the caller sees (a second one would
+  // end the process with std::terminate).
+  timer.reset();
+  const auto body_fails = [&] {
+    TraceScope forward(&rec, "forward", "compute");
+    throw std::invalid_argument("the step's own error");
+  };
+  CHECK_THROWS_WITH_AS(body_fails(), "the step's own error", std::invalid_argument);
+  // Without another error, the mark's failure is the scope's.
+  timer.reset();
+  const auto body_ok = [&] { TraceScope forward(&rec, "forward", "compute"); };
+  CHECK_THROWS_WITH_AS(body_ok(), "sticky device error", std::runtime_error);
 }
