@@ -10,9 +10,9 @@
 #     against the signed index and this script re-checks their sha256 on every run), MANIFEST.txt
 #     (package, version, arch, sha256, file, role per package), PRUNE.txt, unpack.sh, env.sh and
 #     README.txt. `du -sb DIR` must stay at or under 48 MiB, or this script exits 1.
-#   - DIR/prefix/ is derived, never carried and not counted: env.sh makes it on first use
-#     (unpack.sh extracts the debs, drops what PRUNE.txt names, relocates). An outdated one is
-#     removed here; a current one (this machine sourced env.sh) is kept.
+#   - DIR/prefix/ is derived and never carried: env.sh makes it on first use (unpack.sh extracts
+#     the debs, drops what PRUNE.txt names, relocates). Any one here is removed, so that DIR as
+#     a whole can be carried.
 #   - Re-running reuses every deb whose sha256 still matches the index (no network then); a deb
 #     whose package is no longer listed or whose version changed is replaced.
 #   - Every ELF file the unpacked prefix keeps needs only libraries that the bundle itself holds
@@ -329,16 +329,13 @@ EOF
 } >"$DIR/README.txt"
 
 # ---- size of what is carried ----
-# prefix/ (and its lock) is derived and never carried. A prefix made from an older state of the
-# bundle is removed (env.sh would replace it anyway); a current one may be in use and stays.
-stamp="$(cat "$DIR/MANIFEST.txt" "$DIR/PRUNE.txt" "$DIR/unpack.sh" | sha256sum | cut -d' ' -f1)"
-if [[ -e "$DIR/prefix" && "$(cat "$DIR/prefix/.stamp" 2>/dev/null)" != "$stamp" ]]; then
-  echo "gpu_bundle.sh: removing the outdated $DIR/prefix (env.sh unpacks it again on first use)" >&2
-  rm -rf "$DIR/prefix" "$DIR"/prefix.tmp.*
+# prefix/ (and its lock) is derived: env.sh unpacks it again on first use. It is always removed
+# here, since the device tool's carry takes the whole folder and cannot leave a sub-folder out
+# (the unpacked prefix is about 59 MB: with it the carry would pass its 64 MiB).
+if [[ -e "$DIR/prefix" ]] || compgen -G "$DIR/prefix.*" >/dev/null; then
+  echo "gpu_bundle.sh: removing $DIR/prefix, this machine's unpacked copy (env.sh unpacks it again on first use)" >&2
+  rm -rf "$DIR/prefix" "$DIR"/prefix.*
 fi
-bytes="$(du -sb --exclude=prefix --exclude='prefix.*' "$DIR" | cut -f1)"
-if [[ -e "$DIR/prefix" ]]; then
-  echo "gpu_bundle.sh: note: $DIR/prefix is this machine's unpacked copy ($(du -sm "$DIR/prefix" | cut -f1) MiB); do not carry it (rsync -a --exclude=/prefix --exclude='/prefix.*')" >&2
-fi
+bytes="$(du -sb "$DIR" | cut -f1)"
 echo "gpu_bundle.sh: $DIR: ${#names[@]} packages ($fetched downloaded now), $bytes bytes to carry ($(awk -v b="$bytes" 'BEGIN {printf "%.1f", b / 1048576}') MiB; limit 48 MiB)"
 [[ $bytes -le $MAX_BYTES ]] || die "$DIR is $bytes bytes, over the 48 MiB ($MAX_BYTES bytes) limit"

@@ -31,10 +31,12 @@ die() { echo "gpu_bundle_check.sh: $*" >&2; exit 1; }
 say() { echo "== $*"; }
 ok() { echo "   ok: $*"; }
 
-# The packages whose system copies are hidden besides the bundle's own (only those installed).
+# The packages whose system copies are hidden besides the bundle's own (only those installed);
+# pkg-config among them, which the bundle does not carry.
 EXTRA_HIDDEN="libibverbs1 ibverbs-providers librdmacm1 libfabric1 libucx0 libpsm2-2 libpsm-infinipath1
               libnl-3-200 libnl-route-3-200 libibverbs-dev libhwloc-dev libhwloc-plugins libevent-dev
-              libevent-2.1-7 libevent-extra-2.1-7 libevent-openssl-2.1-7 libpmix-dev libgfortran-12-dev"
+              libevent-2.1-7 libevent-extra-2.1-7 libevent-openssl-2.1-7 libpmix-dev libgfortran-12-dev
+              pkg-config pkgconf pkgconf-bin"
 # Files of hidden packages left visible: the reference-BLAS/LAPACK ABI copies of OpenBLAS that
 # Debian's python3-numpy / python3-torch load through the libblas.so.3 / liblapack.so.3
 # alternatives (the tests' /usr/bin/python3 is the system's; the bundle does not carry them and
@@ -95,6 +97,10 @@ inside() {  # runs in the private mount namespace; WORK, MODE, BUNDLE, JOBS come
   /usr/bin/mpicc --version >/dev/null 2>&1 && die "/usr/bin/mpicc still runs"
   /usr/bin/mpiexec --version >/dev/null 2>&1 && die "/usr/bin/mpiexec still runs"
   ok "/usr/bin/mpicc and /usr/bin/mpiexec do not run"
+  # The bundle prunes pkg-config files and carries no pkg-config: CMake must find every
+  # dependency without one (a GPU machine may have none).
+  pkg-config --version >/dev/null 2>&1 && die "pkg-config still runs"
+  ok "pkg-config does not run"
   local probe="$WORK/probe.cpp" header use
   while IFS='|' read -r header use; do
     printf '#include <%s>\nint main() { %s; return 0; }\n' "$header" "$use" >"$probe"

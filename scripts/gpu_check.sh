@@ -13,10 +13,12 @@
 #   --dry-run      print the plan (steps, budgets, commands) and exit 0; runs nothing, any machine
 # Output: everything goes to ${OUT:-DIR/gpu_check} (the device tool sets OUT to a folder that
 # comes back): log.txt (all output), summary.txt (rewritten before and after every step, so a
-# killed run still says what it had), bench_124m.json, bench_1p5b.json, bench_cudnn.json,
-# profile_124m.txt, profile_1p5b.txt, profile_cudnn.txt (per-op tables of `trainer bench --profile`), kernel_resources.tsv
-# (registers, shared, stack, local memory and spills per kernel), losses.tsv (the tiny runs'
-# losses side by side). Scratch (data, metrics files, raw outputs): DIR/gpu_check_work.
+# killed run still says what it had), bench.jsonl (one line per bench step: its JSON with
+# "check": 124m, 1p5b or cudnn), profiles.txt (their per-op tables of `trainer bench --profile`,
+# one after another), kernel_resources.tsv (registers, shared, stack, local memory and spills
+# per kernel), losses.tsv (the tiny runs' losses side by side): six files and summary.tmp at
+# most, since the device tool returns at most 8. Scratch (data, metrics files, raw outputs,
+# each bench's own files): DIR/gpu_check_work.
 # Exit code: 0 every step passed or was skipped, 1 a step failed, 2 usage error, 77 no GPU
 # (nvidia-smi missing or failing; --dry-run needs none).
 #
@@ -238,6 +240,11 @@ main() {
   fi
 
   BUNDLE_NOTE="none ($BUNDLE/env.sh not found)"
+  # The machine's own library path, before the bundle's: python3 with torch and transformers
+  # runs with it (sys_python3), so that the bundle's Debian libraries never shadow the ones its
+  # wheels were built against. Kept from the first process (steps run as child processes).
+  : "${GPU_CHECK_SYSTEM_LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}}"
+  export GPU_CHECK_SYSTEM_LD_LIBRARY_PATH
   if [ -f "$BUNDLE/env.sh" ]; then
     set +u
     # shellcheck disable=SC1091

@@ -21,7 +21,7 @@ hf_cmds() {  # hf_cmds NAME RECIPE: sets HF_TRAIN, HF_EXPORT, HF_SAMPLE, HF_COMP
   HF_EXPORT=("$TRAINER" ckpt export "$dir/ckpt" --format hf --out "$dir/hf")
   HF_SAMPLE=("$TRAINER" sample "$dir/ckpt" --prompt "$HF_PROMPT" --tokens 6 --temperature 0
              --logits "$dir/trainer_logits.json")
-  HF_COMPARE=(python3 "$HF_CHECK" "$dir/hf" "$dir/trainer_logits.json" --rtol "$HF_RTOL")
+  HF_COMPARE=(sys_python3 "$HF_CHECK" "$dir/hf" "$dir/trainer_logits.json" --rtol "$HF_RTOL")
 }
 plan_hf_logits() {
   echo "      (SKIP unless python3 -c 'import transformers' works; for each of $HF_MODELS:)"
@@ -33,7 +33,7 @@ plan_hf_logits() {
   done
 }
 step_hf_logits() {
-  if ! python3 -c 'import transformers, torch' 2>/dev/null; then
+  if ! sys_python3 -c 'import transformers, torch' 2>/dev/null; then
     result "python3 has no transformers (or torch): nothing to compare with"
     return 77
   fi

@@ -26,6 +26,10 @@ result() {  # result TEXT: the step's one-line result for the summary
   local text="${1#FAIL: }"
   printf '%s\n' "${text:0:400}" >"$STEP_RESULT"
 }
+sys_python3() {  # python3 with the machine's own library path (torch, transformers)
+  env HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LD_LIBRARY_PATH="${GPU_CHECK_SYSTEM_LD_LIBRARY_PATH:-${LD_LIBRARY_PATH:-}}" \
+    python3 "$@"
+}
 need_trainer() {
   [ -x "$TRAINER" ] && return 0
   result "no $TRAINER (build failed or skipped)"
@@ -130,7 +134,7 @@ step_prereqs() {
   local prefixes=()
   IFS=: read -ra prefixes <<<"${CMAKE_PREFIX_PATH:-}"
   for p in "${prefixes[@]}"; do dirs+=("$p/include" "$p/include/x86_64-linux-gnu"); done
-  for h in yaml-cpp/yaml.h CLI/CLI.hpp fmt/core.h doctest/doctest.h xxhash.h cblas.h; do
+  for h in yaml-cpp/yaml.h CLI/CLI.hpp fmt/core.h doctest/doctest.h xxhash.h zlib.h zstd.h cblas.h; do
     local found=0 d
     for d in "${dirs[@]}"; do
       [ -e "$d/$h" ] || [ -e "$d/openblas-openmp/$h" ] || [ -e "$d/x86_64-linux-gnu/openblas-openmp/$h" ] && found=1
@@ -200,11 +204,12 @@ step_build() {
   result "trainer + test_cuda + test_parallel_cuda${extra[*]:+ + ${extra[*]}} for sm_$ARCH ($gen, $(nproc) jobs): configure $(((t1 - t0) / 1000)) s, build $((($(now_ms) - t1) / 1000)) s"
 }
 
-plan_ctest() { show "ctest --test-dir $BUILD -L cuda --output-on-failure --timeout 120"; }
+plan_ctest() { show "ctest --test-dir $BUILD -L cuda -j 4 --output-on-failure --timeout 120"; }
 step_ctest() {
   [ -x "$BUILD/tests/test_cuda" ] || { result "no $BUILD/tests/test_cuda (build failed or skipped)"; return 77; }
   local log="$WORK/ctest.txt" rc
-  x ctest --test-dir "$BUILD" -L cuda --output-on-failure --timeout 120 2>&1 | tee "$log"
+  # Four at a time: each case is its own process, most of it CUDA, cuBLASLt and cuDNN set-up.
+  x ctest --test-dir "$BUILD" -L cuda -j 4 --output-on-failure --timeout 120 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   local total failed skipped names
   total=$(grep -oE 'tests failed out of [0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
@@ -346,7 +351,24 @@ bench_label() {  # bench_label 124m|1p5b|cudnn: the name in the comparison table
 bench_plan() {
   bench_cmd "$1"
   show "$(quote "${CMD[@]}") > $WORK/bench_$1.out   (--profile when trainer bench has it; with --ceilings measured on an NVIDIA H200)"
-  show "python3 $COMPARE bench $WORK/bench_$1.out $OUT/bench_$1.json $OUT/profile_$1.txt $(quote "$(bench_label "$1")")"
+  show "python3 $COMPARE bench $WORK/bench_$1.out $WORK/bench_$1.json $WORK/profile_$1.txt $(quote "$(bench_label "$1")")"
+  show "(every bench so far -> $OUT/bench.jsonl, one line each; their profiles -> $OUT/profiles.txt)"
+}
+# The device returns at most 8 files from OUT: the benches share two, rewritten after each one.
+collect_benches() {
+  local f names=()
+  for f in "$WORK"/bench_*.json; do [ -f "$f" ] && names+=("$f"); done
+  [ "${#names[@]}" -gt 0 ] || return 0
+  python3 - "${names[@]}" >"$OUT/bench.jsonl" <<'PY'
+import json, os, sys
+for path in sys.argv[1:]:
+    obj = json.load(open(path))
+    obj["check"] = os.path.basename(path)[len("bench_"):-len(".json")]
+    print(json.dumps(obj, sort_keys=True))
+PY
+  : >"$OUT/profiles.txt"
+  for f in "$WORK"/profile_*.txt; do [ -f "$f" ] && { cat "$f"; echo; } >>"$OUT/profiles.txt"; done
+  return 0
 }
 bench_step() {  # bench_step 124m|1p5b|cudnn
   need_trainer || return $?
@@ -364,8 +386,11 @@ bench_step() {  # bench_step 124m|1p5b|cudnn
   local label
   label=$(bench_label "$1")
   [[ " ${CMD[*]} " == *" --profile "* ]] || label="$label (no --profile in this trainer)"
-  verdict bench "$out" "$OUT/bench_$1.json" "$OUT/profile_$1.txt" "$label" || return $?
-  [ -f "$OUT/profile_$1.txt" ] && cat "$OUT/profile_$1.txt"
+  local v=0
+  verdict bench "$out" "$WORK/bench_$1.json" "$WORK/profile_$1.txt" "$label" || v=$?
+  collect_benches
+  [ "$v" = 0 ] || return "$v"
+  [ -f "$WORK/profile_$1.txt" ] && cat "$WORK/profile_$1.txt"
   return 0
 }
 plan_bench_124m() { bench_plan 124m; }

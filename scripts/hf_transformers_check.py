@@ -34,7 +34,9 @@ def main():
         return 77
     with open(a.logits_json) as f:
         ref = json.load(f)
-    model = transformers.AutoModelForCausalLM.from_pretrained(a.dir, torch_dtype=torch.float32)
+    # No dtype argument (transformers 5 renamed torch_dtype to dtype): load, then go to f32,
+    # which is exact from either of the dtypes the trainer exports.
+    model = transformers.AutoModelForCausalLM.from_pretrained(a.dir).float()
     model.eval()
     ids, prompt, rows = ref["ids"], ref["prompt_ids"], ref["logits"]
     with torch.no_grad():

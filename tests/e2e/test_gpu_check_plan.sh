@@ -77,6 +77,30 @@ grep -q "SKIP build: needs ~5s" "$work/out_c/log.txt" || fail "log.txt lacks the
 (( took <= 8 + 5 )) || fail "deadline 8 s: the run took ${took} s"
 n=$(find "$work/out_c" -type f | wc -l)
 (( n <= 8 )) || fail "$n files in OUT: $(ls "$work/out_c")"
+# Every file a full run can write to OUT has a fixed name, and there are at most 8 of them (the
+# device tool returns no more): the fake run above makes few, so read the scripts' own list.
+out_files=$(grep -ohE '"\$OUT/[^" ]+' scripts/gpu_check*.sh | sed 's/^"\$OUT\///' | sort -u)
+grep -q '\$' <<<"$out_files" && fail "a file in OUT named from a variable: $out_files"
+n=$(wc -l <<<"$out_files")
+(( n <= 8 )) || fail "$n files can be written to OUT: $out_files"
+for f in summary.txt log.txt bench.jsonl profiles.txt; do
+  grep -qx "$f" <<<"$out_files" || fail "no $f among the OUT files: $out_files"
+done
+# The benches share bench.jsonl (one line each, named by "check") and profiles.txt.
+(
+  WORK="$work/collect/work" OUT="$work/collect/out"
+  mkdir -p "$WORK" "$OUT"
+  # shellcheck source=/dev/null
+  source scripts/gpu_check_steps.sh
+  echo '{"tokens_per_s": 1}' >"$WORK/bench_124m.json"
+  echo '{"tokens_per_s": 2}' >"$WORK/bench_cudnn.json"
+  echo "# gpt2-124m table" >"$WORK/profile_124m.txt"
+  collect_benches
+  [[ $(wc -l <"$OUT/bench.jsonl") == 2 ]] || fail "bench.jsonl: $(cat "$OUT/bench.jsonl")"
+  grep -qx '{"check": "124m", "tokens_per_s": 1}' "$OUT/bench.jsonl" || fail "bench.jsonl: $(cat "$OUT/bench.jsonl")"
+  grep -qx '{"check": "cudnn", "tokens_per_s": 2}' "$OUT/bench.jsonl" || fail "bench.jsonl: $(cat "$OUT/bench.jsonl")"
+  grep -qx '# gpt2-124m table' "$OUT/profiles.txt" || fail "profiles.txt: $(cat "$OUT/profiles.txt")"
+) || exit 1
 
 # The timeout is capped at the time left: a step that would sleep 60 s is cut at the deadline.
 t0=$(date +%s)
