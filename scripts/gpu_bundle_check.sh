@@ -16,9 +16,10 @@
 #      texts), configures and builds into WORK/build, checks that CMakeCache.txt and the compile
 #      commands name no hidden path and that trainer's libraries resolve into the bundle (ldd);
 #   5. runs ctest -LE cuda (all tests but the CUDA ones; --quick: the unit and mpi labels and three
-#      e2e tests). The torch-parity test uses the system's python3-torch, which itself links the
-#      libraries hidden in step 2 (libibverbs via its distributed backends): it runs afterwards,
-#      outside the namespace, against the same build and with the bundle's env.sh.
+#      e2e tests). The torch tests (GPT-2 and Llama parity, HF logits) use the system's
+#      python3-torch, which links the libraries hidden in step 2 (libibverbs via its distributed
+#      backends): they run afterwards, outside the namespace, against the same build and with the
+#      bundle's env.sh (not in --quick mode).
 # Exit 0 only when every step passed. The mounts vanish with the namespace. WORK (default: a new
 # /tmp/gpu-bundle-check.XXXXXX) is removed after a successful run unless it was given.
 #   JOBS=N   build parallelism (default: nproc)
@@ -41,8 +42,13 @@ EXTRA_HIDDEN="libibverbs1 ibverbs-providers librdmacm1 libfabric1 libucx0 libpsm
 # Debian's python3-numpy / python3-torch load through the libblas.so.3 / liblapack.so.3
 # alternatives (the tests' /usr/bin/python3 is the system's; the bundle does not carry them and
 # step 4 checks that trainer does not load them).
-KEEP_VISIBLE="/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3 /usr/lib/x86_64-linux-gnu/openblas-openmp/liblapack.so.3"
-TORCH_TEST="torch parity: 5 optimizer steps"
+# The system's libzstd.so.1 (libzstd1, which the bundle carries for the trainer) stays too:
+# dpkg-deb itself, which unpack.sh runs, links it, as on every Debian and Ubuntu system.
+KEEP_VISIBLE="/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3 /usr/lib/x86_64-linux-gnu/openblas-openmp/liblapack.so.3
+              $(dpkg-query -L libzstd1 2>/dev/null | grep -E '/libzstd\.so\.1[.0-9]*$' | tr '\n' ' ')"
+# The tests that run the system's python3-torch (a regex for ctest -R / -E): the GPT-2 and Llama
+# parity runs and the Hugging Face logits checks.
+TORCH_TEST="torch parity|hf logits parity"
 
 inside() {  # runs in the private mount namespace; WORK, MODE, BUNDLE, JOBS come from the environment
   local empty_dir="$WORK/empty-dir" empty_file="$WORK/empty-file" kind path n_dirs=0 n_files=0
