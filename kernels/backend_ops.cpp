@@ -490,6 +490,8 @@ auto Backend::enter(const Op& op) {
         profiler->end(open);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "op profiler: closing mark during an error: %s\n", e.what());
+      } catch (...) {
+        std::fprintf(stderr, "op profiler: closing mark during an error: an unknown exception\n");
       }
     }
   } close{profiler_, profiler_->begin(name, std::move(shape), cost)};

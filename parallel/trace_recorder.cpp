@@ -181,6 +181,8 @@ TraceScope::~TraceScope() noexcept(false) {
     close();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "trace: closing %s during an error: %s\n", name_.c_str(), e.what());
+  } catch (...) {
+    std::fprintf(stderr, "trace: closing %s during an error: an unknown exception\n", name_.c_str());
   }
 }
 

@@ -242,8 +242,9 @@ main() {
   BUNDLE_NOTE="none ($BUNDLE/env.sh not found)"
   # The machine's own library path, before the bundle's: python3 with torch and transformers
   # runs with it (sys_python3), so that the bundle's Debian libraries never shadow the ones its
-  # wheels were built against. Kept from the first process (steps run as child processes).
-  : "${GPU_CHECK_SYSTEM_LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}}"
+  # wheels were built against. Kept from the first process (steps run as child processes);
+  # where env.sh was sourced before this script, the path it found then.
+  : "${GPU_CHECK_SYSTEM_LD_LIBRARY_PATH=${TRAINER_BUNDLE_ORIG_LD_LIBRARY_PATH-${LD_LIBRARY_PATH:-}}}"
   export GPU_CHECK_SYSTEM_LD_LIBRARY_PATH
   if [ -f "$BUNDLE/env.sh" ]; then
     set +u
@@ -256,6 +257,8 @@ main() {
   detect_gpu
   cd "$ROOT" || exit 1
   mkdir -p "$BUILD" "$OUT" "$WORK" || { echo "gpu_check: cannot create $BUILD, $OUT or $WORK" >&2; exit 1; }
+  # bench.jsonl and profiles.txt gather the benches of this run only.
+  rm -f "$WORK"/bench_*.json "$WORK"/profile_*.txt "$OUT/bench.jsonl" "$OUT/profiles.txt"
   exec > >(tee "$OUT/log.txt") 2>&1
   TEE_PID=$!
   export ROOT OUT WORK BUILD TRAINER ARCH NGPU NVSMI NVCC CUDA_BIN FAKE DRY_RUN PATH

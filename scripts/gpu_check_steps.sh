@@ -27,7 +27,7 @@ result() {  # result TEXT: the step's one-line result for the summary
   printf '%s\n' "${text:0:400}" >"$STEP_RESULT"
 }
 sys_python3() {  # python3 with the machine's own library path (torch, transformers)
-  env HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LD_LIBRARY_PATH="${GPU_CHECK_SYSTEM_LD_LIBRARY_PATH:-${LD_LIBRARY_PATH:-}}" \
+  env HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LD_LIBRARY_PATH="${GPU_CHECK_SYSTEM_LD_LIBRARY_PATH-${LD_LIBRARY_PATH:-}}" \
     python3 "$@"
 }
 need_trainer() {
@@ -373,6 +373,7 @@ PY
 bench_step() {  # bench_step 124m|1p5b|cudnn
   need_trainer || return $?
   local out="$WORK/bench_$1.out" err="$WORK/bench_$1.err" rc
+  rm -f "$WORK/bench_$1.json" "$WORK/profile_$1.txt"
   bench_cmd "$1"
   # stderr (and the command line) live into the log; stdout (the JSON line) into a file.
   x "${CMD[@]}" 2>&1 >"$out" | tee "$err"

@@ -121,8 +121,11 @@ double device_memory_bandwidth(Device device, const std::string& device_name) {
 }
 
 std::string RooflineChoice::describe() const {
+  // Whole numbers from 100 up ("4300 GB/s", "12345 GB/s"), three digits below ("0.5 TFLOP/s").
   const auto part = [](double value, const char* unit, const std::string& source) {
-    return value > 0 ? fmt::format("{:.4g} {} ({})", value, unit, source) : fmt::format("unknown {}", unit);
+    if (!(value > 0)) return fmt::format("unknown {}", unit);
+    return value >= 100 ? fmt::format("{:.0f} {} ({})", value, unit, source)
+                        : fmt::format("{:.3g} {} ({})", value, unit, source);
   };
   return part(roof.bytes_per_s / 1e9, "GB/s", bandwidth_source) + " and " +
          part(roof.flops_per_s / 1e12, "TFLOP/s", peak_source);

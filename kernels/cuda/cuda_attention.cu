@@ -333,8 +333,8 @@ void check_smem(size_t bytes, int64_t D, const char* kernel) {
     throw ConfigError("attention: head size " + std::to_string(D) + " (d_model / n_head) needs " +
                       std::to_string(bytes) + " bytes of shared memory per block in " + kernel +
                       "; this GPU allows " + std::to_string(limit) +
-                      " (cudaDevAttrMaxSharedMemoryPerBlockOptin); valid here: a smaller head size, or "
-                      "train.attention: cudnn");
+                      " (cudaDevAttrMaxSharedMemoryPerBlockOptin); valid here: a smaller head size, or, with bf16 "
+                      "activations, train.attention: cudnn");
 }
 
 void attention_forward(const Context& ctx, const AttentionForwardOp& op) {

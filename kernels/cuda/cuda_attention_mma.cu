@@ -143,9 +143,10 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
 
 // dQ over the key tiles of each query block. kBk: keys per streamed tile; kM: m16 query blocks
 // per warp (each K/V fragment then feeds kM products). D = 64 takes kBk = 32, kM = 2 and D = 128
-// kBk = 64, kM = 1, which keep dQ, S and dP within registers. Every query row sees the 16-key
-// chunks in the same ascending order for any kBk and kM (chunks past its diagonal are fully
-// masked and add exact zeros), so dQ does not depend on them.
+// kBk = 64, kM = 1 (32 where its 104 KB of shared memory do not fit: backward_d), which keep dQ,
+// S and dP within registers. Every query row sees the 16-key chunks in the same ascending order
+// for any kBk and kM (chunks past its diagonal are fully masked and add exact zeros), so dQ does
+// not depend on them.
 template <int D, int kBk, int kM>
 __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, const bf16* dout, const bf16* qkv,
                                                                     const float* lse, const float* dvec, int T_len,

@@ -352,12 +352,16 @@ class NcclComm final : public Comm {
     std::fflush(stderr);
     // ncclCommAbort can itself block (a free that waits for a stuck stream, proxy teardown):
     // the exit code must come regardless.
-    std::thread([] {
-      std::this_thread::sleep_for(std::chrono::seconds(kAbortGraceSeconds));
-      std::fprintf(stderr, "ncclCommAbort did not return within %d s; exiting\n", kAbortGraceSeconds);
-      std::fflush(stderr);
-      std::_Exit(3);
-    }).detach();
+    try {
+      std::thread([] {
+        std::this_thread::sleep_for(std::chrono::seconds(kAbortGraceSeconds));
+        std::fprintf(stderr, "ncclCommAbort did not return within %d s; exiting\n", kAbortGraceSeconds);
+        std::fflush(stderr);
+        std::_Exit(3);
+      }).detach();
+    } catch (...) {
+      std::_Exit(3);  // no thread to bound the abort with: exit without it
+    }
     const ncclResult_t aborted = ncclCommAbort(comm_);
     if (aborted != ncclSuccess) std::fprintf(stderr, "ncclCommAbort failed: %s\n", ncclGetErrorString(aborted));
     std::fflush(stderr);

@@ -6,7 +6,8 @@
 # and CMAKE_PREFIX_PATH, sets MPI_HOME and OpenMPI's / PMIx's relocation variables (OPAL_PREFIX,
 # OPAL_SYSCONFDIR, PMIX_PREFIX, PMIX_LIBDIR, PMIX_DATADIR), adds the fallback libraries (libgfortran5, libquadmath0,
 # libudev1) only where the system's loader cache lacks them, and as root allows mpiexec to run
-# as root (OMPI_ALLOW_RUN_AS_ROOT). Sourcing it again changes nothing. On failure it prints why,
+# as root (OMPI_ALLOW_RUN_AS_ROOT), and keeps the LD_LIBRARY_PATH it found in
+# TRAINER_BUNDLE_ORIG_LD_LIBRARY_PATH. Sourcing it again changes nothing. On failure it prints why,
 # sets nothing and returns 1.
 if [ -z "${BASH_VERSION:-}" ]; then
   echo "env.sh: source this file from bash" >&2
@@ -36,6 +37,9 @@ _tgb_append() {
   esac
 }
 _tgb_lib="$_tgb_p/usr/lib/x86_64-linux-gnu"
+# The library path before the first sourcing, for programs that must not see the bundle's
+# libraries (python3 with its own wheels: scripts/gpu_check.sh's sys_python3).
+export TRAINER_BUNDLE_ORIG_LD_LIBRARY_PATH="${TRAINER_BUNDLE_ORIG_LD_LIBRARY_PATH-${LD_LIBRARY_PATH:-}}"
 _tgb_prepend PATH "$_tgb_p/usr/bin"
 _tgb_prepend LD_LIBRARY_PATH "$_tgb_lib/openmpi/lib"
 _tgb_prepend LD_LIBRARY_PATH "$_tgb_lib/openblas-openmp"

@@ -119,6 +119,8 @@ TEST_CASE("a roofline reads against the data sheet, the measured ceilings or the
   CHECK(given.roof.bytes_per_s == doctest::Approx(3e12));
   CHECK(given.roof.flops_per_s == doctest::Approx(700e12));
   CHECK(given.describe() == "3000 GB/s (--bandwidth) and 700 TFLOP/s (train.peak_tflops)");
+  CHECK(roofline_for(Device::cpu, "AMD EPYC", DType::f32, Ceilings::datasheet, 12345e9, 0.25).describe() ==
+        "12345 GB/s (--bandwidth) and 0.25 TFLOP/s (train.peak_tflops)");
   // The H200's measured bandwidth with the user's rate for fp32.
   const RooflineChoice mixed = roofline_for(Device::cuda, "NVIDIA H200", DType::f32, Ceilings::measured, 0, 60);
   CHECK(mixed.describe() == "4300 GB/s (measured) and 60 TFLOP/s (train.peak_tflops)");
