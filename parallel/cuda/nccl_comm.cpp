@@ -6,11 +6,15 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <unistd.h>
+
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <sstream>
@@ -19,7 +23,9 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/base/errors.h"
 #include "kernels/cuda/cuda_backend.h"
+#include "parallel/device_placement.h"
 #include "parallel/local_comm.h"
 #include "parallel/op_watchdog.h"
 
@@ -144,6 +150,7 @@ class NcclComm final : public Comm {
     NCCL_COMM_MPI_CHECK(MPI_Comm_size(mpi_, &size_));
     world_ranks_ = member_world_ranks(mpi_, size_);
     NCCL_COMM_CUDA_CHECK(cudaSetDevice(device_));
+    check_distinct_devices();
     ncclUniqueId id;
     if (rank_ == 0) NCCL_COMM_NCCL_CHECK(ncclGetUniqueId(&id));
     NCCL_COMM_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi_));
@@ -281,6 +288,27 @@ class NcclComm final : public Comm {
     NCCL_COMM_MPI_CHECK(MPI_Group_free(&group));
     NCCL_COMM_MPI_CHECK(MPI_Group_free(&world));
     return out;
+  }
+
+  // Two ranks of one communicator on one GPU: NCCL's ncclCommInitRank fails with a bare
+  // "invalid usage"; this says which ranks and how to place them (every rank gathers the same
+  // placements, so all fail alike).
+  void check_distinct_devices() {
+    char host[256] = {0};
+    if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "(unknown)");
+    cudaDeviceProp prop{};
+    NCCL_COMM_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
+    std::array<uint8_t, 16> uuid{};
+    std::memcpy(uuid.data(), prop.uuid.bytes, uuid.size());
+    int visible = 0;
+    NCCL_COMM_CUDA_CHECK(cudaGetDeviceCount(&visible));
+    const DevicePlacement mine = make_device_placement(host, uuid, device_, visible, my_world_rank_);
+    std::vector<DevicePlacement> all(static_cast<size_t>(size_));
+    NCCL_COMM_MPI_CHECK(MPI_Allgather(&mine, int(sizeof mine), MPI_BYTE, all.data(), int(sizeof mine), MPI_BYTE, mpi_));
+    if (const auto pair = find_shared_device(all)) {
+      report_mpi(MPI_Comm_free(&mpi_), "MPI_Comm_free");
+      throw ConfigError(shared_device_message(all, *pair, name_));
+    }
   }
 
   // Orders `issue` (which queues NCCL work on stream_) after the compute stream's queued work
