@@ -1,19 +1,19 @@
 // The front doors of kernels/backend.h: for each op, the one check of its contract (shapes,
-// dtypes, devices, optional arguments, aliasing) and the key the profiler files it under, then
-// Backend::run(op) = check, time when a profiler is attached, compute.
+// dtypes, devices, optional arguments, aliasing), then Backend::run(op) = check, time when a
+// profiler is attached (under op_profile_keys.h's key and FLOPs), compute.
 // Every failure is a TRAINER_CHECK (std::logic_error: the caller broke the contract) whose
 // message starts "<op>: <argument> ", so a bad call names itself. A call that passes costs a
 // few comparisons per argument: nothing is allocated and no message is formatted.
 #include <cmath>
-#include <cstdio>
-#include <exception>
 #include <string>
 #include <utility>
 
 #include "kernels/arg_check.h"
+#include "kernels/base/unwind_guard.h"
 #include "kernels/llama_op_checks.h"
 #include "kernels/multi_tensor_op_checks.h"
 #include "kernels/backend.h"
+#include "kernels/op_profile_keys.h"
 #include "kernels/op_profiler.h"
 
 namespace trainer {
@@ -372,102 +372,12 @@ void check(const XentFusedOp& op, ArgCheck& k) {
   k.numel("targets", op.targets, N);
 }
 
-// ---- profile keys: an op's name and the shape that tells its calls apart ----
-
-using Key = std::pair<const char*, std::string>;
-
-std::string shape_of(const Tensor& t) { return t.shape_str() + " " + dtype_name(t.dtype); }
-
-Key profile_key(const EncoderForwardOp& op) { return {op.kName, shape_of(op.out)}; }
-Key profile_key(const EncoderBackwardOp& op) { return {op.kName, shape_of(op.dout)}; }
-Key profile_key(const LayernormForwardOp& op) { return {op.kName, shape_of(op.inp)}; }
-Key profile_key(const LayernormBackwardOp& op) { return {op.kName, shape_of(op.inp)}; }
-Key profile_key(const MatmulOp& op) {
-  // The QKV, MLP and head products of one model are separate rows.
-  const MatmulDims d = matmul_dims(op);
-  const bool dgelu = op.gelu_inp.defined(), dbias = op.dbias.defined();
-  const char* name = op.gelu_out.defined()   ? "matmul+gelu"
-                     : op.residual.defined() ? (op.bias.defined() ? "matmul+bias+residual" : "matmul+residual")
-                     : op.bias.defined()     ? "matmul+bias"
-                     : dgelu                 ? (dbias ? "matmul+dgelu+dbias" : "matmul+dgelu")
-                     : dbias                 ? "matmul+dbias"
-                     : op.dbias_a.defined()  ? "matmul+dbias_a"
-                                             : "matmul";
-  return {name, "M=" + std::to_string(d.M) + " N=" + std::to_string(d.N) + " K=" + std::to_string(d.K) + " " +
-                    (op.ta == Transpose::none ? "N" : "T") + (op.tb == Transpose::none ? "N" : "T") + " " +
-                    dtype_name(op.out.dtype)};
-}
-Key profile_key(const BiasBackwardOp& op) { return {op.kName, shape_of(op.dout)}; }
-std::string heads_of(const Tensor& qkv, int n_head, int n_kv_head) {
-  std::string s = shape_of(qkv) + " heads=" + std::to_string(n_head);
-  if (n_kv_head > 0 && n_kv_head != n_head) s += " kv_heads=" + std::to_string(n_kv_head);
-  return s;
-}
-Key profile_key(const AttentionForwardOp& op) { return {op.kName, heads_of(op.qkv, op.n_head, op.n_kv_head)}; }
-Key profile_key(const AttentionBackwardOp& op) { return {op.kName, heads_of(op.qkv, op.n_head, op.n_kv_head)}; }
-Key profile_key(const AttentionCachedOp& op) { return {op.kName, heads_of(op.qkv, op.n_head, op.n_kv_head)}; }
-Key profile_key(const RmsnormForwardOp& op) { return {op.kName, shape_of(op.inp)}; }
-Key profile_key(const RmsnormBackwardOp& op) { return {op.kName, shape_of(op.inp)}; }
-Key profile_key(const HeadRmsnormForwardOp& op) { return {op.kName, heads_of(op.inp, op.n_head, op.n_kv_head)}; }
-Key profile_key(const HeadRmsnormBackwardOp& op) { return {op.kName, heads_of(op.inp, op.n_head, op.n_kv_head)}; }
-Key profile_key(const RopeForwardOp& op) { return {op.kName, heads_of(op.inp, op.n_head, op.n_kv_head)}; }
-Key profile_key(const RopeBackwardOp& op) { return {op.kName, heads_of(op.dout, op.n_head, op.n_kv_head)}; }
-Key profile_key(const SwigluForwardOp& op) { return {op.kName, shape_of(op.inp)}; }
-Key profile_key(const SwigluBackwardOp& op) { return {op.kName, shape_of(op.inp)}; }
-Key profile_key(const GeluForwardOp& op) { return {op.kName, shape_of(op.inp)}; }
-Key profile_key(const GeluBackwardOp& op) { return {op.kName, shape_of(op.inp)}; }
-Key profile_key(const AddOp& op) { return {op.kName, shape_of(op.out)}; }
-Key profile_key(const ScaleOp& op) { return {op.kName, shape_of(op.x)}; }
-Key profile_key(const FillOp& op) { return {op.kName, shape_of(op.x)}; }
-// One row for the whole init: its shapes are the parameter chunks.
-Key profile_key(const InitNormalOp& op) { return {op.kName, "all parameters"}; }
-Key profile_key(const CastOp& op) { return {op.kName, shape_of(op.src) + " -> " + dtype_name(op.dst.dtype)}; }
-Key profile_key(const SumSquaresOp& op) { return {op.kName, shape_of(op.x)}; }
-Key profile_key(const XentMaxOp& op) { return {op.kName, shape_of(op.logits)}; }
-Key profile_key(const XentSumexpOp& op) { return {op.kName, shape_of(op.logits)}; }
-Key profile_key(const XentLossOp& op) { return {op.kName, shape_of(op.losses)}; }
-Key profile_key(const XentBackwardOp& op) { return {op.kName, shape_of(op.logits)}; }
-Key profile_key(const XentFusedOp& op) {
-  return {op.kName, shape_of(op.logits) + (op.grad == XentGrad::in_place ? " +grad" : "")};
-}
-// One row for all AdamW calls: their shapes are the parameter tensors, dozens of them.
-Key profile_key(const AdamWOp& op) { return {op.kName, "all parameters"}; }
-Key profile_key(const AdamWManyOp& op) { return {op.kName, "all parameters"}; }
-Key profile_key(const SumSquaresManyOp& op) { return {op.kName, "all pieces"}; }
-
-// The arithmetic of the calls that do enough to matter (bench --profile's TFLOP/s); 0 for the
-// memory-bound rest. A product is 2 M N K. Causal attention counts the unmasked part of its
-// square products, T (T + 1) / 2 (query, key) pairs per head at 2 D each: the forward's two
-// (Q K^T, P V), the backward's five (FlashAttention-2's count: S again, dP, dV, dQ, dK; our
-// split backward recomputes two more, which are not useful work). A cached call's n new rows
-// see past + 1 .. past + n keys.
-template <class Op>
-double op_flops(const Op&) {
-  return 0;
-}
-double op_flops(const MatmulOp& op) {
-  const MatmulDims d = matmul_dims(op);
-  return 2.0 * double(d.M) * double(d.N) * double(d.K);
-}
-double causal_pair_flops(const AttentionDims& s) {
-  return double(s.B) * double(s.H) * double(s.T) * double(s.T + 1) * double(s.D);
-}
-double op_flops(const AttentionForwardOp& op) {
-  return 2.0 * causal_pair_flops(attention_dims(op.qkv, op.n_head, op.n_kv_head));
-}
-double op_flops(const AttentionBackwardOp& op) {
-  return 5.0 * causal_pair_flops(attention_dims(op.qkv, op.n_head, op.n_kv_head));
-}
-double op_flops(const AttentionCachedOp& op) {
-  const AttentionDims s = attention_dims(op.qkv, op.n_head, op.n_kv_head);
-  const double pairs = double(s.T) * double(op.past) + double(s.T) * double(s.T + 1) / 2;
-  return 4.0 * double(s.B) * double(s.H) * double(s.D) * pairs;
-}
-
 }  // namespace
 
 template <class Op>
 auto Backend::enter(const Op& op) {
+  using op_profile::op_flops;
+  using op_profile::profile_key;
   ArgCheck k(Op::kName, *this);
   check(op, k);
   k.check_aliases();
@@ -475,26 +385,13 @@ auto Backend::enter(const Op& op) {
   auto [name, shape] = profile_key(op);
   const OpCost cost{double(k.bytes_moved()), op_flops(op)};
   // The closing mark is recorded even when compute throws, so marks stay paired. A mark can
-  // fail too (a device timer reports an earlier kernel's sticky error): it propagates, except
-  // while compute's own error unwinds, where a second exception would end the process.
+  // fail too (a device timer reports an earlier kernel's sticky error): see UnwindGuard.
   struct Close {
     OpProfiler* profiler;
     OpProfiler::Open open;
-    int unwinding = std::uncaught_exceptions();
-    ~Close() noexcept(false) {
-      if (std::uncaught_exceptions() == unwinding) {
-        profiler->end(open);
-        return;
-      }
-      try {
-        profiler->end(open);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "op profiler: closing mark during an error: %s\n", e.what());
-      } catch (...) {
-        std::fprintf(stderr, "op profiler: closing mark during an error: an unknown exception\n");
-      }
-    }
-  } close{profiler_, profiler_->begin(name, std::move(shape), cost)};
+    UnwindGuard guard;
+    ~Close() noexcept(false) { guard.close([this] { profiler->end(open); }, "op profiler: closing mark"); }
+  } close{profiler_, profiler_->begin(name, std::move(shape), cost), {}};
   return compute(op);
 }
 

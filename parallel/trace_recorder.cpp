@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <exception>
 
 #include "kernels/backend.h"
 
@@ -155,7 +154,6 @@ TraceScope::TraceScope(TraceRecorder* recorder, std::string name, const char* ca
       name_(std::move(name)),
       category_(category),
       args_(std::move(args)) {
-  unwinding_ = std::uncaught_exceptions();
   if (!recorder_) return;
   start_us_ = recorder_->now_us();
   if (recorder_->records_device(category_)) {
@@ -173,17 +171,7 @@ TraceScope::~TraceScope() noexcept(false) {
         device_anchor_ == recorder_->device_anchor_count())
       recorder_->device_span(name_, category_, device_begin_, recorder_->device_mark(), args_);
   };
-  if (std::uncaught_exceptions() == unwinding_) {
-    close();
-    return;
-  }
-  try {
-    close();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "trace: closing %s during an error: %s\n", name_.c_str(), e.what());
-  } catch (...) {
-    std::fprintf(stderr, "trace: closing %s during an error: an unknown exception\n", name_.c_str());
-  }
+  guard_.close(close, "trace: a scope's closing mark");
 }
 
 }  // namespace trainer

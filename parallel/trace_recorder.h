@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/base/unwind_guard.h"
+
 namespace trainer {
 
 class EventTimer;  // kernels/backend.h
@@ -124,7 +126,7 @@ class TraceScope {
   double start_us_ = 0;
   int device_begin_ = -1;  // the device mark at construction, -1 for none
   uint64_t device_anchor_ = 0;  // the anchor that mark belongs to
-  int unwinding_ = 0;  // std::uncaught_exceptions() at construction
+  UnwindGuard guard_;  // made with the scope: see its closing mark
 };
 
 }  // namespace trainer
