@@ -1,6 +1,8 @@
 // Buffer (RAII device memory) and make_backend: resolving device: auto and precision.
 #include "kernels/backend.h"
 
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "kernels/base/check.h"
@@ -39,6 +41,52 @@ Tensor Buffer::tensor(DType dtype, std::initializer_list<int64_t> shape) const {
   Tensor t = make_tensor(data_, dtype, backend_ ? backend_->device() : Device::cpu, shape);
   TRAINER_CHECK(t.bytes() <= bytes_, "tensor " + t.shape_str() + " larger than its buffer");
   return t;
+}
+
+void Backend::begin_capture() {
+  TRAINER_CHECK(!capturing_, "begin_capture: already capturing");
+  TRAINER_CHECK(!profiler_, "begin_capture: an op profiler is attached (a graph replays its ops untimed)");
+  start_capture();
+  capturing_ = true;
+  spoiled_by_ = nullptr;
+}
+
+std::unique_ptr<OpGraph> Backend::end_capture() {
+  TRAINER_CHECK(capturing_, "end_capture without begin_capture");
+  if (const char* what = spoiled_by_) {
+    abort_capture();
+    refuse_while_capturing_text(what);
+  }
+  capturing_ = false;
+  return finish_capture();
+}
+
+void Backend::spoil_capture(const char* what) noexcept {
+  if (capturing_ && !spoiled_by_) spoiled_by_ = what;
+}
+
+void Backend::abort_capture() noexcept {
+  if (!capturing_) return;
+  capturing_ = false;
+  cancel_capture();
+}
+
+void Backend::start_capture() {
+  throw std::logic_error("begin_capture: the " + name() + " backend cannot capture graphs");
+}
+
+std::unique_ptr<OpGraph> Backend::finish_capture() {
+  throw std::logic_error("end_capture: the " + name() + " backend cannot capture graphs");
+}
+
+void Backend::refuse_while_capturing_text(const char* what) const {
+  throw std::logic_error(std::string(what) + " while capturing a graph on " + name() +
+                         ": a graph holds device work only (no host copies, waits, allocations, frees or host "
+                         "results)");
+}
+
+void Backend::refuse_while_capturing(const char* what) const {
+  if (capturing_) refuse_while_capturing_text(what);
 }
 
 bool cuda_compiled() {

@@ -1,5 +1,6 @@
 // Backend: the one interface between the model and the hardware. Memory (alloc, copies,
-// memset, synchronize) plus one op per struct, forward and backward, at llm.c's granularity.
+// memset, synchronize), graph capture (op_graph.h), and one op per struct, forward and
+// backward, at llm.c's granularity.
 //
 // Front doors (ggml's style: ggml_mul_mat checks once, backends only compute):
 // - Each op's arguments live in one struct (MatmulOp, ...) that the front door, both
@@ -42,6 +43,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -54,6 +56,7 @@
 #include "kernels/backend_multi_tensor_ops.h"
 #include "kernels/backend_options.h"
 #include "kernels/base/enum_names.h"
+#include "kernels/op_graph.h"
 #include "kernels/op_modes.h"
 #include "kernels/tensor.h"
 
@@ -480,7 +483,32 @@ class Backend {
   // detached; OpProfiler attaches and detaches itself.
   void set_op_profiler(OpProfiler* profiler) { profiler_ = profiler; }
 
+  // ---- graph capture (op_graph.h; train.graphs) ----
+  // Between begin_capture and end_capture the device work this backend is given (ops, copy,
+  // memset_zero) is captured, not run; end_capture returns it as one OpGraph. While capturing,
+  // what needs the host to wait or the device to allocate is a logic_error naming it: copies
+  // to or from the host, synchronize, alloc, and the ops that return a host value
+  // (sum_squares, sum_squares_many); so is a profiler attached. abort_capture ends a capture
+  // that failed half way (nothing is kept). Backends without capture refuse begin_capture.
+  void begin_capture();
+  std::unique_ptr<OpGraph> end_capture();
+  void abort_capture() noexcept;
+  bool capturing() const { return capturing_; }
+
  protected:
+  // The backend's side of capture: the CPU records (op_recording_), CUDA captures its stream.
+  virtual void start_capture();
+  virtual std::unique_ptr<OpGraph> finish_capture();
+  virtual void cancel_capture() noexcept {}
+  // Throws the logic_error above when capturing; `what` names the call.
+  void refuse_while_capturing(const char* what) const;
+  // For calls that must not throw (raw_free from a destructor): while capturing, remembers
+  // `what`, and end_capture then throws that logic_error instead of returning a graph.
+  void spoil_capture(const char* what) noexcept;
+  // Where the backend records rather than captures: each op that passes a front door while
+  // capturing is appended here as a closure that computes it, and not computed.
+  std::vector<std::function<void()>>* op_recording_ = nullptr;
+
   // The implementations: the contract holds; only the device's own limits are left to check.
   virtual void compute(const EncoderForwardOp& op) = 0;
   virtual void compute(const EncoderBackwardOp& op) = 0;
@@ -522,6 +550,10 @@ class Backend {
   auto enter(const Op& op);
 
   OpProfiler* profiler_ = nullptr;
+  [[noreturn]] void refuse_while_capturing_text(const char* what) const;
+
+  bool capturing_ = false;
+  const char* spoiled_by_ = nullptr;
 };
 
 }  // namespace trainer

@@ -6,6 +6,7 @@
 // few comparisons per argument: nothing is allocated and no message is formatted.
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "kernels/arg_check.h"
@@ -381,6 +382,14 @@ auto Backend::enter(const Op& op) {
   ArgCheck k(Op::kName, *this);
   check(op, k);
   k.check_aliases();
+  if (capturing_) {
+    if constexpr (!std::is_void_v<decltype(compute(op))>) {
+      refuse_while_capturing(Op::kName);  // its result is a host value
+    } else if (op_recording_) {
+      op_recording_->push_back([this, op] { compute(op); });
+      return;
+    }
+  }
   if (!profiler_) return compute(op);
   auto [name, shape] = profile_key(op);
   const OpCost cost{double(k.bytes_moved()), op_flops(op)};

@@ -87,16 +87,19 @@ bench_profile_flag() {  # --profile when this trainer's bench has it (being adde
   if [ "$DRY_RUN" = 1 ]; then echo "--profile"; return; fi
   "$TRAINER" bench --help 2>/dev/null | grep -q -- '--profile' && echo "--profile"
 }
-bench_cmd() {  # bench_cmd 124m|1p5b|cudnn
-  local recipe mb gb steps warmup attention=auto
+bench_cmd() {  # bench_cmd 124m|1p5b|cudnn|graphs_off|graphs_step
+  local recipe mb gb steps warmup attention=auto graphs=()
   case "$1" in
     124m) recipe=gpt2-124m.yaml mb=32 gb=32 steps=20 warmup=3 ;;
     1p5b) recipe=gpt2-1.5b.yaml mb=8 gb=64 steps=3 warmup=1 ;;
     cudnn) recipe=gpt2-124m.yaml mb=32 gb=32 steps=20 warmup=3 attention=cudnn ;;
+    graphs_*) recipe=quickstart.yaml mb=32 gb=64 steps=100 warmup=3 graphs=(--set "train.graphs=${1#graphs_}") ;;
   esac
   CMD=("$TRAINER" bench "$ROOT/configs/$recipe" --set train.device=cuda --set train.precision=bf16
        --set parallel.data=1 --set "train.micro_batch=$mb" --set "train.global_batch=$gb"
-       --set "train.attention=$attention" --steps "$steps" --warmup "$warmup" --json)
+       --set "train.attention=$attention" "${graphs[@]}" --steps "$steps" --warmup "$warmup" --json)
+  # A graph's ops cannot be timed one by one: the graph benches compare whole steps.
+  [ "${#graphs[@]}" = 0 ] || return 0
   local p
   p=$(bench_profile_flag)
   [ -n "$p" ] && CMD+=("$p")
@@ -330,8 +333,9 @@ step_bf16() {
   verdict bf16 "$WORK/cuda_bf16.jsonl" "$WORK/cuda_fp32.jsonl" --rtol "$BF16_RTOL"
 }
 plan_determinism() {
-  echo "      (the bf16 run again -> cuda_bf16_again.jsonl)"
+  echo "      (the bf16 run again -> cuda_bf16_again.jsonl, and with --set train.graphs=step -> cuda_bf16_graphs.jsonl)"
   show "python3 $COMPARE identical $WORK/cuda_bf16.jsonl $WORK/cuda_bf16_again.jsonl"
+  show "python3 $COMPARE identical $WORK/cuda_bf16.jsonl $WORK/cuda_bf16_graphs.jsonl"
 }
 step_determinism() {
   need_trainer || return $?
@@ -339,12 +343,21 @@ step_determinism() {
   ensure_run cuda_bf16 cuda bf16 || { result "CUDA bf16 run failed"; return 1; }
   tiny_run cuda_bf16_again cuda bf16 || { result "second CUDA bf16 run failed"; return 1; }
   loss_table
-  verdict identical "$WORK/cuda_bf16.jsonl" "$WORK/cuda_bf16_again.jsonl"
+  verdict identical "$WORK/cuda_bf16.jsonl" "$WORK/cuda_bf16_again.jsonl" || return $?
+  local again
+  again=$(head -n 1 "$STEP_RESULT")
+  # Replayed CUDA graphs run the same kernels on the same buffers: the same bits.
+  tiny_run cuda_bf16_graphs cuda bf16 --set train.graphs=step || { result "$again; train.graphs=step run failed"; return 1; }
+  local v=0
+  verdict identical "$WORK/cuda_bf16.jsonl" "$WORK/cuda_bf16_graphs.jsonl" || v=$?
+  result "$again; with train.graphs=step: $(head -n 1 "$STEP_RESULT")"
+  return "$v"
 }
 
-bench_label() {  # bench_label 124m|1p5b|cudnn: the name in the comparison table
+bench_label() {  # bench_label 124m|1p5b|cudnn|graphs_off|graphs_step: the name in the comparison table
   case "$1" in
     cudnn) echo "gpt2-124m, attention cudnn" ;;
+    graphs_*) echo "quickstart 0.85M (32 x 64, 2 accumulated), train.graphs ${1#graphs_}" ;;
     *) echo "gpt2-${1/1p5b/1.5b}" ;;
   esac
 }
@@ -386,7 +399,7 @@ bench_step() {  # bench_step 124m|1p5b|cudnn
   if [ "$rc" != 0 ]; then result "bench exited $rc: $(last_line "$err")"; return 1; fi
   local label
   label=$(bench_label "$1")
-  [[ " ${CMD[*]} " == *" --profile "* ]] || label="$label (no --profile in this trainer)"
+  [[ " ${CMD[*]} " == *" --profile "* || $1 == graphs_* ]] || label="$label (no --profile in this trainer)"
   local v=0
   verdict bench "$out" "$WORK/bench_$1.json" "$WORK/profile_$1.txt" "$label" || v=$?
   collect_benches
@@ -400,6 +413,30 @@ plan_bench_1p5b() { bench_plan 1p5b; }
 step_bench_1p5b() { bench_step 1p5b; }
 plan_bench_cudnn() { bench_plan cudnn; }
 step_bench_cudnn() { bench_step cudnn; }
+
+plan_bench_graphs() {
+  bench_plan graphs_off
+  bench_cmd graphs_step
+  show "$(quote "${CMD[@]}") > $WORK/bench_graphs_step.out   (the same with train.graphs=step)"
+}
+# The launch-bound case: a 0.85M-parameter model's step is ~0.05 ms of floor and ~200 launches.
+step_bench_graphs() {
+  bench_step graphs_off || return $?
+  local off_result
+  off_result=$(head -n 1 "$STEP_RESULT")
+  bench_step graphs_step || return $?
+  local speed
+  speed=$(python3 - "$WORK/bench_graphs_off.json" "$WORK/bench_graphs_step.json" <<'PY'
+import json, sys
+off, on = (json.load(open(p)) for p in sys.argv[1:])
+g = on.get("graphs") or {}
+print("tokens/s off {:.0f}, step {:.0f} ({:.2f}x); {} replays, {} nodes per graph at most".format(
+    off["tokens_per_s"], on["tokens_per_s"], on["tokens_per_s"] / off["tokens_per_s"], g.get("replays"),
+    g.get("max_nodes")))
+PY
+  ) || { result "could not compare the graph benches (off: $off_result)"; return 1; }
+  result "$speed"
+}
 
 plan_multi_gpu() {
   mpi_cmd

@@ -75,6 +75,13 @@ std::string json_escape(const std::string& text) {
   return out;
 }
 
+// train.graphs: step's counts over warm-up and timed steps, null without it.
+std::string graphs_json(const StepGraphRunner* g) {
+  if (!g) return "null";
+  return fmt::format("{{\"eager\": {}, \"captures\": {}, \"replays\": {}, \"max_nodes\": {}}}", g->eager_runs(),
+                     g->captures(), g->replays(), g->max_nodes());
+}
+
 int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& recipe, MpiRuntime& mpi);
 
 int run_bench(const BenchOptions& o) {
@@ -185,7 +192,7 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
         "\"flops_per_token\": {:.6g}, \"peak_flops_per_rank\": {:.6g}, \"steps\": {}, \"warmup\": {}, "
         "\"loss\": {:.6g}, \"device_name\": \"{}\", \"peak_kind\": \"{}\", \"device_memory_used_bytes\": {}, "
         "\"device_memory_total_bytes\": {}, \"startup_s\": {:.6g}, \"init_params_s\": {:.6g}, "
-        "\"memory_bandwidth_bytes_per_s\": {}, \"roofline\": {}, \"profile\": {}}}\n",
+        "\"memory_bandwidth_bytes_per_s\": {}, \"roofline\": {}, \"graphs\": {}, \"profile\": {}}}\n",
         tok_s, tok_s / world, mfu_json, step_s, red[1], red[2], red[3], red[4], red[5], fmt::join(bubbles, ", "), peak_mem, double(red[7]),
         bubble_measured, bubble_model, world, p.data, p.tensor, p.pipeline, p.zero, schedule_name(p.schedule),
         p.virtual_stages, recipe.train.micro_batch,
@@ -193,15 +200,20 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
         o.steps, o.warmup, last_loss, json_escape(backend.device_name()), peak_kind_name(peak.kind), dm.used_bytes(),
         dm.total_bytes, t.startup_seconds().total, t.startup_seconds().params,
         roof.roof.bytes_per_s > 0 ? fmt::format("{:.6g}", roof.roof.bytes_per_s) : "null",
-        roof.roof.known() ? "\"" + roof.describe() + "\"" : "null",
+        roof.roof.known() ? "\"" + roof.describe() + "\"" : "null", graphs_json(t.step_graphs()),
         t.profiler() ? profile_json(t.profiler()->rows(), o.steps, roof.roof) : "null");
   } else {
     fmt::print("bench: {} timed steps after {} warm-up, {} tokens per step\n", o.steps, o.warmup, t.tokens_per_step());
     fmt::print("  tokens/s     {:.1f} ({:.1f} per rank), MFU {} of {} per rank\n", tok_s, tok_s / world,
                mfu >= 0 ? fmt::format("{:.1f}%", 100 * mfu) : "n/a", peak.describe());
-    fmt::print("  step         {:.4f} s = forward {:.4f} + backward {:.4f} + optimizer {:.4f} + comm {:.4f} + "
-               "bubble {:.4f} (slowest rank each)\n",
-               step_s, red[1], red[2], red[3], red[4], red[5]);
+    if (const StepGraphRunner* g = t.step_graphs())
+      fmt::print("  step         {:.4f} s = forward+backward {:.4f} (graph replays) + optimizer {:.4f} + comm {:.4f} "
+                 "(slowest rank each)\n  graphs       {}\n",
+                 step_s, red[1], red[3], red[4], graphs_text(*g));
+    else
+      fmt::print("  step         {:.4f} s = forward {:.4f} + backward {:.4f} + optimizer {:.4f} + comm {:.4f} + "
+                 "bubble {:.4f} (slowest rank each)\n",
+                 step_s, red[1], red[2], red[3], red[4], red[5]);
     if (p.pipeline > 1)
       fmt::print("  pipeline     {}{}: waiting {:.1f}% of the step (mean over ranks); an ideal pipeline idles {:.1f}%\n",
                  schedule_name(p.schedule),

@@ -258,6 +258,7 @@ int train_under_mpi(const Recipe& given, int64_t stop_at, MpiRuntime& mpi) {
                run_step_s > 0 ? double(steps_done) * double(t.tokens_per_step()) / run_step_s : 0.0, last.loss);
     if (eval_on) fmt::print(", final val loss {:.4f}", last_val);
     fmt::print(", peak resident memory per rank {}\n", format_bytes(int64_t(rss[0])));
+    if (const StepGraphRunner* g = t.step_graphs()) fmt::print("train.graphs: step: {}\n", graphs_text(*g));
     std::fflush(stdout);
   }
   return 0;

@@ -9,6 +9,7 @@
 #include "app/engine/memory_fit.h"
 #include "app/engine/metrics.h"
 #include "app/engine/options_from.h"
+#include "app/engine/step_graphs.h"
 #include "app/engine/step_passes.h"
 #include "kernels/base/check.h"
 #include "kernels/base/errors.h"
@@ -83,6 +84,14 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
                                       stage_options_from(recipe_, n_slots_));
 
   lr_schedule_ = lr_schedule_from(recipe_);
+  if (tr.graphs == StepGraphs::step) {
+    // recipe_checks.cpp allows graphs only where nothing but this rank's ops runs in the passes.
+    TRAINER_CHECK(world_.size() == 1 && par.zero <= 1, "train.graphs: step in a layout the recipe checks refuse");
+    if (profiler_)
+      throw ConfigError(recipe_.path + ": train.graphs: step replays each micro-batch as one graph, so its ops "
+                        "cannot be timed one by one (--profile); valid: --set train.graphs=off with --profile");
+    graphs_ = std::make_unique<StepGraphRunner>(*stage_, *store_, *backend_);
+  }
 
   if (data == DataNeed::train) {
     train_loader_ = std::make_unique<DataLoader>(train_loader_options_from(recipe_, c));
@@ -143,8 +152,9 @@ StepResult Trainer::compute_step() {
   const bool piped = par.pipeline > 1;
   const PipelineSeat seat{par.schedule, grid_->coords().pp, par.pipeline, par.virtual_stages, n_slots_,
                           piped ? &grid_->pp() : nullptr, piped ? &grid_->pp_grad() : nullptr, trace};
-  const StepPassTimes pt = run_step_passes(*stage_, *store_, *backend_, seat, in, tg,
-                                           sync_timing_ ? PassTiming::per_pass : PassTiming::overlapped);
+  const PassTiming timing = sync_timing_ ? PassTiming::per_pass : PassTiming::overlapped;
+  const StepPassTimes pt = graphs_ ? run_graph_passes(in, tg, timing)
+                                   : run_step_passes(*stage_, *store_, *backend_, seat, in, tg, timing);
   // The last bucket's all-reduce is queued before the host waits for the device (on NCCL it
   // then starts as soon as the backward's last kernel ends).
   store_->flush_grads();
@@ -175,6 +185,21 @@ StepResult Trainer::compute_step() {
   r.times.backward_s = pt.backward_s;
   r.times.grad_sync_s = t_sync - t_compute;
   return r;
+}
+
+StepPassTimes Trainer::run_graph_passes(const std::vector<std::vector<int32_t>>& inputs,
+                                        const std::vector<std::vector<int32_t>>& targets, PassTiming timing) {
+  StepPassTimes times;
+  const int m = int(inputs.size());
+  for (int i = 0; i < m; ++i) {
+    TraceScope span(tracer(), "forward+backward", "compute", {TraceArg::num("micro", i)});
+    const double t0 = monotonic_seconds();
+    stage_->set_batch(i, 0, inputs[size_t(i)].data(), targets[size_t(i)].data());
+    graphs_->run_micro(i, m);
+    if (timing == PassTiming::per_pass) backend_->synchronize();
+    times.forward_s += monotonic_seconds() - t0;
+  }
+  return times;
 }
 
 void Trainer::apply_step(StepResult& r) {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "app/engine/step_graphs.h"
+#include "app/engine/step_passes.h"
 #include "app/engine/trace_session.h"
 #include "app/recipe/recipe.h"
 #include "data/loader.h"
@@ -27,7 +29,8 @@ namespace trainer {
 struct StepTimes {
   double total_s = 0;
   double compute_s = 0;    // forward + backward (including tensor-parallel collectives)
-  double forward_s = 0;    // exact only with set_sync_timing(true) on asynchronous devices
+  double forward_s = 0;    // exact only with set_sync_timing(true) on asynchronous devices;
+                           // under train.graphs: step, forward and backward together
   double backward_s = 0;
   double pipeline_wait_s = 0;
   double grad_sync_s = 0;  // finishing data-parallel reductions, tied-embedding sum, grad norm
@@ -148,10 +151,16 @@ class Trainer {
   int64_t tokens_per_step() const;
   // Global rank of (pipeline stage, data 0, tensor 0): where a stage's results are read.
   int stage_leader(int pp_rank) const;
+  // train.graphs: step's runner (eager runs, captures, replays so far), else null.
+  const StepGraphRunner* step_graphs() const { return graphs_.get(); }
 
  private:
   // The "step N" span of the trace, from compute_step's start to now.
   void trace_step_span(const StepResult& r, const char* outcome);
+  // compute_step's passes under train.graphs: step: per micro-batch, its tokens, then its
+  // captured forward and backward (the time is all forward_s).
+  StepPassTimes run_graph_passes(const std::vector<std::vector<int32_t>>& inputs,
+                                 const std::vector<std::vector<int32_t>>& targets, PassTiming timing);
   void run_forward_only(int n_micro, const std::vector<std::vector<int32_t>>& inputs,
                         const std::vector<std::vector<int32_t>>& targets, StageMode mode);
 
@@ -183,6 +192,8 @@ class Trainer {
   int64_t step_ = 0;
   bool sync_timing_ = false;
   StartupSeconds startup_;
+  // Its graphs name the stage's, store's and backend's memory: declared last, destroyed first.
+  std::unique_ptr<StepGraphRunner> graphs_;
 };
 
 }  // namespace trainer

@@ -34,6 +34,10 @@ struct RopeScalingConfig {  // model.rope_scaling (llama); factor 0 = none
 enum class NonfiniteAction : uint8_t { stop, skip, rollback };
 inline constexpr EnumName<NonfiniteAction> kNonfiniteActionNames[] = {
     {NonfiniteAction::stop, "stop"}, {NonfiniteAction::skip, "skip"}, {NonfiniteAction::rollback, "rollback"}};
+// train.graphs: step captures each micro-batch's forward and backward once (a CUDA graph; on
+// the CPU the recorded ops) and replays it, one launch where there were hundreds.
+enum class StepGraphs : uint8_t { off, step };
+inline constexpr EnumName<StepGraphs> kStepGraphsNames[] = {{StepGraphs::off, "off"}, {StepGraphs::step, "step"}};
 // train.spike.action: what a loss or gradient-norm spike does.
 enum class SpikeAction : uint8_t { warn, skip, rollback };
 inline constexpr EnumName<SpikeAction> kSpikeActionNames[] = {
@@ -114,6 +118,7 @@ struct TrainConfig {
   uint64_t seed = 1337;
   Recompute recompute = Recompute::none;
   AttentionImpl attention = AttentionImpl::auto_detect;
+  StepGraphs graphs = StepGraphs::off;
   bool stochastic_rounding = true;
   OptimizerConfig optimizer;
   LrScheduleConfig lr_schedule;

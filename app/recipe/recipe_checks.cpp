@@ -305,6 +305,20 @@ void check_train(const Recipe& r, const KeyOrigins& o) {
     fail(o, "train.precision",
          "bf16 needs train.device cuda (bf16 is CUDA-only here) but train.device is cpu; valid "
          "with device cpu: fp32 or auto");
+  if (t.graphs == StepGraphs::step) {
+    const ParallelConfig& p = r.parallel;
+    if (p.data != 1 || p.tensor != 1 || p.pipeline != 1)
+      fail(o, "train.graphs",
+           fmt::format("step captures one process's whole micro-batch, but parallel is data {} x tensor {} x "
+                       "pipeline {} (collectives and stage-to-stage messages run between the ops); valid: off, or "
+                       "step with data, tensor and pipeline 1",
+                       p.data, p.tensor, p.pipeline));
+    if (p.zero > 1)
+      fail(o, "train.graphs",
+           fmt::format("step with parallel.zero {}: ZeRO {} takes gradient (and parameter) buffers from a pool "
+                       "during the backward, which a replay cannot repeat; valid: off, or step with zero 0 or 1",
+                       p.zero, p.zero));
+  }
   if (t.device == DeviceChoice::cpu && t.attention != AttentionImpl::auto_detect)
     fail(o, "train.attention",
          fmt::format("{} is a CUDA kernel but train.device is cpu; valid with device cpu: auto",

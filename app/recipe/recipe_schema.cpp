@@ -178,6 +178,11 @@ std::vector<KeySpec> build_schema() {
   s.push_back(choice_key("train.attention", TRAINER_CHOICE(train.attention, kAttentionImplNames),
                          "attention kernel on cuda; auto = flash (ours); cudnn = cuDNN fused attention (bf16, "
                          "head size a multiple of 8 up to 128)"));
+  s.push_back(choice_key("train.graphs", TRAINER_CHOICE(train.graphs, kStepGraphsNames),
+                         "step: each micro-batch's forward and backward captured once and replayed as one graph "
+                         "(CUDA graphs: one launch instead of hundreds, for small models; the CPU replays its "
+                         "recorded ops, the same bits and no faster); one process (data, tensor and pipeline 1), "
+                         "zero 0 or 1, no bench --profile"));
   s.push_back(make_key("train.stochastic_rounding", TRAINER_FIELD(train.stochastic_rounding), kNone, kNone,
                   "round bf16 weight updates stochastically (bf16 only)"));
   s.push_back(make_key("train.peak_tflops", TRAINER_FIELD(train.peak_tflops), at_least(0), kNone,

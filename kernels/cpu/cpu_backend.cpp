@@ -2,6 +2,7 @@
 // dispatch of every Backend op to the fast kernels in cpu_ops.h. The front doors
 // (backend_ops.cpp) have checked each op's contract; the only limit left here is sgemm's
 // 32-bit sizes. Matrices are read as in backend.h: rows = numel / size(-1), cols = size(-1).
+// Graph capture records the checked ops, copies and memsets as closures (RecordedOps).
 #include "kernels/cpu/cpu_backend.h"
 
 #include <pmmintrin.h>
@@ -11,11 +12,13 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "kernels/base/check.h"
@@ -64,6 +67,7 @@ class CpuBackend final : public Backend {
 
   // ---- memory ----
   void* raw_alloc(size_t bytes) override {
+    refuse_while_capturing("alloc");
     if (bytes == 0) return nullptr;
     void* ptr = nullptr;
     if (posix_memalign(&ptr, kAlign, bytes) != 0)
@@ -79,6 +83,7 @@ class CpuBackend final : public Backend {
 
   void raw_free(void* ptr) override {
     if (!ptr) return;
+    spoil_capture("free");
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = sizes_.find(ptr);
@@ -90,16 +95,22 @@ class CpuBackend final : public Backend {
   }
 
   void copy_from_host(void* dst, const void* src, size_t bytes) override {
+    refuse_while_capturing("copy_from_host");
     cpu::copy(dst, src, bytes);
   }
   void copy_to_host(void* dst, const void* src, size_t bytes) override {
+    refuse_while_capturing("copy_to_host");
     cpu::copy(dst, src, bytes);
   }
-  void copy(void* dst, const void* src, size_t bytes) override { cpu::copy(dst, src, bytes); }
+  void copy(void* dst, const void* src, size_t bytes) override {
+    if (recording_now()) return recording_.push_back([dst, src, bytes] { cpu::copy(dst, src, bytes); });
+    cpu::copy(dst, src, bytes);
+  }
   void memset_zero(void* dst, size_t bytes) override {
+    if (recording_now()) return recording_.push_back([dst, bytes] { if (bytes) std::memset(dst, 0, bytes); });
     if (bytes) std::memset(dst, 0, bytes);
   }
-  void synchronize() override {}
+  void synchronize() override { refuse_while_capturing("synchronize"); }
 
   size_t allocated_bytes() const override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -112,6 +123,22 @@ class CpuBackend final : public Backend {
 
   // ---- ops (contracts checked by the front doors in backend_ops.cpp) ----
  protected:
+  // Capture records: the front doors append each checked op, copy and memset_zero append
+  // theirs; the graph computes them again in that order.
+  void start_capture() override {
+    recording_.clear();
+    op_recording_ = &recording_;
+  }
+  std::unique_ptr<OpGraph> finish_capture() override {
+    op_recording_ = nullptr;
+    return std::make_unique<RecordedOps>(std::exchange(recording_, {}));
+  }
+  void cancel_capture() noexcept override {
+    op_recording_ = nullptr;
+    recording_.clear();
+  }
+  bool recording_now() const { return op_recording_ != nullptr; }
+
   void compute(const EncoderForwardOp& op) override {
     cpu::encoder_forward(f32(op.out), i32(op.tokens), f32(op.wte), f32(op.wpe), op.tokens.shape[0],
                          op.tokens.shape[1], matrix_cols(op.wte), matrix_rows(op.wte), op.vocab_start);
@@ -235,6 +262,7 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  std::vector<std::function<void()>> recording_;  // while capturing
   mutable std::mutex mutex_;
   std::unordered_map<void*, size_t> sizes_;
   size_t allocated_ = 0;

@@ -2,19 +2,23 @@
 // every op, copy and memset in issue order; device memory comes from cudaMalloc only (counted
 // for allocated_bytes / peak); a scratch workspace grows to its largest request and is reused;
 // the cuBLASLt workspace is allocated once. The ops themselves live in the .cu files
-// (cuda_ops.h) and cuda_matmul.cpp; they receive ops the front doors have checked. With
+// (cuda_ops.h) and cuda_matmul.cpp; they receive ops the front doors have checked. Graph
+// capture captures the compute stream (cuda_graph.h). With
 // attention: cudnn, training attention goes to cuDNN (cudnn_attention.h) instead; generation
 // (attention_cached) always uses our kernel.
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/base/check.h"
 #include "kernels/base/errors.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_event_timer.h"
+#include "kernels/cuda/cuda_graph.h"
 #include "kernels/cuda/cuda_matmul.h"
 #include "kernels/cuda/cuda_ops.h"
 #ifdef TRAINER_HAVE_CUDNN
@@ -70,8 +74,18 @@ class CudaBackend final : public Backend {
   }
   std::unique_ptr<EventTimer> make_event_timer() override { return cuda::make_cuda_event_timer(stream_); }
 
-  void* raw_alloc(size_t bytes) override { return memory_.alloc(bytes); }
+  void* raw_alloc(size_t bytes) override {
+    refuse_while_capturing("alloc");
+    return memory_.alloc(bytes);
+  }
   void raw_free(void* ptr) override {
+    if (capturing()) {
+      // A graph may name this memory: the capture is spoiled (end_capture throws), and the
+      // synchronize below would fail it anyway. The memory is freed once the capture ended.
+      spoil_capture("free");
+      freed_while_capturing_.push_back(ptr);
+      return;
+    }
     // Called from Buffer's destructor, which must not throw: after a fault (a sticky CUDA
     // error) every Buffer freed while the first exception unwinds would otherwise call
     // std::terminate, and that first error would never reach main. CUDA failures here are
@@ -85,11 +99,13 @@ class CudaBackend final : public Backend {
     }
   }
   void copy_from_host(void* dst, const void* src, size_t bytes) override {
+    refuse_while_capturing("copy_from_host");
     // From pageable memory (all our host buffers) the runtime stages the data before it
     // returns, so the caller may reuse its buffer at once while the GPU keeps working.
     if (bytes) TRAINER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
   }
   void copy_to_host(void* dst, const void* src, size_t bytes) override {
+    refuse_while_capturing("copy_to_host");
     if (bytes) TRAINER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
     TRAINER_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
@@ -99,7 +115,10 @@ class CudaBackend final : public Backend {
   void memset_zero(void* dst, size_t bytes) override {
     if (bytes) TRAINER_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, stream_));
   }
-  void synchronize() override { TRAINER_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  void synchronize() override {
+    refuse_while_capturing("synchronize");
+    TRAINER_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
   size_t allocated_bytes() const override { return memory_.live_bytes(); }
   size_t peak_allocated_bytes() const override { return memory_.peak_bytes(); }
 
@@ -108,6 +127,16 @@ class CudaBackend final : public Backend {
   int device_index() const { return device_; }
 
  protected:
+  // ---- graph capture: the compute stream (cuda_graph.h) ----
+  void start_capture() override { cuda::begin_stream_capture(stream_); }
+  std::unique_ptr<OpGraph> finish_capture() override {
+    return cuda::end_stream_capture(stream_, *workspace_);
+  }
+  void cancel_capture() noexcept override {
+    cuda::cancel_stream_capture(stream_);
+    for (void* ptr : std::exchange(freed_while_capturing_, {})) raw_free(ptr);
+  }
+
   // ---- ops (contracts checked by the front doors in backend_ops.cpp) ----
   void compute(const EncoderForwardOp& op) override { cuda::encoder_forward(ctx_, op); }
   void compute(const EncoderBackwardOp& op) override { cuda::encoder_backward(ctx_, op); }
@@ -166,6 +195,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<cuda::CudnnAttention> cudnn_attention_;  // train.attention: cudnn
 #endif
   cuda::Context ctx_;
+  std::vector<void*> freed_while_capturing_;  // freed by cancel_capture (a spoiled capture)
 };
 
 CudaBackend& as_cuda(Backend& backend) {

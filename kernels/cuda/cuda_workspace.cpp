@@ -3,9 +3,12 @@
 
 #include <cstdio>
 #include <exception>
+#include <stdexcept>
+#include <string>
 
 #include "kernels/base/check.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_graph.h"
 
 namespace trainer::cuda {
 
@@ -41,6 +44,10 @@ Workspace::~Workspace() {
 
 void* Workspace::get(size_t bytes) {
   if (bytes <= bytes_) return ptr_;
+  if (stream_capturing(stream_))
+    throw std::logic_error("the CUDA workspace must grow from " + std::to_string(bytes_) + " to " +
+                           std::to_string(bytes) + " bytes while capturing a graph; run the captured work once "
+                           "eagerly first");
   if (ptr_) {
     TRAINER_CUDA_CHECK(cudaStreamSynchronize(stream_));
     memory_.free(ptr_);
@@ -49,6 +56,7 @@ void* Workspace::get(size_t bytes) {
   }
   ptr_ = memory_.alloc(bytes);
   bytes_ = bytes;
+  ++generation_;
   return ptr_;
 }
 

@@ -40,14 +40,18 @@ class Workspace {
   Workspace& operator=(const Workspace&) = delete;
 
   // At least `bytes` of device scratch, 256-byte aligned, contents undefined; valid until the
-  // next call.
+  // next call. Growing while the stream is captured into a graph is a logic_error (the graph
+  // would name the freed buffer): a step runs once eagerly before it is captured.
   void* get(size_t bytes);
+  // Counts the times the buffer moved: a graph that names it is stale once this changes.
+  uint64_t generation() const { return generation_; }
 
  private:
   DeviceMemory& memory_;
   cudaStream_t stream_;
   void* ptr_ = nullptr;
   size_t bytes_ = 0;
+  uint64_t generation_ = 0;
 };
 
 // Hands out consecutive 256-byte aligned pieces of one workspace request. Size the request

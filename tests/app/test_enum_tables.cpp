@@ -65,6 +65,7 @@ TEST_CASE("enum tables: every table is one-to-one and round-trips") {
   check_table(kPlanDeviceNames);
   check_table(kExportFormatNames);
   check_table(kNonfiniteActionNames);
+  check_table(kStepGraphsNames);
   check_table(kSpikeActionNames);
   check_table(kStepActionNames);
   check_table(kBadStepKindNames);
@@ -96,10 +97,11 @@ TEST_CASE("enum tables: the schema's choice keys list their enum's table") {
   check_schema_choices("train.attention", kAttentionImplNames);
   check_schema_choices("train.lr_schedule.kind", kLrKindNames);
   check_schema_choices("train.on_nonfinite", kNonfiniteActionNames);
+  check_schema_choices("train.graphs", kStepGraphsNames);
   check_schema_choices("train.spike.action", kSpikeActionNames);
   int choice_keys = 0;
   for (const KeySpec& k : recipe_schema()) choice_keys += std::holds_alternative<ChoiceField>(k.field);
-  CHECK(choice_keys == 9);  // every choice key is checked above (data.tokenizer is text: it also takes a path)
+  CHECK(choice_keys == 10);  // every choice key is checked above (data.tokenizer is text: it also takes a path)
 }
 
 std::string config_error(void (*f)()) {
