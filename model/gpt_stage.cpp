@@ -250,6 +250,8 @@ struct GptStage::Impl {
     Tensor x = s.resid.back();
     block_parts::norm_into(ctx(), lnf, lnf_mean, lnf_rstd, x, h.normw, h.normb);
     backend.matmul(logits, lnf, h.wte, kN, kT, Tensor{}, Accumulate::overwrite, Tensor{});
+    // Generation reads the logits only: no loss, and none added to the step's (loss_acc).
+    if (mode == StageMode::logits) return release_head(layout, store);
     Tensor targets = s.targets.view({N});
     if (tp_size == 1) {
       // The whole vocabulary here: loss and, in training, the gradient in one op.

@@ -29,6 +29,8 @@
 
 namespace trainer {
 
+// train: loss and gradients; eval: the loss (added to take_loss_sum's total); logits: the head's
+// logits only (generation), no loss.
 enum class StageMode : uint8_t { train, eval, logits };
 
 // Whether backward computes the weight gradients (whole) or leaves the blocks' weight

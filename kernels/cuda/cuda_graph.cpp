@@ -10,13 +10,19 @@ namespace {
 
 class CudaGraph final : public OpGraph {
  public:
+  // Owns `graph` from here on, also when instantiating it fails.
   CudaGraph(cudaStream_t stream, cudaGraph_t graph, const Workspace& workspace)
       : stream_(stream), graph_(graph), workspace_(workspace), generation_(workspace.generation()) {
-    TRAINER_CUDA_CHECK(cudaGraphGetNodes(graph_, nullptr, &nodes_));
-    const cudaError_t status = cudaGraphInstantiate(&exec_, graph_, 0);
+    cudaError_t status = cudaGraphGetNodes(graph_, nullptr, &nodes_);
+    const char* call = "cudaGraphGetNodes";
+    if (status == cudaSuccess) {
+      status = cudaGraphInstantiate(&exec_, graph_, 0);
+      call = "cudaGraphInstantiate";
+    }
     if (status != cudaSuccess) {
+      (void)cudaGetLastError();  // not left for the next launch check to report
       TRAINER_CUDA_REPORT(cudaGraphDestroy(graph_));
-      fail_cuda(status, "cudaGraphInstantiate", __FILE__, __LINE__);
+      fail_cuda(status, call, __FILE__, __LINE__);
     }
   }
   ~CudaGraph() override {
@@ -50,7 +56,14 @@ void begin_stream_capture(cudaStream_t stream) {
 
 std::unique_ptr<OpGraph> end_stream_capture(cudaStream_t stream, const Workspace& workspace) {
   cudaGraph_t graph = nullptr;
-  TRAINER_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  const cudaError_t status = cudaStreamEndCapture(stream, &graph);
+  if (status != cudaSuccess) {
+    // An invalidated capture (an unsafe call while capturing) leaves its error as the
+    // thread's last error: cleared here so the next launch check does not report it again.
+    (void)cudaGetLastError();
+    if (graph) TRAINER_CUDA_REPORT(cudaGraphDestroy(graph));
+    fail_cuda(status, "cudaStreamEndCapture (a call while capturing invalidated the capture)", __FILE__, __LINE__);
+  }
   return std::make_unique<CudaGraph>(stream, graph, workspace);
 }
 

@@ -3,9 +3,11 @@
 // agree to rounding and greedy decoding picks the same tokens; past seq_len the cache restarts
 // from the newest half of the context, and its logits are then those of that half alone. gpt2 and the llama variants (grouped k/v heads,
 // qk_norm, tied and untied heads, Llama 3.1 rope scaling). The models are trained a few steps
-// first so that their greedy choices are clear (random weights give near-ties).
+// first so that their greedy choices are clear (random weights give near-ties). Generating
+// between training steps leaves the next step's loss unchanged.
 #include <doctest/doctest.h>
 
+#include "app/engine/trainer.h"
 #include "parallel/mpi_comm.h"
 #include "tests/support/ensure_mpi.h"
 #include "tests/support/test_util.h"
@@ -65,4 +67,24 @@ TEST_CASE("generate: the KV cache gives the full window's logits, llama variants
   r.model.tie_embeddings = true;
   r.model.rope_scaling = RopeScalingConfig{8.0, 1.0, 4.0, 8};
   check_cache_matches_window(r, "llama: multi-query, tied, rope scaling");
+}
+
+// Generation between training steps (sampling during a run) leaves the next step's loss as it
+// was: the full-window forward computes logits only and adds no loss to the step's total.
+TEST_CASE("generate: sampling between steps does not change the next step's loss") {
+  ensure_mpi();
+  MpiComm self(MPI_COMM_SELF, "self", 120);
+  const Recipe r = tiny_recipe(shards("between"), TinyLayout{}, 2);
+  const std::vector<int32_t> prompt = {3, 10, 17};
+  for (Decoding decoding : {Decoding::kv_cache, Decoding::full_window}) {
+    CAPTURE(enum_name(kDecodingNames, decoding));
+    Trainer a(r, self, 0), b(r, self, 0);
+    a.train_step();
+    b.train_step();
+    GenerateOptions o;
+    o.tokens = 4;
+    o.decoding = decoding;
+    b.generate(prompt, o);
+    CHECK(b.train_step().loss == a.train_step().loss);
+  }
 }
