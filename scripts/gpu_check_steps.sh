@@ -363,7 +363,9 @@ bench_label() {  # bench_label 124m|1p5b|cudnn|graphs_off|graphs_step: the name 
 }
 bench_plan() {
   bench_cmd "$1"
-  show "$(quote "${CMD[@]}") > $WORK/bench_$1.out   (--profile when trainer bench has it; with --ceilings measured on an NVIDIA H200)"
+  local how="(--profile when trainer bench has it; with --ceilings measured on an NVIDIA H200)"
+  [[ $1 == graphs_* ]] && how="(no --profile: a graph's ops are not timed one by one)"
+  show "$(quote "${CMD[@]}") > $WORK/bench_$1.out   $how"
   show "python3 $COMPARE bench $WORK/bench_$1.out $WORK/bench_$1.json $WORK/profile_$1.txt $(quote "$(bench_label "$1")")"
   show "(every bench so far -> $OUT/bench.jsonl, one line each; their profiles -> $OUT/profiles.txt)"
 }
