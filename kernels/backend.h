@@ -49,12 +49,14 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/backend_elementwise_ops.h"
 #include "kernels/backend_fused_ops.h"
 #include "kernels/backend_generation_ops.h"
 #include "kernels/backend_init_ops.h"
 #include "kernels/backend_llama_ops.h"
 #include "kernels/backend_multi_tensor_ops.h"
 #include "kernels/backend_options.h"
+#include "kernels/backend_xent_ops.h"
 #include "kernels/base/enum_names.h"
 #include "kernels/op_graph.h"
 #include "kernels/op_modes.h"
@@ -194,81 +196,11 @@ struct AttentionBackwardOp {
   int n_kv_head = 0;
 };
 // The Llama ops (RmsnormForwardOp ... SwigluBackwardOp) are in backend_llama_ops.h,
-// AttentionCachedOp in backend_generation_ops.h, XentFusedOp in backend_fused_ops.h,
+// AttentionCachedOp in backend_generation_ops.h, XentFusedOp in backend_fused_ops.h, the
+// three-pass cross-entropy (XentMaxOp ... XentBackwardOp) in backend_xent_ops.h,
 // AdamWManyOp and SumSquaresManyOp in backend_multi_tensor_ops.h, InitNormalOp in
-// backend_init_ops.h.
-// GELU, tanh approximation; all act with one element count. In place: out may be inp.
-struct GeluForwardOp {
-  static constexpr const char* kName = "gelu_forward";
-  Tensor out, inp;
-};
-// In place: dinp may be dout.
-struct GeluBackwardOp {
-  static constexpr const char* kName = "gelu_backward";
-  Tensor dinp, inp, dout;
-};
-// out = a + b (the residual, loss sums); each float, one element count. In place: out may be
-// a or b.
-struct AddOp {
-  static constexpr const char* kName = "add";
-  Tensor out, a, b;
-};
-// x *= alpha; x float.
-struct ScaleOp {
-  static constexpr const char* kName = "scale";
-  Tensor x;
-  float alpha = 1;
-};
-// x = value; x float.
-struct FillOp {
-  static constexpr const char* kName = "fill";
-  Tensor x;
-  float value = 0;
-};
-// dst = src converted (round to nearest); dst, src float, one element count.
-struct CastOp {
-  static constexpr const char* kName = "cast";
-  Tensor dst, src;
-};
-// Sum of squares of x (float) in double precision; synchronizes.
-struct SumSquaresOp {
-  static constexpr const char* kName = "sum_squares";
-  Tensor x;
-};
-
-// Softmax cross-entropy over the (local slice of the) vocabulary, in three passes so that a
-// vocabulary-parallel caller can reduce the row max, the sum of exponentials and the target
-// logit across its tensor group in between. logits (N, Vl) act; only the first valid_cols
-// (0 <= valid_cols <= Vl) columns are real vocabulary (padding is ignored); targets (N) i32
-// are global ids, local column = target - vocab_start. maxes (N) f32 = row max over valid
-// columns.
-struct XentMaxOp {
-  static constexpr const char* kName = "xent_max";
-  Tensor maxes, logits;
-  int64_t valid_cols = 0;
-};
-// sumexp (N) f32 = sum over valid columns of exp(logit - maxes); target_logit (N) f32 = the
-// target's logit when it falls in this slice, else 0; maxes (N) f32.
-struct XentSumexpOp {
-  static constexpr const char* kName = "xent_sumexp";
-  Tensor sumexp, target_logit, logits, maxes, targets;
-  int64_t vocab_start = 0;
-  int64_t valid_cols = 0;
-};
-// losses (N) f32 = log(sumexp) + maxes - target_logit, all (N) f32.
-struct XentLossOp {
-  static constexpr const char* kName = "xent_loss";
-  Tensor losses, maxes, sumexp, target_logit;
-};
-// dlogits (N, Vl) act = dloss * (softmax - onehot(target)) on valid columns, 0 on padding.
-// In place: dlogits may be logits (the logits are not needed afterwards).
-struct XentBackwardOp {
-  static constexpr const char* kName = "xent_backward";
-  Tensor dlogits, logits, maxes, sumexp, targets;
-  int64_t vocab_start = 0;
-  int64_t valid_cols = 0;
-  float dloss = 1;
-};
+// backend_init_ops.h, the elementwise ops (GeluForwardOp ... SumSquaresOp) in
+// backend_elementwise_ops.h.
 
 // AdamW on one contiguous range: param (n) f32 master, grad, m, v (n) f32; param_copy (n)
 // act, optional, receives the updated weights in the compute dtype (absent when the master
