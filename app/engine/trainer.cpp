@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/core.h>
+
 #include "app/engine/memory_fit.h"
 #include "app/engine/metrics.h"
 #include "app/engine/options_from.h"
@@ -13,6 +15,7 @@
 #include "app/engine/step_passes.h"
 #include "kernels/base/check.h"
 #include "kernels/base/errors.h"
+#include "data/file_glob.h"
 #include "model/llmc_file.h"
 #include "model/rng.h"
 #include "parallel/device_comm.h"
@@ -20,6 +23,24 @@
 #include "parallel/tracing_comm.h"
 
 namespace trainer {
+namespace {
+
+// Runs `open` (a data loader over the recipe's `key`) so that a shard problem names the recipe
+// and the key, and a missing shard also says how shards are made.
+template <class Open>
+void open_recipe_data(const Recipe& r, const std::string& key, Open&& open) {
+  try {
+    open();
+  } catch (const NoFileError& e) {
+    throw NoFileError(fmt::format("{}: {}: {} (token shards are made by `trainer data prepare --input TEXT "
+                                  "--tokenizer NAME --out FOLDER`; see the README's Data section)",
+                                  r.path, key, e.what()));
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}: {}", r.path, key, e.what()));
+  }
+}
+
+}  // namespace
 
 Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed data, OpProfile profile)
     : recipe_(recipe), world_(world), local_rank_(local_rank), config_(gpt_config_from(recipe)) {
@@ -94,12 +115,14 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   }
 
   if (data == DataNeed::train) {
-    train_loader_ = std::make_unique<DataLoader>(train_loader_options_from(recipe_, c));
+    open_recipe_data(recipe_, recipe_.data.stages.empty() ? "data.train" : "data.train or data.stages",
+                     [&] { train_loader_ = std::make_unique<DataLoader>(train_loader_options_from(recipe_, c)); });
     if (recipe_.eval.every > 0) {
       if (recipe_.data.val.empty())
         throw ConfigError(recipe_.path + ": eval.every is " + std::to_string(recipe_.eval.every) +
                           " but data.val is empty; set data.val or eval.every: 0");
-      for (const LoaderOptions& o : val_loader_options_from(recipe_, c)) val_loaders_.emplace_back(o);
+      for (const LoaderOptions& o : val_loader_options_from(recipe_, c))
+        open_recipe_data(recipe_, "data.val", [&] { val_loaders_.emplace_back(o); });
     }
   }
   startup_.total = monotonic_seconds() - t_begin;

@@ -3,6 +3,8 @@
 // kind of bad file as an InputError naming it.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include "data/file_glob.h"
 #include "data/loader.h"
 #include "data/token_shard.h"
@@ -170,9 +172,32 @@ TEST_CASE("file patterns: missing files, empty globs and duplicates are InputErr
         std::vector<std::string>{dir + "/b_1.bin", dir + "/a_1.bin"});
   CHECK_THROWS_WITH_AS(expand_glob(dir + "/c_*.bin"),
                        doctest::Contains(("no file matches the pattern '" + dir + "/c_*.bin'").c_str()),
-                       InputError);
+                       NoFileError);
   CHECK_THROWS_WITH_AS(expand_glob(dir + "/nope.bin"),
-                       doctest::Contains(("file '" + dir + "/nope.bin' not found").c_str()), InputError);
+                       doctest::Contains(("file '" + dir + "/nope.bin' not found").c_str()), NoFileError);
+  // A folder that does not exist is named (glob(3) itself only says it stopped).
+  CHECK_THROWS_WITH_AS(expand_glob(dir + "/none/deeper/c_*.bin"),
+                       doctest::Contains(("no file matches the pattern '" + dir + "/none/deeper/c_*.bin': the folder '" +
+                                          dir + "/none' does not exist")
+                                             .c_str()),
+                       NoFileError);
+  // A relative pattern says which folder it was read from.
+  CHECK_THROWS_WITH_AS(expand_glob("no-such-folder-here/c_*.bin"),
+                       doctest::Contains(("no file matches the pattern 'no-such-folder-here/c_*.bin' (from the working "
+                                          "directory '" + std::filesystem::current_path().string() +
+                                          "'): the folder 'no-such-folder-here' does not exist")
+                                             .c_str()),
+                       NoFileError);
+  // A file where the pattern wants a folder is named too; a wildcard folder without the named
+  // folder below it is no match.
+  CHECK_THROWS_WITH_AS(expand_glob(dir + "/a_1.bin/x/c_*.bin"),
+                       doctest::Contains(("no file matches the pattern '" + dir + "/a_1.bin/x/c_*.bin': '" + dir +
+                                          "/a_1.bin' is a regular file, not a folder")
+                                             .c_str()),
+                       NoFileError);
+  CHECK_THROWS_WITH_AS(expand_glob(dir + "/*/none/c_*.bin"),
+                       doctest::Contains(("no file matches the pattern '" + dir + "/*/none/c_*.bin'").c_str()),
+                       NoFileError);
   CHECK_THROWS_WITH_AS(expand_glob_list(dir + "/a_*.bin," + dir + "/a_1.bin"),
                        doctest::Contains("matched twice"), InputError);
   CHECK_THROWS_AS(expand_glob_list(dir + "/a_1.bin,"), InputError);

@@ -34,15 +34,15 @@ cases=(
   "global batch|^error: .*train.global_batch: 4 is not a multiple of train.micro_batch 2 x parallel.data 8|-n 8 -wdir @good $trainer train r.yaml ${data[*]} --set parallel.data=8"
   "tensor degree|^error: .*parallel.tensor: 4 does not divide model.n_head 2|-n 4 -wdir @good $trainer train r.yaml ${data[*]} --set parallel.tensor=4"
   "pipeline degree|^error: .*parallel.pipeline: 4 stages but model.n_layer is 2|-n 4 -wdir @good $trainer bench r.yaml --set parallel.pipeline=4"
-  "every rank lacks data|^error: no file matches the pattern 'data/train_\\*.bin'|-n 4 -wdir @empty $trainer train r.yaml ${data[*]} --set parallel.data=2 --set parallel.tensor=2 --set train.global_batch=8 --set eval.batches=2"
+  "every rank lacks data|^error: r.yaml: data.train: no file matches the pattern 'data/train_\\*.bin'|-n 4 -wdir @empty $trainer train r.yaml ${data[*]} --set parallel.data=2 --set parallel.tensor=2 --set train.global_batch=8 --set eval.batches=2"
   "bench --steps 0|^error: .*--steps|-n 2 -wdir @good $trainer bench r.yaml --steps 0 --set parallel.data=2"
   "a locked checkpoint folder|^error: .*$work/held.* is in use by .*pid $holder|-n 2 -wdir @good $trainer train r.yaml ${data[*]} --set parallel.data=2 --set checkpoint.dir=$work/held"
-  "one rank lacks data|^error \\(rank 1 of 2, host [^,]+, pid [0-9]+\\): no file matches the pattern 'data/train_\\*.bin'
+  "one rank lacks data|^error \\(rank 1 of 2, host [^,]+, pid [0-9]+\\): r.yaml: data.train: no file matches the pattern 'data/train_\\*.bin'
 ^error: the other ranks did not stop with rank 1 within|-n 1 -wdir @good $trainer train r.yaml ${data[*]} --set parallel.data=2 : -n 1 -wdir @empty $trainer train r.yaml ${data[*]} --set parallel.data=2"
-  "ranks fail differently|^error: token shard 'data/train_000000.bin': magic number
-^error \\(rank 1\\): no file matches the pattern 'data/train_\\*.bin'|-n 1 -wdir @badmagic $trainer train r.yaml ${data[*]} --set parallel.data=2 : -n 1 -wdir @empty $trainer train r.yaml ${data[*]} --set parallel.data=2"
-  "three ranks fail differently|^error: token shard 'data/train_000000.bin': magic number
-^error \\(ranks 1, 2\\): no file matches the pattern 'data/train_\\*.bin'|-n 1 -wdir @badmagic $trainer bench r.yaml --data recipe ${data[*]} --set parallel.data=3 --set train.global_batch=6 --set eval.batches=3 : -n 2 -wdir @empty $trainer bench r.yaml --data recipe ${data[*]} --set parallel.data=3 --set train.global_batch=6 --set eval.batches=3"
+  "ranks fail differently|^error: r.yaml: data.train: token shard 'data/train_000000.bin': magic number
+^error \\(rank 1\\): r.yaml: data.train: no file matches the pattern 'data/train_\\*.bin'|-n 1 -wdir @badmagic $trainer train r.yaml ${data[*]} --set parallel.data=2 : -n 1 -wdir @empty $trainer train r.yaml ${data[*]} --set parallel.data=2"
+  "three ranks fail differently|^error: r.yaml: data.train: token shard 'data/train_000000.bin': magic number
+^error \\(ranks 1, 2\\): r.yaml: data.train: no file matches the pattern 'data/train_\\*.bin'|-n 1 -wdir @badmagic $trainer bench r.yaml --data recipe ${data[*]} --set parallel.data=3 --set train.global_batch=6 --set eval.batches=3 : -n 2 -wdir @empty $trainer bench r.yaml --data recipe ${data[*]} --set parallel.data=3 --set train.global_batch=6 --set eval.batches=3"
 )
 for row in "${cases[@]}"; do
   name="${row%%|*}"

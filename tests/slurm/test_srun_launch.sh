@@ -44,7 +44,7 @@ timeout 120 srun -n 2 --mpi=pmix bash -c 'cd "$1/$([[ $SLURM_PROCID == 1 ]] && e
   "$work" "$trainer" train "$(realpath configs/debug/layouts.yaml)" --set "data.train=train_*.bin" --set checkpoint.dir= \
   --set log.metrics= --set train.steps=100000 $(layout_args 2 1 1 0) > "$work/alone.log" 2>&1 || rc=$?
 [[ $rc != 0 && $rc != 124 ]] || fail "one rank fails alone: exit code $rc: $(cat "$work/alone.log")"
-grep -Eq "^error \(rank 1 of 2, host [^,]+, pid [0-9]+, Slurm job [0-9]+\.0 task 1\): no file matches the pattern 'train_\*\.bin'" \
+grep -Eq "^error \(rank 1 of 2, host [^,]+, pid [0-9]+, Slurm job [0-9]+\.0 task 1\): .*/layouts\.yaml: data\.train: no file matches the pattern 'train_\*\.bin'" \
   "$work/alone.log" || fail "one rank fails alone: its message does not name its Slurm task: $(cat "$work/alone.log")"
 echo "ok: a rank that fails alone names its Slurm task (srun exit code $rc)"
 
