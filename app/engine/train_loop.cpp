@@ -102,6 +102,18 @@ int train_under_mpi(const Recipe& given, int64_t stop_at, MpiRuntime& mpi) {
     for (const std::string& note : recipe_notes(given)) fmt::print("{}\n", note);
   }
   const Resumed resumed = resume_from_checkpoint(t, reporting);
+  if (t.step() >= recipe.train.steps) {
+    // Running a finished recipe again is common (a job script's retry, a second look); say so
+    // rather than print a done line with zero steps and a loss of zero.
+    if (rank0) {
+      fmt::print("done: nothing to train: {} is at step {}, {} train.steps {}; to train on, raise train.steps "
+                 "(--set train.steps=N); to start over, give another checkpoint.dir or checkpoint.resume: never\n",
+                 resumed.dir, t.step(), t.step() == recipe.train.steps ? "which is" : "past", recipe.train.steps);
+      std::fflush(stdout);
+    }
+    t.finish_trace();
+    return 0;
+  }
   const std::string run = resumed.dir.empty() ? new_run_id(mpi.world()) : resumed.run;
   if (checkpoints_on && resumed.dir.empty() && rank0) note_other_runs(recipe.checkpoint.dir, run);
   MetricsLog metrics(recipe.log.metrics, reporting);

@@ -3,7 +3,8 @@
 # that lose data). Case by case, each asserting the exit code, the message and what is on disk:
 #  1. a fresh run (resume: never) in a folder holding another run's step_10 keeps what it
 #     writes (keep 1), leaves the other run's checkpoint alone, says so, and `latest` follows it;
-#  2. resume: auto then continues the run `latest` names, not the other run's higher step;
+#  2. resume: auto then continues the run `latest` names, not the other run's higher step; run
+#     again at or past its train.steps, it says there is nothing to train and writes nothing;
 #  3. after a corrupt newest checkpoint the run resumes from the older one, its own new saves
 #     are never pruned in favour of the corrupt one, and the next resume follows `latest`;
 #  4. once the loss is not finite, the last checkpoint with a finite loss is never pruned;
@@ -36,6 +37,16 @@ train again "${small[@]}" --set train.steps=4 --set checkpoint.every=0 --set che
   --set "checkpoint.dir=$work/c1" || fail "case 2: $(cat "$work/again.log")"
 expect_log again "resuming from $work/c1/step_00000003 " "case 2: did not resume from latest"
 [[ "$(ckpt_list "$work/c1")" == ".lock latest step_00000004 step_00000010 " ]] || fail "case 2: $(ckpt_list "$work/c1")"
+for steps in 4 3; do
+  train "done$steps" "${small[@]}" --set train.steps=$steps --set checkpoint.every=0 --set checkpoint.keep=1 \
+    --set "checkpoint.dir=$work/c1" || fail "case 2, steps $steps: $(cat "$work/done$steps.log")"
+  said="^done: nothing to train: $work/c1/step_00000004 is at step 4, (which is|past) train.steps $steps; to train on"
+  expect_log "done$steps" "$said" "case 2: a finished run, steps $steps, does not say there is nothing to train"
+  ! grep -q "^step " "$work/done$steps.log" || fail "case 2: a finished run trained: $(cat "$work/done$steps.log")"
+  [[ "$(ckpt_list "$work/c1")" == ".lock latest step_00000004 step_00000010 " ]] ||
+    fail "case 2, steps $steps: $(ckpt_list "$work/c1")"
+done
+expect_log done3 "at step 4, past train.steps 3" "case 2: steps 3 is not called past"
 
 # 3. A corrupt newest checkpoint: resume from the older one; its new saves survive pruning.
 train run3 "${small[@]}" --set train.steps=10 --set checkpoint.every=5 --set checkpoint.keep=2 \
