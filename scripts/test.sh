@@ -31,4 +31,7 @@ scripts/setup.sh
 BUILD_DIR=build-nocuda TRAINER_CUDA=OFF scripts/setup.sh
 scripts/fetch_data.sh --hf  # --hf: the tokenizer.json files and their JS reference
 cd build
-ctest --output-on-failure -j1 "$@"
+# Tests run in parallel, one per core (CTEST_PARALLEL_LEVEL overrides): they check numbers and
+# behaviour, not time; the two whose checks need the machine to themselves are RUN_SERIAL
+# (tests/CMakeLists.txt).
+ctest --output-on-failure -j"${CTEST_PARALLEL_LEVEL:-$(nproc)}" "$@"
