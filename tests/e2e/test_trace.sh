@@ -5,7 +5,7 @@
 # - bench on data 2 x pipeline 2 (4 ranks): one process per rank named by its coordinates,
 #   send/recv with peers, bucketed all-reduces with bytes;
 # - bench on pipeline 2: on every stage the idle gaps of the traced steps equal bench's bubble
-#   time within 10%;
+#   time within 10% or 0.5 ms, whichever is more;
 # - a trace window past the run's end writes nothing and says so.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/ckpt_lib.sh"
