@@ -23,6 +23,12 @@ import sys
 from collections import defaultdict
 
 SLACK_US = 0.01  # timestamps are printed to the nanosecond
+BUBBLE_REL, BUBBLE_ABS_S = 0.1, 0.0005  # idle gaps against bench's bubble: 10%, or 0.5 ms where more
+
+
+def bubble_apart(idle_s, bubble_s):
+    """True where a trace's idle gaps and bench's bubble (seconds per step) disagree."""
+    return bubble_s <= 0 or abs(idle_s - bubble_s) > max(BUBBLE_REL * bubble_s, BUBBLE_ABS_S)
 
 
 def fail(msg):
@@ -128,12 +134,12 @@ def main():
             print(f"check_trace: rank {r}: idle gaps {per_step_s * 1e3:.3f} ms per step, bench bubble "
                   f"{want * 1e3:.3f} ms ({len(pipes)} steps)")
             idle_max = max(idle_max, per_step_s)
-            if want <= 0 or abs(per_step_s - want) > max(0.1 * want, 0.0005):
+            if bubble_apart(per_step_s, want):
                 fail(f"rank {r}: idle gaps {per_step_s:.6f} s per step vs bench's bubble {want:.6f} s: more than 10% "
                      "(and 0.5 ms) apart")
         head = bench["bubble_s"]
         print(f"check_trace: slowest stage: idle gaps {idle_max * 1e3:.3f} ms per step, bench bubble_s {head * 1e3:.3f} ms")
-        if head <= 0 or abs(idle_max - head) > max(0.1 * head, 0.0005):
+        if bubble_apart(idle_max, head):
             fail(f"largest idle gaps {idle_max:.6f} s per step vs bench's bubble_s {head:.6f} s: more than 10% "
                  "(and 0.5 ms) apart")
 
