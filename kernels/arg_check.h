@@ -19,7 +19,9 @@
 namespace trainer::op_check {
 
 // What dtype an argument needs (see "dtypes" in backend.h).
-enum class Want : uint8_t { act, f32, i32, float_any };
+// cast: f32, act or bf16 (cast alone takes bf16 on every backend: the gradient reduction's
+// wire format, model/param_store.h).
+enum class Want : uint8_t { act, f32, i32, float_any, cast };
 enum class Role : uint8_t { in, out };
 enum class Presence : uint8_t { required, optional };
 
@@ -131,6 +133,7 @@ class ArgCheck {
       case Want::f32: return d == DType::f32;
       case Want::i32: return d == DType::i32;
       case Want::float_any: return d == DType::f32 || d == act_;
+      case Want::cast: return d == DType::f32 || d == act_ || d == DType::bf16;
     }
     return false;
   }
@@ -140,6 +143,7 @@ class ArgCheck {
       case Want::f32: return "f32";
       case Want::i32: return "i32";
       case Want::float_any: return act_ == DType::f32 ? "f32" : std::string("f32 or ") + dtype_name(act_);
+      case Want::cast: return act_ == DType::f32 || act_ == DType::bf16 ? "f32 or bf16" : std::string("f32, bf16 or ") + dtype_name(act_);
     }
     return "?";
   }

@@ -21,7 +21,8 @@
 // - dtypes: "act" is the backend's activation dtype (activations, their gradients, the compute
 //   copy of the weights: f32 on the CPU, bf16 or f32 on CUDA); "f32" is f32 whatever act is
 //   (parameter gradients, optimizer state, statistics such as mean, rstd, lse, max, sum-exp,
-//   losses); "float" is f32 or act; tokens and targets are i32.
+//   losses); "float" is f32 or act (cast also takes bf16 on every backend); tokens and
+//   targets are i32.
 // - Shapes: "(R, C)" is a matrix: any tensor whose last dimension is C and whose other
 //   dimensions multiply to R, so (B, T, C) may stand where (B*T, C) is asked for. "(n)" is a
 //   vector: only the element count is checked. Shapes spelled "exactly" must match dimension

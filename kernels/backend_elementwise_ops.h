@@ -35,7 +35,8 @@ struct FillOp {
   Tensor x;
   float value = 0;
 };
-// dst = src converted (round to nearest); dst, src float, one element count.
+// dst = src converted (round to nearest, ties to even); dst, src float or bf16 (bf16 on every
+// backend, the CPU's included: the gradient reduction's wire format), one element count.
 struct CastOp {
   static constexpr const char* kName = "cast";
   Tensor dst, src;

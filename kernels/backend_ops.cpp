@@ -299,8 +299,8 @@ void check(const InitNormalOp& op, ArgCheck& k) {
 }
 
 void check(const CastOp& op, ArgCheck& k) {
-  k.arg("dst", op.dst, Want::float_any, kOut);
-  k.arg("src", op.src, Want::float_any, kIn);
+  k.arg("dst", op.dst, Want::cast, kOut);
+  k.arg("src", op.src, Want::cast, kIn);
   k.numel("dst", op.dst, op.src.numel());
 }
 

@@ -25,9 +25,11 @@ Tensor reshape(Tensor t, const std::vector<int64_t>& shape) {
 }  // namespace
 
 ParamStore::ParamStore(const StageLayout& layout, Backend& backend, Comm& dp, Comm* embed, ZeroPolicy zero,
-                       double bucket_mb)
-    : impl_(std::make_unique<Impl>(layout, backend, dp, embed, zero, bucket_mb)), layout_(layout) {
+                       double bucket_mb, DType reduce_dtype)
+    : impl_(std::make_unique<Impl>(layout, backend, dp, embed, zero, bucket_mb, reduce_dtype)), layout_(layout) {
   TRAINER_CHECK(dp.size() == layout.options().dp, "data group size vs layout");
+  TRAINER_CHECK(reduce_dtype == DType::f32 || reduce_dtype == DType::bf16,
+                std::string("gradient reductions carry f32 or bf16, not ") + dtype_name(reduce_dtype));
   Impl& s = *impl_;
   const size_t act_size = dtype_size(s.act);
   const int64_t total = layout.total(), shard = layout.shard_total();
@@ -42,6 +44,7 @@ ParamStore::ParamStore(const StageLayout& layout, Backend& backend, Comm& dp, Co
   if (!s.master_aliases_compute()) s.master = zeroed(s.master_full() ? total : shard, 4);
   if (zero.shard_gradients()) s.grads_shard = zeroed(shard, 4);
   else s.grads_full = zeroed(total, 4);
+  if (s.bf16_wire() && zero.bucketed()) s.grads_wire = backend.alloc(size_t(total) * 2);
   int64_t state = zero.shard_optimizer_state() ? shard : total;
   s.m = zeroed(state, 4);
   s.v = zeroed(state, 4);
@@ -154,11 +157,19 @@ void ParamStore::grads_done(int unit) {
   // No contribution since this unit's last reduction (the head under gpipe accumulates all
   // micro-batches before the first backward): nothing to do.
   if (it == s.grad_temp.end()) return;
-  Buffer out = s.take(size_t(u.shard.size()) * 4);
-  CommRequestPtr req = s.dp.reduce_scatter_async(out.tensor(DType::f32, {u.shard.size()}),
-                                                 it->second.tensor(DType::f32, {u.padded}));
-  s.pending.push_back({unit, std::move(req), std::move(out), std::move(it->second)});
+  Buffer in = std::move(it->second);
   s.grad_temp.erase(it);
+  if (s.bf16_wire()) {
+    // The unit's bf16 copy is what travels; its f32 gradients go back to the pool at once.
+    Buffer wire = s.take(size_t(u.padded) * 2);
+    s.backend.cast(wire.tensor(DType::bf16, {u.padded}), in.tensor(DType::f32, {u.padded}));
+    s.give(std::move(in));
+    in = std::move(wire);
+  }
+  const DType t = s.bf16_wire() ? DType::bf16 : DType::f32;
+  Buffer out = s.take(size_t(u.shard.size()) * dtype_size(t));
+  CommRequestPtr req = s.dp.reduce_scatter_async(out.tensor(t, {u.shard.size()}), in.tensor(t, {u.padded}));
+  s.pending.push_back({unit, std::move(req), std::move(out), std::move(in)});
   // Two units in flight on every transport: each holds its whole-unit gradient temporary from
   // the pool, so the bound is what keeps ZeRO-2's gradient memory at a shard plus two units.
   while (s.pending.size() > 2) s.complete_oldest();
@@ -173,7 +184,7 @@ void ParamStore::finish_grads() {
   Impl& s = *impl_;
   if (s.zero.bucketed()) {
     s.flush_bucket();
-    for (auto& r : s.bucket_requests) r->wait();
+    for (auto& r : s.bucket_requests) s.complete_bucket(r);
     s.bucket_requests.clear();
   } else {
     while (!s.pending.empty()) s.complete_oldest();
@@ -281,7 +292,7 @@ MemoryFigures ParamStore::memory() const {
   f.master = int64_t(s.master.bytes());
   f.grads = int64_t(s.grads_full.bytes() + s.grads_shard.bytes());
   f.optimizer = int64_t(s.m.bytes() + s.v.bytes());
-  f.comm = s.pool_peak;
+  f.comm = s.pool_peak + int64_t(s.grads_wire.bytes());
   return f;
 }
 

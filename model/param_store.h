@@ -29,15 +29,18 @@ struct MemoryFigures {
   int64_t master = 0;      // fp32 master copy where it is separate from the compute copy
   int64_t grads = 0;       // gradient accumulators
   int64_t optimizer = 0;   // AdamW moments
-  int64_t comm = 0;        // reduce-scatter / gather staging buffers (peak)
+  int64_t comm = 0;        // reduce-scatter / gather staging buffers (peak), and a bf16 wire
 };
 
 class ParamStore {
  public:
   // dp: the data-parallel group; embed: the first/last stage pair for the tied embedding
-  // (null when there is none).
+  // (null when there is none). reduce_dtype (parallel.grad_reduce_dtype): what the data group's
+  // gradient reductions carry: f32, or bf16 (half the bytes: each bucket or unit is rounded to
+  // bf16, summed in bf16 and cast back; the accumulators stay f32). The tied embedding's and
+  // the tensor group's gradient sums are f32 either way.
   ParamStore(const StageLayout& layout, Backend& backend, Comm& dp, Comm* embed, ZeroPolicy zero,
-             double bucket_mb);
+             double bucket_mb, DType reduce_dtype = DType::f32);
   ~ParamStore();
 
   const StageLayout& layout() const { return layout_; }

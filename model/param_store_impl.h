@@ -23,11 +23,18 @@ struct ParamStore::Impl {
   const DType act;
   const MasterWeights master_kind;  // derived once from (zero, act)
   const int64_t bucket_bytes;
+  const DType reduce_dtype;  // what the data group's gradient reductions carry (f32 or bf16)
 
   // The master is indexed like the flat buffer (else like shard storage).
   bool master_full() const { return master_kind != MasterWeights::own_shard; }
   bool master_aliases_compute() const { return master_kind == MasterWeights::compute_copy; }
   Buffer compute, compute_shard, master, grads_full, grads_shard, m, v;
+  // Bucketed reductions in bf16: the whole-gradient buffer's bf16 copy, each bucket cast into
+  // its part, reduced there and cast back (empty otherwise).
+  Buffer grads_wire;
+  // Gradients are rounded to bf16 for the data group's reductions (never without a group: a
+  // reduction of one rank is the identity, so nothing is rounded).
+  bool bf16_wire() const { return reduce_dtype == DType::bf16 && dp.size() > 1; }
 
   // Pools of staging buffers by (bytes); reused across micro-batches and steps.
   std::map<size_t, std::vector<Buffer>> pool;
@@ -39,18 +46,25 @@ struct ParamStore::Impl {
   struct Pending {
     int unit;
     CommRequestPtr request;
-    Buffer shard_out;
-    Buffer temp;  // the unit's gradients being reduced; the next micro-batch gets a fresh one
+    Buffer shard_out;  // reduce_dtype
+    Buffer temp;  // the unit's gradients being reduced (f32, or their bf16 copy); the next
+                  // micro-batch gets a fresh one
   };
   std::deque<Pending> pending;
-  std::vector<CommRequestPtr> bucket_requests;
+  // A bucketed reduction in flight; under a bf16 wire, `wire` (bf16) is cast back into `grads`
+  // (f32) when it completes.
+  struct BucketRequest {
+    CommRequestPtr request;
+    Tensor wire, grads;
+  };
+  std::vector<BucketRequest> bucket_requests;
   int bucket_lo = -1, bucket_hi = -1;
   int64_t bucket_cur = 0;
   bool reduce_now = true;
 
-  Impl(const StageLayout& l, Backend& b, Comm& d, Comm* e, ZeroPolicy z, double bucket_mb)
+  Impl(const StageLayout& l, Backend& b, Comm& d, Comm* e, ZeroPolicy z, double bucket_mb, DType reduce)
       : layout(l), backend(b), dp(d), embed(e), zero(z), act(b.act_dtype()), master_kind(z.master_weights(act)),
-        bucket_bytes(std::max<int64_t>(1, int64_t(bucket_mb * 1024 * 1024))) {}
+        bucket_bytes(std::max<int64_t>(1, int64_t(bucket_mb * 1024 * 1024))), reduce_dtype(reduce) {}
 
   Buffer take(size_t bytes) {
     auto& list = pool[bytes];
@@ -169,24 +183,42 @@ struct ParamStore::Impl {
     // gradients (a request is a bucket, or one unit of a reduce-scattered bucket). NCCL holds
     // none, and waiting would stall the compute stream.
     while (dp.in_flight_cost() == InFlightCost::buffer_copy && bucket_requests.size() >= 2) {
-      bucket_requests.front()->wait();
+      complete_bucket(bucket_requests.front());
       bucket_requests.erase(bucket_requests.begin());
     }
     Tensor whole = grads_full.tensor(DType::f32, {layout.total()});
-    if (dp.size() > 1 && zero.grad_reduction() == GradReduction::bucketed_all_reduce)
-      bucket_requests.push_back(dp.all_reduce_async(
-          whole.flat(units[size_t(bucket_lo)].offset, units[size_t(bucket_hi)].offset + units[size_t(bucket_hi)].padded),
-          ReduceOp::sum));
+    // What a reduction of whole's [begin, end) works in: that range itself, or its bf16 copy.
+    auto wire_for = [&](int64_t begin, int64_t end) {
+      if (!bf16_wire()) return whole.flat(begin, end);
+      Tensor w = grads_wire.tensor(DType::bf16, {layout.total()}).flat(begin, end);
+      backend.cast(w, whole.flat(begin, end));
+      return w;
+    };
+    if (dp.size() > 1 && zero.grad_reduction() == GradReduction::bucketed_all_reduce) {
+      const int64_t begin = units[size_t(bucket_lo)].offset;
+      const int64_t end = units[size_t(bucket_hi)].offset + units[size_t(bucket_hi)].padded;
+      Tensor w = wire_for(begin, end);
+      bucket_requests.push_back({dp.all_reduce_async(w, ReduceOp::sum), bf16_wire() ? w : Tensor{},
+                                 bf16_wire() ? whole.flat(begin, end) : Tensor{}});
+    }
     // One in-place reduce-scatter per unit (a unit's shards are its equal blocks, so a bucket of
-    // several units is not one collective's blocks).
+    // several units is not one collective's blocks); only the shard comes back from a bf16 wire.
     if (dp.size() > 1 && zero.grad_reduction() == GradReduction::bucketed_reduce_scatter)
       for (int x = bucket_lo; x <= bucket_hi; ++x) {
         const LocalUnit& ux = units[size_t(x)];
-        Tensor unit = whole.flat(ux.offset, ux.offset + ux.padded);
-        bucket_requests.push_back(dp.reduce_scatter_async(unit.flat(ux.shard.begin, ux.shard.end), unit));
+        Tensor w = wire_for(ux.offset, ux.offset + ux.padded);
+        Tensor mine = w.flat(ux.shard.begin, ux.shard.end);
+        bucket_requests.push_back({dp.reduce_scatter_async(mine, w), bf16_wire() ? mine : Tensor{},
+                                   bf16_wire() ? whole.flat(ux.offset + ux.shard.begin, ux.offset + ux.shard.end)
+                                               : Tensor{}});
       }
     bucket_lo = bucket_hi = -1;
     bucket_cur = 0;
+  }
+
+  void complete_bucket(BucketRequest& b) {
+    b.request->wait();
+    if (b.wire.defined()) backend.cast(b.grads, b.wire);
   }
 
   void complete_oldest() {
@@ -196,7 +228,16 @@ struct ParamStore::Impl {
     const LocalUnit& u = layout.units()[p.unit];
     Tensor acc = grads_shard.tensor(DType::f32, {layout.shard_total()})
                      .flat(u.shard_offset, u.shard_offset + u.shard.size());
-    backend.add(acc, acc, p.shard_out.tensor(DType::f32, {u.shard.size()}));
+    if (!bf16_wire()) {
+      backend.add(acc, acc, p.shard_out.tensor(DType::f32, {u.shard.size()}));
+    } else {
+      // Added in f32 (the CPU adds f32 only): the shard cast into a pool buffer first.
+      Buffer sum = take(size_t(u.shard.size()) * 4);
+      Tensor f = sum.tensor(DType::f32, {u.shard.size()});
+      backend.cast(f, p.shard_out.tensor(DType::bf16, {u.shard.size()}));
+      backend.add(acc, acc, f);
+      give(std::move(sum));
+    }
     give(std::move(p.shard_out));
     give(std::move(p.temp));
   }

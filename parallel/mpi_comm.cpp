@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/base/bf16.h"
 #include "kernels/base/check.h"
 #include "parallel/launcher_env.h"
 
@@ -34,16 +35,23 @@ MPI_Datatype mpi_type(DType dtype) {
   return MPI_BYTE;
 }
 
-MPI_Op mpi_op(ReduceOp op) { return op == ReduceOp::sum ? MPI_SUM : MPI_MAX; }
+// MPI's user-op signature: inout[i] = in[i] + inout[i] for bf16 bit patterns, added in f32
+// and rounded once per pair (commutative, so MPI may pair them in any fixed tree).
+void bf16_sum(void* in, void* inout, int* len, MPI_Datatype*) {
+  const uint16_t* a = static_cast<const uint16_t*>(in);
+  uint16_t* b = static_cast<uint16_t*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = bf16_from_f32(f32_from_bf16(a[i]) + f32_from_bf16(b[i]));
+}
 
 void check_host(const Tensor& t, const char* what) {
   TRAINER_CHECK(t.device == Device::cpu, std::string(what) + ": MpiComm needs host buffers");
 }
 
-void check_reducible(const Tensor& t, const char* what) {
+void check_reducible(const Tensor& t, ReduceOp op, const char* what) {
   check_host(t, what);
-  TRAINER_CHECK(t.dtype == DType::f32 || t.dtype == DType::i32,
-                std::string(what) + ": MpiComm reduces f32 or i32, got " + dtype_name(t.dtype));
+  TRAINER_CHECK(t.dtype == DType::f32 || t.dtype == DType::i32 || (t.dtype == DType::bf16 && op == ReduceOp::sum),
+                std::string(what) + ": MpiComm reduces f32 or i32 (and sums bf16), got " + dtype_name(t.dtype) +
+                    (op == ReduceOp::sum ? "" : " for max"));
 }
 
 // Waits for one request, polling so that a stalled peer is noticed. Spins briefly first (low
@@ -133,11 +141,13 @@ MpiComm::MpiComm(MPI_Comm comm, std::string name, double timeout_s, HangReporter
   TRAINER_MPI_CHECK(MPI_Group_translate_ranks(group, size_, mine.data(), world, world_ranks_.data()));
   TRAINER_MPI_CHECK(MPI_Group_free(&group));
   TRAINER_MPI_CHECK(MPI_Group_free(&world));
+  TRAINER_MPI_CHECK(MPI_Op_create(&bf16_sum, 1, &bf16_sum_));
 }
 
 MpiComm::~MpiComm() {
   int finalized = 0;
   MPI_Finalized(&finalized);
+  if (!finalized && bf16_sum_ != MPI_OP_NULL) MPI_Op_free(&bf16_sum_);
   if (!finalized && comm_ != MPI_COMM_WORLD && comm_ != MPI_COMM_SELF && comm_ != MPI_COMM_NULL)
     MPI_Comm_free(&comm_);
 }
@@ -152,16 +162,21 @@ CommRequestPtr MpiComm::make_request(MPI_Request request, const char* what, size
   return std::make_unique<MpiRequest>(request, text, timeout_s_, reporter_, handle);
 }
 
+MPI_Op MpiComm::reduce_op(ReduceOp op, DType dtype) const {
+  if (dtype == DType::bf16) return bf16_sum_;
+  return op == ReduceOp::sum ? MPI_SUM : MPI_MAX;
+}
+
 CommRequestPtr MpiComm::all_reduce_async(Tensor buf, ReduceOp op) {
-  check_reducible(buf, "all_reduce");
+  check_reducible(buf, op, "all_reduce");
   MPI_Request r;
   TRAINER_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buf.data, static_cast<int>(buf.numel()),
-                                   mpi_type(buf.dtype), mpi_op(op), comm_, &r));
+                                   mpi_type(buf.dtype), reduce_op(op, buf.dtype), comm_, &r));
   return make_request(r, "all_reduce", buf.bytes());
 }
 
 CommRequestPtr MpiComm::reduce_scatter_async(Tensor out, Tensor in) {
-  check_reducible(in, "reduce_scatter");
+  check_reducible(in, ReduceOp::sum, "reduce_scatter");
   check_host(out, "reduce_scatter");
   TRAINER_CHECK(in.numel() == out.numel() * size_ && in.dtype == out.dtype,
                 "reduce_scatter: in " + in.shape_str() + " vs out " + out.shape_str());
@@ -169,12 +184,12 @@ CommRequestPtr MpiComm::reduce_scatter_async(Tensor out, Tensor in) {
   if (static_cast<char*>(in.data) + out.bytes() * static_cast<size_t>(rank_) == out.data) {
     auto copy = std::make_unique<CopyOnWaitRequest>(std::vector<char>(out.bytes()), out);
     TRAINER_MPI_CHECK(MPI_Ireduce_scatter_block(in.data, copy->temp(), static_cast<int>(out.numel()),
-                                                mpi_type(in.dtype), MPI_SUM, comm_, &r));
+                                                mpi_type(in.dtype), reduce_op(ReduceOp::sum, in.dtype), comm_, &r));
     copy->start(make_request(r, "reduce_scatter", in.bytes()));
     return copy;
   }
   TRAINER_MPI_CHECK(MPI_Ireduce_scatter_block(in.data, out.data, static_cast<int>(out.numel()),
-                                              mpi_type(in.dtype), MPI_SUM, comm_, &r));
+                                              mpi_type(in.dtype), reduce_op(ReduceOp::sum, in.dtype), comm_, &r));
   return make_request(r, "reduce_scatter", in.bytes());
 }
 

@@ -4,7 +4,8 @@
 // must not leave the others hanging in a collective). With a HangReporter (hang_report.h),
 // every operation is entered in its journal (group, sequence number, peer, bytes) and a wait
 // that times out reports through it: every rank's journal and rank 0's summary.
-// Supported element types: f32 and i32 for reductions; any dtype for gather/broadcast/p2p.
+// Supported element types: f32 and i32 for reductions, and bf16 for sums (each pairwise add
+// in f32, rounded to nearest even: as NCCL adds bf16); any dtype for gather/broadcast/p2p.
 #pragma once
 
 #include <mpi.h>
@@ -52,6 +53,8 @@ class MpiComm : public Comm {
   // peer: the group rank a message goes to or comes from (-1 for collectives); the watchdog
   // message then names its world rank.
   CommRequestPtr make_request(MPI_Request request, const char* what, size_t bytes, int peer = -1);
+  // The MPI operation for op on dtype (check_reducible has refused what none serves).
+  MPI_Op reduce_op(ReduceOp op, DType dtype) const;
 
   MPI_Comm comm_;
   std::string name_;
@@ -61,6 +64,7 @@ class MpiComm : public Comm {
   std::vector<int> world_ranks_;  // world rank of each member
   HangReporter* reporter_;
   uint64_t seq_ = 0;  // operations started on this communicator
+  MPI_Op bf16_sum_ = MPI_OP_NULL;  // this communicator's own, freed with it
 };
 
 // Checks an MPI return code; a failure is fatal with the call site.

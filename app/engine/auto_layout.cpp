@@ -108,6 +108,7 @@ SearchInput search_input_for(const Recipe& recipe, int world, const PlanContext&
   in.memory_limit = ctx.memory_limit;
   in.host = ctx.host;
   in.attention = ctx.attention;
+  in.grad_reduce_dtype = grad_reduce_dtype_from(recipe);
   return in;
 }
 

@@ -76,6 +76,10 @@ ZeroPolicy zero_policy_from(const Recipe& r, Device device) {
   return zero_policy(r.parallel.zero).with_bucket_reduce(bucket_reduce_on(device));
 }
 
+DType grad_reduce_dtype_from(const Recipe& r) {
+  return r.parallel.grad_reduce_dtype == GradReduceDType::bf16 ? DType::bf16 : DType::f32;
+}
+
 StageOptions stage_options_from(const Recipe& r, int n_slots) {
   const TrainConfig& tr = r.train;
   StageOptions so;
@@ -177,6 +181,7 @@ PlanLayout plan_layout_from(const Recipe& r, Device device) {
   layout.sequence_parallel = r.parallel.sequence_parallel;
   layout.stage_layers = r.parallel.stages;
   layout.bucket_mb = r.parallel.bucket_mb;
+  layout.grad_reduce_dtype = grad_reduce_dtype_from(r);
   return layout;
 }
 

@@ -35,6 +35,8 @@ LayoutOptions layout_options_from(const Recipe& recipe, const GridCoords& coords
 // parallel.zero as the parameter store's policy on `device` (its other argument is
 // parallel.bucket_mb): ZeRO-1 reduce-scatters its buckets on GPUs, all-reduces on the CPU.
 ZeroPolicy zero_policy_from(const Recipe& recipe, Device device);
+// parallel.grad_reduce_dtype as the dtype the parameter store reduces gradients in.
+DType grad_reduce_dtype_from(const Recipe& recipe);
 // The pipeline's schedule shape: stages, micro-batches per step and chunks per rank.
 PipeShape pipe_shape_from(const Recipe& recipe);
 // n_slots: micro-batches alive at once per chunk on this stage (max_in_flight of the schedule).

@@ -71,10 +71,14 @@ void print_run_report(Trainer& t, const MpiRuntime& mpi, Reporting reporting) {
   if (!launch_text.empty()) fmt::print("{}\n", launch_text);
   const ParallelConfig& p = r.parallel;
   fmt::print("model: {}; {:.2f}M parameters\n", describe_shape(c), double(c.num_params()) / 1e6);
-  fmt::print("layout: world {} = data {} x tensor {} x pipeline {}; zero {}{}; device {} = {} ({} threads per rank); "
+  // bf16 reductions say so, also where one data rank leaves nothing to reduce.
+  const char* reduce = p.grad_reduce_dtype != GradReduceDType::bf16 ? ""
+                       : p.data > 1 ? "; gradients reduced in bf16"
+                                    : "; gradients never reduced (data 1): grad_reduce_dtype bf16 changes nothing";
+  fmt::print("layout: world {} = data {} x tensor {} x pipeline {}; zero {}{}{}; device {} = {} ({} threads per rank); "
              "micro-batch {} x {} tokens; global batch {} sequences ({} tokens); {} micro-batches per data rank per "
              "step\n",
-             r.world(), p.data, p.tensor, p.pipeline, p.zero, p.sequence_parallel ? "; sequence parallel" : "",
+             r.world(), p.data, p.tensor, p.pipeline, p.zero, p.sequence_parallel ? "; sequence parallel" : "", reduce,
              t.backend().name(), t.backend().device_name(), omp_get_max_threads(), r.train.micro_batch,
              r.train.seq_len, r.train.global_batch, t.tokens_per_step(), r.grad_accum());
   if (p.pipeline > 1) {

@@ -86,7 +86,8 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   layout_ = std::make_unique<StageLayout>(config_, layout_options_from(recipe_, c));
   // An untied head shares nothing between the first and the last stage.
   store_ = std::make_unique<ParamStore>(*layout_, *backend_, grid_->dp(), config_.tied() ? grid_->embed() : nullptr,
-                                       zero_policy_from(recipe_, backend_->device()), par.bucket_mb);
+                                       zero_policy_from(recipe_, backend_->device()), par.bucket_mb,
+                                       grad_reduce_dtype_from(recipe_));
   const double t_params = monotonic_seconds(), cpu_params = process_cpu_seconds();
   if (recipe_.model.init_from.empty())
     store_->init_random(tr.seed);

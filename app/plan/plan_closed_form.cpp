@@ -88,14 +88,18 @@ StoreMemory plan_store_memory(const PlanUnits& u, ZeroPolicy zero, int64_t act_b
 
 namespace {
 
+// Bytes per element of the data group's gradient reductions (ParamStore::Impl::bf16_wire).
+int64_t wire_bytes(const PlanUnits& u, DType reduce) { return reduce == DType::bf16 && u.dp > 1 ? 2 : 4; }
+
 // ParamStore's staging pool and the calls that use it, for one rank.
 class StagingPool {
  public:
-  StagingPool(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes)
+  StagingPool(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, DType reduce)
       : u_(u),
         gather_(zero.param_gather() == ParamGather::per_unit),
         scatter_(zero.grad_reduction() == GradReduction::per_unit_reduce_scatter),
         act_(act_bytes),
+        wire_(wire_bytes(u, reduce)),
         refs_(u.padded.size(), 0),
         temp_(u.padded.size(), 0) {}
 
@@ -112,10 +116,15 @@ class StagingPool {
     take(u_.padded[size_t(unit)] * 4);
     temp_[size_t(unit)] = 1;
   }
-  // A unit's reduce-scatter: a shard-sized output, at most 2 in flight after each start.
+  // A unit's reduce-scatter: a shard-sized output, at most 2 in flight after each start. A bf16
+  // wire takes the unit's bf16 copy and gives its f32 gradients back first.
   void grads_done(int unit) {
     if (!scatter_ || !temp_[size_t(unit)]) return;
-    take(u_.padded[size_t(unit)] / u_.dp * 4);
+    if (wire_ == 2) {
+      take(u_.padded[size_t(unit)] * 2);
+      give(u_.padded[size_t(unit)] * 4);
+    }
+    take(u_.padded[size_t(unit)] / u_.dp * wire_);
     temp_[size_t(unit)] = 0;
     pending_.push_back(unit);
     reducing_ += reduce_temp(unit);
@@ -209,21 +218,27 @@ class StagingPool {
   void complete_oldest() {
     const int unit = pending_.front();
     pending_.pop_front();
-    give(u_.padded[size_t(unit)] / u_.dp * 4);
-    give(u_.padded[size_t(unit)] * 4);
+    const int64_t shard = u_.padded[size_t(unit)] / u_.dp;
+    if (wire_ == 2) {  // the bf16 shard is added through an f32 one
+      take(shard * 4);
+      give(shard * 4);
+    }
+    give(shard * wire_);
+    give(u_.padded[size_t(unit)] * wire_);
     reducing_ -= reduce_temp(unit);
   }
   // libnbc's binomial reduce-scatter: the group's root receives into one temporary the size of
   // the input per round (two rounds and two halves of its buffer beyond 2 ranks).
   int64_t reduce_temp(int unit) const {
     if (u_.dp == 1) return 0;
-    return (u_.dp == 2 ? 1 : 2) * u_.padded[size_t(unit)] * 4;
+    return (u_.dp == 2 ? 1 : 2) * u_.padded[size_t(unit)] * wire_;
   }
 
   const PlanUnits& u_;
   bool gather_;   // units gathered per use (ParamGather::per_unit)
   bool scatter_;  // per-unit gradient staging and reduce-scatter
   int64_t act_;
+  int64_t wire_;  // bytes per element of the gradient reductions (wire_bytes)
   std::vector<int> refs_;
   std::vector<char> temp_;
   std::deque<int> pending_;
@@ -234,8 +249,9 @@ class StagingPool {
 
 // Replays one training step's ParamStore calls in the schedule's order (see
 // plan_staging_peak).
-StagingPool replay_step(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, const PipeShape& shape, int pp_rank) {
-  StagingPool pool(u, zero, act_bytes);
+StagingPool replay_step(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, DType reduce, const PipeShape& shape,
+                        int pp_rank) {
+  StagingPool pool(u, zero, act_bytes, reduce);
   const BackwardSplit split =
       shape.n_stages > 1 && splits_backward(shape.schedule) ? BackwardSplit::input_then_weight : BackwardSplit::whole;
   for (const Action& a : make_schedule(plan_replay_shape(shape, 4), pp_rank)) {
@@ -249,10 +265,11 @@ StagingPool replay_step(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, 
 
 }  // namespace
 
-int64_t plan_staging_peak(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, const PipeShape& shape,
+int64_t plan_staging_peak(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, DType reduce, const PipeShape& shape,
                           int pp_rank) {
-  if (zero.bucketed()) return 0;  // buckets reduce in the whole-gradient buffer itself
-  return replay_step(u, zero, act_bytes, shape, pp_rank).allocated();
+  // Buckets reduce in the whole-gradient buffer itself, or in its bf16 copy.
+  if (zero.bucketed()) return wire_bytes(u, reduce) == 2 ? u.total() * 2 : 0;
+  return replay_step(u, zero, act_bytes, reduce, shape, pp_rank).allocated();
 }
 
 std::vector<int64_t> plan_buckets(const PlanUnits& u, double bucket_mb, BackwardSplit split) {
@@ -291,8 +308,8 @@ std::vector<int64_t> plan_buckets(const PlanUnits& u, double bucket_mb, Backward
   return buckets;
 }
 
-int64_t plan_reduction_transient(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, const PipeShape& shape,
-                                 int pp_rank, double bucket_mb) {
+int64_t plan_reduction_transient(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, DType reduce,
+                                 const PipeShape& shape, int pp_rank, double bucket_mb) {
   const int pp = shape.n_stages;
   int64_t grads = 0;
   const GradReduction reduction = zero.grad_reduction();
@@ -302,9 +319,10 @@ int64_t plan_reduction_transient(const PlanUnits& u, ZeroPolicy zero, int64_t ac
         pp > 1 && splits_backward(shape.schedule) ? BackwardSplit::input_then_weight : BackwardSplit::whole;
     std::vector<int64_t> b = plan_buckets(u, bucket_mb, split);
     for (size_t i = 0; i < b.size(); ++i) grads = std::max(grads, b[i] + (i + 1 < b.size() ? b[i + 1] : 0));
+    grads = grads / 4 * wire_bytes(u, reduce);  // the buckets are formed by their f32 size
   }
   if (u.dp > 1 && reduction == GradReduction::per_unit_reduce_scatter)
-    grads = replay_step(u, zero, act_bytes, shape, pp_rank).reducing_peak();
+    grads = replay_step(u, zero, act_bytes, reduce, shape, pp_rank).reducing_peak();
   // GradReduction::bucketed_reduce_scatter adds nothing: it is the GPU path's (bucket_reduce_on),
   // and NCCL reduces in the caller's buffers.
   // Then the tied embedding's all-reduce between the first and last stage (in place, 2 ranks).
@@ -326,10 +344,11 @@ PlanRankMemory plan_rank_memory_closed_form(const GptConfig& c, const PlanLayout
   r.param_elements = u.total();
   const ZeroPolicy zero = l.zero_policy();
   r.store = plan_store_memory(u, zero, act_bytes);
-  r.staging = plan_staging_peak(u, zero, act_bytes, plan_pipe_shape(l), pp_rank);
+  r.staging = plan_staging_peak(u, zero, act_bytes, l.grad_reduce_dtype, plan_pipe_shape(l), pp_rank);
   if (host == HostTransients::cpu_path) {
     r.init_transient = std::min<int64_t>(u.max_param, ParamStore::kInitChunkElements) * 4;
-    r.reduction_transient = plan_reduction_transient(u, zero, act_bytes, plan_pipe_shape(l), pp_rank, l.bucket_mb);
+    r.reduction_transient =
+        plan_reduction_transient(u, zero, act_bytes, l.grad_reduce_dtype, plan_pipe_shape(l), pp_rank, l.bucket_mb);
   }
   ActivationDims d;
   d.micro_batch = l.micro_batch;

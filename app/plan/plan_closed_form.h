@@ -44,16 +44,17 @@ StoreMemory plan_store_memory(const PlanUnits& units, ZeroPolicy zero, int64_t a
 
 // Peak bytes of ParamStore's staging pool over a training step: units gathered per use
 // (ParamGather::per_unit) and the per-unit gradient buffers and reduce-scatter outputs
-// (GradReduction::per_unit_reduce_scatter); 0 under bucketed reductions. The
+// (GradReduction::per_unit_reduce_scatter, with their bf16 copies under a bf16 `reduce`);
+// under bucketed reductions 0, or the whole-gradient buffer's bf16 copy. The
 // pool keeps every buffer it ever allocated for reuse, by exact size. The step is replayed
 // with min(micro-batches, 4) micro-batches (interleaved: two groups of stages) in the
 // schedule's order: after the first backward the pool's pattern repeats, so more micro-batches
 // allocate nothing new.
-int64_t plan_staging_peak(const PlanUnits& units, ZeroPolicy zero, int64_t act_bytes, const PipeShape& shape,
-                          int pp_rank);
+int64_t plan_staging_peak(const PlanUnits& units, ZeroPolicy zero, int64_t act_bytes, DType reduce,
+                          const PipeShape& shape, int pp_rank);
 // Peak bytes of the CPU path's MPI reduction temporaries over a step (see plan_memory.h).
-int64_t plan_reduction_transient(const PlanUnits& units, ZeroPolicy zero, int64_t act_bytes, const PipeShape& shape,
-                                 int pp_rank, double bucket_mb);
+int64_t plan_reduction_transient(const PlanUnits& units, ZeroPolicy zero, int64_t act_bytes, DType reduce,
+                                 const PipeShape& shape, int pp_rank, double bucket_mb);
 // Gradient buckets of GradReduction::bucketed_all_reduce in the order backward completes them (bytes), formed as
 // ParamStore forms them: consecutive units until parallel.bucket_mb is reached.
 // Under a split backward the blocks complete in backward_weight, after the head and the

@@ -68,7 +68,7 @@ struct DryRank {
         embed(l.pipeline > 1 && layout.config().tied() && (layout.has_embedding() || layout.has_head())
                   ? std::make_unique<DryComm>(layout.has_embedding() ? 0 : 1, 2, "tied embedding", &meter)
                   : nullptr),
-        store(layout, meta, dp, embed.get(), l.zero_policy(), l.bucket_mb),
+        store(layout, meta, dp, embed.get(), l.zero_policy(), l.bucket_mb, l.grad_reduce_dtype),
         n_slots(plan_slots(l, stage_rank)),
         tp_group(l.tensor > 1 ? &tp : nullptr),
         stage(layout, store, meta, tp_group, stage_options(l, n_slots, l.recompute)) {

@@ -87,6 +87,7 @@ struct PlanLayout {
   bool sequence_parallel = false;
   std::vector<int> stage_layers;  // per virtual stage; empty = even split
   double bucket_mb = 25.0;
+  DType grad_reduce_dtype = DType::f32;  // parallel.grad_reduce_dtype
   BucketReduce bucket_reduce = BucketReduce::all_reduce;  // bucket_reduce_on(the run's device)
   int grad_accum() const { return global_batch / (micro_batch * data); }
   int world() const { return data * tensor * pipeline; }

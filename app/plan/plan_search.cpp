@@ -61,6 +61,7 @@ std::vector<PlanLayout> enumerate_layouts(const SearchInput& in) {
               l.virtual_stages = v;
               l.recompute = r;
               l.bucket_reduce = bucket_reduce_on(in.device.device());
+              l.grad_reduce_dtype = in.grad_reduce_dtype;
               out.push_back(l);
             }
         }

@@ -30,6 +30,7 @@ struct SearchInput {
   int64_t memory_limit = 0;    // per rank, bytes
   HostTransients host = HostTransients::none;  // cpu_path for --device cpu
   AttentionImpl attention = AttentionImpl::auto_detect;  // the recipe's train.attention
+  DType grad_reduce_dtype = DType::f32;                  // the recipe's parallel.grad_reduce_dtype
   std::vector<Recompute> recompute = {Recompute::none, Recompute::block};
 };
 

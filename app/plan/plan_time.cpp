@@ -120,7 +120,8 @@ StepEstimate estimate_step(const GptConfig& c, const PlanLayout& l, const Device
 
     // Data-parallel communication of this stage's ranks after (or behind) their backward.
     const double P = double(u.total());
-    const double grads = P * 4, params = P * double(act_bytes);
+    const bool bf16_wire = l.grad_reduce_dtype == DType::bf16 && d > 1;
+    const double grads = P * (bf16_wire ? 2.0 : 4.0), params = P * double(act_bytes);
     double exposed = 0;
     // The conditions are asked inline, one `if` per case, rather than held in named bools: the
     // compiler's choice of fused multiply-adds depends on the shape of this code, and `trainer
@@ -134,6 +135,13 @@ StepEstimate estimate_step(const GptConfig& c, const PlanLayout& l, const Device
     if (zero.param_gather() == ParamGather::per_unit)
       exposed = m * (2 * scatter_gather_s(params, d, dp_link) + std::max(0.0, scatter_gather_s(grads, d, dp_link) - st.bwd));
     if (zero.param_gather() == ParamGather::after_step) exposed += scatter_gather_s(params, d, dp_link);
+    // A bf16 wire's casts run on the compute stream: 6 bytes an element into bf16 before each
+    // reduction and 6 back into f32 for what this rank keeps (all of it after an all-reduce).
+    if (bf16_wire) {
+      const double back = zero.grad_reduction() == GradReduction::bucketed_all_reduce ? P : P / d;
+      const int passes = zero.reduce_every_micro_batch() ? m : 1;
+      exposed += passes * 6.0 * (P + back) / dev.hbm_bytes_per_s;
+    }
     if (p > 1 && (u.first || u.last)) {
       const double wte = double(u.padded[size_t(u.first ? u.unit_wte : u.unit_head_wte)]);
       exposed += all_reduce_s((zero.reduced_on_shard_only() ? wte / d : wte) * 4, 2, tied_link);

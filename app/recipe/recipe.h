@@ -30,6 +30,12 @@ struct RopeScalingConfig {  // model.rope_scaling (llama); factor 0 = none
   int original_context = 8192;
 };
 
+// parallel.grad_reduce_dtype: what the data group's gradient reductions carry (the
+// accumulators stay f32; model/param_store.h).
+enum class GradReduceDType : uint8_t { fp32, bf16 };
+inline constexpr EnumName<GradReduceDType> kGradReduceDTypeNames[] = {{GradReduceDType::fp32, "fp32"},
+                                                                      {GradReduceDType::bf16, "bf16"}};
+
 // train.on_nonfinite: what a step whose loss or gradient norm is NaN or infinite does.
 enum class NonfiniteAction : uint8_t { stop, skip, rollback };
 inline constexpr EnumName<NonfiniteAction> kNonfiniteActionNames[] = {
@@ -78,6 +84,7 @@ struct ParallelConfig {
   int virtual_stages = 1;  // model chunks per pipeline rank (interleaved schedule)
   int zero = 0;      // or kAutoDegree
   double bucket_mb = 25.0;
+  GradReduceDType grad_reduce_dtype = GradReduceDType::fp32;
   std::vector<int> stages;  // layers per (virtual) pipeline stage; empty = even split
   double timeout_s = 300;   // a collective that waits longer means a dead rank
   bool sequence_parallel = false;  // split LayerNorm regions along the sequence (tensor > 1)

@@ -150,6 +150,10 @@ std::vector<KeySpec> build_schema() {
                   "split LayerNorm and residual regions along the sequence across the tensor group"));
   s.push_back(make_key("parallel.bucket_mb", TRAINER_FIELD(parallel.bucket_mb), above(0), kNone,
                   "size of a gradient bucket in MiB (all-reduced; under ZeRO-1 on GPUs reduce-scattered per unit)"));
+  s.push_back(choice_key("parallel.grad_reduce_dtype",
+                         TRAINER_CHOICE(parallel.grad_reduce_dtype, kGradReduceDTypeNames),
+                         "what the data group's gradient reductions carry: bf16 halves their bytes (each bucket or "
+                         "unit rounded to bf16 and summed in bf16; accumulation stays fp32)"));
   s.push_back(make_key("parallel.stages", TRAINER_FIELD(parallel.stages), at_least(1), kNone,
                   "layers per pipeline stage, one entry per stage (per virtual stage, in model order, with "
                   "virtual_stages > 1); [] = even split"));

@@ -226,8 +226,13 @@ class CpuBackend final : public Backend {
   void compute(const ScaleOp& op) override { cpu::scale(f32(op.x), op.alpha, op.x.numel()); }
   void compute(const FillOp& op) override { cpu::fill(f32(op.x), op.value, op.x.numel()); }
   void compute(const InitNormalOp& op) override { init_normal_host(f32(op.out), op.out.numel(), op.fill); }
-  // f32 to f32: a copy (dst and src never overlap).
-  void compute(const CastOp& op) override { cpu::copy(op.dst.data, op.src.data, op.src.bytes()); }
+  // Between equal dtypes a copy (dst and src never overlap); bf16 is the one other dtype here.
+  void compute(const CastOp& op) override {
+    const int64_t n = op.src.numel();
+    if (op.dst.dtype == op.src.dtype) cpu::copy(op.dst.data, op.src.data, op.src.bytes());
+    else if (op.dst.dtype == DType::bf16) cpu::cast_to_bf16(op.dst.ptr<uint16_t>(), f32(op.src), n);
+    else cpu::cast_from_bf16(f32(op.dst), op.src.ptr<uint16_t>(), n);
+  }
   double compute(const SumSquaresOp& op) override { return cpu::sum_squares(f32(op.x), op.x.numel()); }
   void compute(const XentMaxOp& op) override {
     cpu::xent_max(f32(op.maxes), f32(op.logits), matrix_rows(op.logits), matrix_cols(op.logits), op.valid_cols);

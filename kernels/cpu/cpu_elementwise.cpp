@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/base/bf16.h"
 #include "kernels/cpu/cpu_math.h"
 #include "kernels/cpu/cpu_ops.h"
 
@@ -73,6 +74,16 @@ void fill(float* x, float value, int64_t n) {
 
 void copy(void* dst, const void* src, size_t bytes) {
   if (bytes) std::memmove(dst, src, bytes);
+}
+
+void cast_to_bf16(uint16_t* dst, const float* src, int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
+  for (int64_t i = 0; i < n; ++i) dst[i] = bf16_from_f32(src[i]);
+}
+
+void cast_from_bf16(float* dst, const uint16_t* src, int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n > kParallelMin)
+  for (int64_t i = 0; i < n; ++i) dst[i] = f32_from_bf16(src[i]);
 }
 
 double sum_squares(const float* x, int64_t n) {

@@ -69,6 +69,9 @@ void add(float* out, const float* a, const float* b, int64_t n);
 void scale(float* x, float alpha, int64_t n);
 void fill(float* x, float value, int64_t n);
 void copy(void* dst, const void* src, size_t bytes);
+// bf16 (raw 16-bit patterns) from and to f32: round to nearest even, and exact.
+void cast_to_bf16(uint16_t* dst, const float* src, int64_t n);
+void cast_from_bf16(float* dst, const uint16_t* src, int64_t n);
 double sum_squares(const float* x, int64_t n);
 
 void xent_max(float* maxes, const float* logits, int64_t N, int64_t Vl, int64_t valid_cols);

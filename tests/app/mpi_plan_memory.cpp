@@ -1,7 +1,7 @@
 // ranks: 4
 // trainer plan against a running trainer: for layouts of 4 ranks (data, tensor and pipeline
 // parallel, ZeRO 0-3, every schedule (interleaved over 2 chunks), every recomputation mode,
-// uneven and explicit stage splits), after one training step every rank's planned total equals the bytes its Backend has
+// uneven and explicit stage splits, bf16 gradient reductions), after one training step every rank's planned total equals the bytes its Backend has
 // allocated, and each figure equals the trainer's own (ParamStore::memory(),
 // GptStage::activation_memory()). The plan is computed both by the dry run `trainer plan` uses
 // and from the closed form the layout search uses.
@@ -10,6 +10,7 @@
 
 #include "app/engine/trainer.h"
 #include "app/plan/plan_closed_form.h"
+#include "app/engine/options_from.h"
 #include "app/plan/plan_dry_run.h"
 #include "parallel/mpi_comm.h"
 #include "tests/support/train_harness.h"
@@ -26,6 +27,7 @@ struct Case {
   std::vector<int> stages;
   bool sequence_parallel = false;
   int virtual_stages = 1;
+  GradReduceDType reduce = GradReduceDType::fp32;
 };
 
 void check_case(Comm& world, const Case& k) {
@@ -41,6 +43,7 @@ void check_case(Comm& world, const Case& k) {
   Recipe r = tiny_recipe("unused_*.bin", tl, k.accum);
   r.train.recompute = k.recompute;
   r.parallel.stages = k.stages;
+  r.parallel.grad_reduce_dtype = k.reduce;
   Trainer t(r, world, 0, DataNeed::none);
   t.train_step();
 
@@ -57,6 +60,7 @@ void check_case(Comm& world, const Case& k) {
   l.recompute = k.recompute;
   l.sequence_parallel = k.sequence_parallel;
   l.stage_layers = k.stages;
+  l.grad_reduce_dtype = grad_reduce_dtype_from(r);
   const int stage = t.grid().coords().pp;
   const int64_t act = int64_t(dtype_size(t.backend().act_dtype()));
   const PlanRankMemory plan = plan_rank_memory(t.config(), l, stage, act, HostTransients::none);
@@ -72,6 +76,7 @@ void check_case(Comm& world, const Case& k) {
   CAPTURE(k.virtual_stages);
   CAPTURE(int(k.recompute));
   CAPTURE(k.sequence_parallel);
+  CAPTURE(int(k.reduce));
   CAPTURE(world.rank());
   CHECK(plan.total() == int64_t(t.backend().allocated_bytes()));
   CHECK(closed.total() == plan.total());
@@ -95,6 +100,7 @@ TEST_CASE("plan's memory per rank equals what a running trainer allocates") {
   REQUIRE(world.size() == 4);
   const Schedule g = Schedule::gpipe, f = Schedule::one_f_one_b, il = Schedule::interleaved,
                  zb = Schedule::zero_bubble;
+  const GradReduceDType bf16 = GradReduceDType::bf16;
   const Recompute none = Recompute::none, gelu = Recompute::gelu, block = Recompute::block;
   const std::vector<Case> cases = {
       {4, 1, 1, 0, 2, f, none, {}},  {4, 1, 1, 1, 1, f, gelu, {}},   {4, 1, 1, 2, 3, f, none, {}},
@@ -110,6 +116,11 @@ TEST_CASE("plan's memory per rank equals what a running trainer allocates") {
       // zero_bubble: the split backward's stash, weight passes completing the units (ZeRO 0-2)
       {1, 1, 4, 0, 6, zb, none, {}}, {2, 1, 2, 2, 3, zb, none, {}}, {2, 1, 2, 1, 4, zb, none, {}},
       {1, 2, 2, 0, 3, zb, none, {}, true},
+      // bf16 gradient reductions: the bf16 copy of the gradients (ZeRO 0-1) and the units' bf16
+      // copies in the pool (ZeRO 2-3)
+      {4, 1, 1, 0, 2, f, none, {}, false, 1, bf16}, {4, 1, 1, 1, 1, f, none, {}, false, 1, bf16},
+      {4, 1, 1, 2, 3, f, none, {}, false, 1, bf16}, {4, 1, 1, 3, 2, f, none, {}, false, 1, bf16},
+      {2, 1, 2, 2, 3, zb, none, {}, false, 1, bf16}, {2, 2, 1, 1, 2, f, none, {}, true, 1, bf16},
   };
   for (const Case& k : cases) check_case(world, k);
 }

@@ -69,6 +69,7 @@ TEST_CASE("enum tables: every table is one-to-one and round-trips") {
   check_table(kSpikeActionNames);
   check_table(kStepActionNames);
   check_table(kBadStepKindNames);
+  check_table(kGradReduceDTypeNames);
 }
 
 // The schema row of a choice key.
@@ -99,9 +100,10 @@ TEST_CASE("enum tables: the schema's choice keys list their enum's table") {
   check_schema_choices("train.on_nonfinite", kNonfiniteActionNames);
   check_schema_choices("train.graphs", kStepGraphsNames);
   check_schema_choices("train.spike.action", kSpikeActionNames);
+  check_schema_choices("parallel.grad_reduce_dtype", kGradReduceDTypeNames);
   int choice_keys = 0;
   for (const KeySpec& k : recipe_schema()) choice_keys += std::holds_alternative<ChoiceField>(k.field);
-  CHECK(choice_keys == 10);  // every choice key is checked above (data.tokenizer is text: it also takes a path)
+  CHECK(choice_keys == 11);  // every choice key is checked above (data.tokenizer is text: it also takes a path)
 }
 
 std::string config_error(void (*f)()) {

@@ -225,9 +225,11 @@ TEST_CASE("plan: the layout search's closed forms equal the dry run for every la
   llama.tie = TiedEmbeddings::untied;
   llama.qk_norm = QkNorm::on;
   for (const GptConfig& c : {gpt2, llama})
+  for (DType reduce : {DType::f32, DType::bf16})
   for (int world : {1, 2, 4, 6, 8}) {
     for (PlanDevice dev : {PlanDevice::cpu, PlanDevice::h100}) {
       SearchInput in;
+      in.grad_reduce_dtype = reduce;
       in.config = c;
       in.world = world;
       in.global_batch = 24;
@@ -241,6 +243,7 @@ TEST_CASE("plan: the layout search's closed forms equal the dry run for every la
       const std::vector<PlanLayout> layouts = enumerate_layouts(in);
       REQUIRE(!layouts.empty());
       for (const PlanLayout& l : layouts) {
+        CAPTURE(dtype_name(l.grad_reduce_dtype));
         CAPTURE(world);
         CAPTURE(l.data);
         CAPTURE(l.tensor);

@@ -170,6 +170,34 @@ TEST_CASE("plan: step-time model terms") {
   const StepEstimate rs1 = estimate_step(c, l, dev, 1e30, 2);
   CHECK(ar1.dp_comm_s - rs1.dp_comm_s == doctest::Approx(ring(grads, 2) - ring(grads, 1)));
   CHECK(rs1.dp_comm_s > 0);
+
+  // bf16 gradient reductions: half the reduction's bytes, plus the casts on the compute stream
+  // (6 bytes an element into bf16, 6 back for what the rank keeps: all of it after an
+  // all-reduce, its shard after a reduce-scatter).
+  const double P = grads / 4;
+  l.grad_reduce_dtype = DType::bf16;
+  const StepEstimate rs1_bf16 = estimate_step(c, l, dev, 1e30, 2);
+  CHECK(rs1.dp_comm_s - rs1_bf16.dp_comm_s ==
+        doctest::Approx(ring(grads, 1) - ring(grads / 2, 1) - 6 * (P + P / 4) / dev.hbm_bytes_per_s));
+  l.bucket_reduce = BucketReduce::all_reduce;
+  const StepEstimate ar1_bf16 = estimate_step(c, l, dev, 1e30, 2);
+  CHECK(ar1.dp_comm_s - ar1_bf16.dp_comm_s ==
+        doctest::Approx(ring(grads, 2) - ring(grads / 2, 2) - 6 * (2 * P) / dev.hbm_bytes_per_s));
+  // ZeRO 2 reduces every micro-batch, so it casts every micro-batch.
+  l.zero = 2;
+  l.micro_batch = 1;
+  REQUIRE(l.grad_accum() == 2);
+  const StepEstimate z2_bf16 = estimate_step(c, l, dev, 1e30, 2);
+  l.grad_reduce_dtype = DType::f32;
+  const StepEstimate z2 = estimate_step(c, l, dev, 1e30, 2);
+  CHECK(z2.dp_comm_s - z2_bf16.dp_comm_s ==
+        doctest::Approx(l.grad_accum() * (ring(grads, 1) - ring(grads / 2, 1) - 6 * (P + P / 4) / dev.hbm_bytes_per_s)));
+  // One data rank reduces nothing: the dtype changes nothing.
+  l.data = 1;
+  l.zero = 0;
+  const StepEstimate one_f32 = estimate_step(c, l, dev, peak, 2);
+  l.grad_reduce_dtype = DType::bf16;
+  CHECK(estimate_step(c, l, dev, peak, 2).step_s == one_f32.step_s);
 }
 
 TEST_CASE("plan: node placement of groups follows the rank order (tensor fastest)") {

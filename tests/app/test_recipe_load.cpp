@@ -43,7 +43,8 @@ TEST_CASE("a recipe with only data.train gets every default and a resolved seq_l
 TEST_CASE("every value kind is read into its field") {
   Recipe r = load_recipe_text(
       "model: {n_layer: 4, n_head: 4, d_model: 64, seq_len: 32, vocab_size: 257, init_std: 0.01}\n"
-      "parallel: {data: 2, pipeline: 2, stages: [1, 3], schedule: gpipe, zero: 2, bucket_mb: 2.5}\n"
+      "parallel: {data: 2, pipeline: 2, stages: [1, 3], schedule: gpipe, zero: 2, bucket_mb: 2.5,\n"
+      "           grad_reduce_dtype: bf16}\n"
       "train:\n"
       "  device: cpu\n  precision: fp32\n  micro_batch: 2\n  global_batch: 8\n  seq_len: 16\n"
       "  seed: 18446744073709551615\n  recompute: block\n  stochastic_rounding: false\n"
@@ -55,6 +56,8 @@ TEST_CASE("every value kind is read into its field") {
   CHECK(r.parallel.stages == std::vector<int>{1, 3});
   CHECK(r.parallel.schedule == Schedule::gpipe);
   CHECK(r.parallel.bucket_mb == 2.5);
+  CHECK(r.parallel.grad_reduce_dtype == GradReduceDType::bf16);
+  CHECK(load_recipe_text("data: {train: a}\n").parallel.grad_reduce_dtype == GradReduceDType::fp32);
   CHECK(r.train.device == DeviceChoice::cpu);
   CHECK(r.train.precision == PrecisionChoice::fp32);
   CHECK(r.train.seed == 18446744073709551615ull);

@@ -14,24 +14,9 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "kernels/base/bf16.h"
 
 namespace trainer::testing {
-
-// Round-to-nearest-even, as __float2bfloat16_rn does.
-inline uint16_t bf16_from_f32(float x) {
-  uint32_t bits;
-  std::memcpy(&bits, &x, 4);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;  // NaN
-  bits += 0x7fffu + ((bits >> 16) & 1u);
-  return static_cast<uint16_t>(bits >> 16);
-}
-
-inline float f32_from_bf16(uint16_t h) {
-  const uint32_t bits = uint32_t(h) << 16;
-  float x;
-  std::memcpy(&x, &bits, 4);
-  return x;
-}
 
 // The values as the dtype stores them.
 inline std::vector<float> rounded(std::vector<float> v, DType dtype) {

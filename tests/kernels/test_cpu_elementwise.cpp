@@ -4,7 +4,10 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
+#include <iterator>
 
+#include "kernels/base/bf16.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/cpu_math.h"
 #include "kernels/cpu/reference_ops.h"
@@ -83,6 +86,55 @@ TEST_CASE("cpu add, scale, fill, cast") {
   std::vector<float> f(4);
   CHECK_THROWS_AS(be->cast(view(f, {4}), view(ints, {4})), std::logic_error);
   CHECK_THROWS_AS(be->add(view(out, {n}), view(a, {n}), view(f, {4})), std::logic_error);
+}
+
+// The CPU's one bf16 op (the gradient reduction's wire): round to nearest, ties to even, as
+// CUDA's __float2bfloat16; NaN stays NaN; back to f32 exactly. Other ops still refuse bf16.
+TEST_CASE("cpu cast to and from bf16: round to nearest even, exact back") {
+  auto be = make_cpu_backend();
+  auto from_bits = [](uint32_t u) {
+    float x;
+    std::memcpy(&x, &u, 4);
+    return x;
+  };
+  struct Case {
+    uint32_t f32;
+    uint16_t bf16;
+  };
+  const Case cases[] = {
+      {0x3f800000u, 0x3f80},  // 1
+      {0x3f808000u, 0x3f80},  // a tie, to the even 1
+      {0x3f818000u, 0x3f82},  // a tie, to the even 0x3f82
+      {0x3f808001u, 0x3f81},  // just above a tie
+      {0x3f80ffffu, 0x3f81},
+      {0x80000000u, 0x8000},  // -0
+      {0x00008000u, 0x0000},  // a subnormal tie
+      {0x7f7fffffu, 0x7f80},  // the largest float rounds to infinity
+      {0xff800000u, 0xff80},  // -infinity
+      {0xc0490fdbu, 0xc049},  // -pi
+  };
+  const int64_t n = int64_t(std::size(cases)) + 1;
+  const size_t count = static_cast<size_t>(n);
+  std::vector<float> src(count, NAN), back(count);
+  for (size_t i = 0; i + 1 < size_t(n); ++i) src[i] = from_bits(cases[i].f32);
+  std::vector<uint16_t> wire(count);
+  Tensor w = make_tensor(wire.data(), DType::bf16, Device::cpu, {n});
+  be->cast(w, view(src, {n}));
+  for (size_t i = 0; i + 1 < size_t(n); ++i) {
+    CAPTURE(cases[i].f32);
+    CHECK(wire[i] == cases[i].bf16);
+  }
+  be->cast(view(back, {n}), w);
+  for (size_t i = 0; i + 1 < size_t(n); ++i) CHECK(back[i] == from_bits(uint32_t(cases[i].bf16) << 16));
+  CHECK(std::isnan(back[size_t(n) - 1]));
+  // Many elements (the threaded loop) give the helper's bits.
+  const int64_t m = 100003;
+  auto x = random_floats(m, 7, -3.0f, 3.0f);
+  std::vector<uint16_t> many(static_cast<size_t>(m));
+  be->cast(make_tensor(many.data(), DType::bf16, Device::cpu, {m}), view(x, {m}));
+  for (int64_t i = 0; i < m; ++i)
+    if (many[size_t(i)] != bf16_from_f32(x[size_t(i)])) FAIL("element " << i);
+  CHECK_THROWS_AS(be->add(w, w, w), std::logic_error);
 }
 
 TEST_CASE("cpu sum_squares: closed form across chunks, fast matches reference") {

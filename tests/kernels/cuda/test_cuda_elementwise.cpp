@@ -5,6 +5,7 @@
 // against the CPU are in the parity tables (parity_cases.h).
 #include <cmath>
 #include <cstring>
+#include <iterator>
 
 #include "tests/kernels/cuda/cuda_test_util.h"
 #include "tests/kernels/multi_tensor_cases.h"
@@ -37,6 +38,33 @@ TEST_CASE("gelu_backward and add in place match the CPU") {
         Tensor ga = gpu.upload(x, rig.act, {n}, offset);
         rig.gpu->add(ga, ga, gpu.upload(d, rig.act, {n}));  // out aliases a
         check_equal(gpu.read(ga), sum, "add in place");
+      }
+  }
+}
+
+// parallel.grad_reduce_dtype bf16 casts f32 gradients to bf16 and back on every backend, the
+// CPU's included: the GPU's bits are the CPU's (round to nearest even), whatever act is.
+TEST_CASE("cast to and from bf16 (the gradient reduction's wire) matches the CPU bit for bit") {
+  for (Precision p : all_precisions()) {
+    Rig rig = make_rig(p);
+    for (int64_t n : kSizes)
+      for (int64_t offset : {0, 1}) {
+        CAPTURE(rig.label);
+        CAPTURE(n);
+        CAPTURE(offset);
+        auto x = random_floats(n, 31 + n, -3.0f, 3.0f);
+        // Ties to even both ways, and an overflow to infinity.
+        const float special[] = {1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f, 0x1.fffffep127f, -0.0f};
+        for (size_t i = 0; i < std::size(special) && i < x.size(); ++i) x[i] = special[i];
+        Tensors cpu(*rig.cpu), gpu(*rig.gpu);
+        Tensor cw = cpu.alloc(DType::bf16, {n});
+        rig.cpu->cast(cw, cpu.upload(x, DType::f32, {n}));
+        Tensor gw = gpu.alloc(DType::bf16, {n}, offset);
+        rig.gpu->cast(gw, gpu.upload(x, DType::f32, {n}, offset));
+        check_equal(gpu.read(gw), cpu.read(cw), "f32 to bf16");
+        Tensor back = gpu.poisoned(DType::f32, {n}, offset);
+        rig.gpu->cast(back, gw);
+        check_equal(gpu.read(back), cpu.read(cw), "bf16 to f32");
       }
   }
 }

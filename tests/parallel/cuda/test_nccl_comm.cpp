@@ -71,6 +71,10 @@ TEST_CASE("nccl comm collectives on one rank") {
   Tensor b16 = gpu.upload(xb, DType::bf16, {n});
   comm->all_reduce(b16, ReduceOp::sum);
   check_equal(gpu.read(b16), xb, "all_reduce bf16");
+  // A bf16 gradient wire's reduce-scatter in place (ZeRO-1's buckets on GPUs).
+  Tensor wire = gpu.upload(xb, DType::bf16, {n});
+  comm->reduce_scatter(wire, wire);
+  check_equal(gpu.read(wire), xb, "reduce_scatter bf16 in place");
 
   Tensor in = gpu.upload(x, DType::f32, {n});
   Tensor out = gpu.poisoned(DType::f32, {n});
