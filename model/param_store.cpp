@@ -88,7 +88,10 @@ void ParamStore::init_random(uint64_t seed) {
 Tensor ParamStore::acquire(int unit) {
   Impl& s = *impl_;
   const LocalUnit& u = layout_.units()[unit];
-  if (s.zero.param_gather() != ParamGather::per_unit) return s.compute.tensor(s.act, {layout_.total()}).flat(u.offset, u.offset + u.padded);
+  if (s.zero.param_gather() != ParamGather::per_unit) {
+    s.wait_gather(size_t(unit));
+    return s.compute.tensor(s.act, {layout_.total()}).flat(u.offset, u.offset + u.padded);
+  }
   auto it = s.gathered.find(unit);
   if (it == s.gathered.end()) {
     Buffer b = s.take(size_t(u.padded) * dtype_size(s.act));
@@ -251,6 +254,7 @@ double ParamStore::grad_sq_norm() {
 
 void ParamStore::optimizer_step(const AdamWStep& step) {
   Impl& s = *impl_;
+  s.wait_gathers();
   // Every tensor's update in one op (one launch per few dozen tensors on a GPU).
   std::vector<AdamWOp> pieces;
   for (const LocalUnit& u : layout_.units()) {
@@ -272,14 +276,20 @@ void ParamStore::optimizer_step(const AdamWStep& step) {
     }
   }
   s.backend.adamw_many(std::move(pieces));
+  // In unit order, the order the next forward acquires them in.
   if (s.zero.param_gather() == ParamGather::after_step && s.dp.size() > 1) {
-    std::vector<CommRequestPtr> reqs;
-    for (const LocalUnit& u : layout_.units()) {
+    for (size_t x = 0; x < layout_.units().size(); ++x) {
+      const LocalUnit& u = layout_.units()[x];
       Tensor whole = s.compute.tensor(s.act, {layout_.total()}).flat(u.offset, u.offset + u.padded);
-      reqs.push_back(s.dp.all_gather_async(whole, whole.flat(u.shard.begin, u.shard.end)));
+      s.gathers[x] = s.dp.all_gather_async(whole, whole.flat(u.shard.begin, u.shard.end));
     }
-    for (auto& r : reqs) r->wait();
+    if (s.gather_wait == GatherWait::in_step) s.wait_gathers();
   }
+}
+
+void ParamStore::set_gather_wait(GatherWait wait) {
+  impl_->wait_gathers();
+  impl_->gather_wait = wait;
 }
 
 MemoryFigures ParamStore::memory() const {

@@ -24,6 +24,13 @@ namespace trainer {
 
 enum class TpPartialGrads : uint8_t { per_head, all_replicated };
 
+// When ParamGather::after_step's all-gathers (ZeRO-1, started per unit after AdamW) are waited
+// for: at the end of optimizer_step, or each unit's when the next pass first acquires it, so
+// the gathers overlap the next step's forward (Megatron's --overlap-param-gather). The default
+// follows the data group's transport: on_first_use where a wait only orders streams (NCCL,
+// InFlightCost::none), in_step where MPI holds a buffer per operation in flight.
+enum class GatherWait : uint8_t { in_step, on_first_use };
+
 struct MemoryFigures {
   int64_t params = 0;      // compute parameters (and ZeRO-3 gather buffers at their peak)
   int64_t master = 0;      // fp32 master copy where it is separate from the compute copy
@@ -88,10 +95,12 @@ class ParamStore {
   // its own rows only); otherwise only the per-head ones (TpGrad::per_head: qk_norm's
   // weights, each rank seeing its own heads).
   void set_tensor_partial_grads(Comm* tp, TpPartialGrads which);
+  void set_gather_wait(GatherWait wait);
   // Sum of squares of the gradients this rank owns for the global norm (each element counted
   // on exactly one rank of the world); the caller sums it over the world.
   double grad_sq_norm();
-  // AdamW on the owned range, then parameters made whole again (ParamGather::after_step).
+  // AdamW on the owned range, then parameters made whole again (ParamGather::after_step: waited
+  // for as GatherWait says).
   // `step` holds the step's settings; per tensor the store sets weight_decay to 0 where the
   // parameter table says so, keys the seed by the tensor's name and sets the offset.
   void optimizer_step(const AdamWStep& step);

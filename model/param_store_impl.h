@@ -58,13 +58,29 @@ struct ParamStore::Impl {
     Tensor wire, grads;
   };
   std::vector<BucketRequest> bucket_requests;
+  // ParamGather::after_step's all-gather of each unit still in flight (null where none is).
+  GatherWait gather_wait;
+  std::vector<CommRequestPtr> gathers;
   int bucket_lo = -1, bucket_hi = -1;
   int64_t bucket_cur = 0;
   bool reduce_now = true;
 
   Impl(const StageLayout& l, Backend& b, Comm& d, Comm* e, ZeroPolicy z, double bucket_mb, DType reduce)
       : layout(l), backend(b), dp(d), embed(e), zero(z), act(b.act_dtype()), master_kind(z.master_weights(act)),
-        bucket_bytes(std::max<int64_t>(1, int64_t(bucket_mb * 1024 * 1024))), reduce_dtype(reduce) {}
+        bucket_bytes(std::max<int64_t>(1, int64_t(bucket_mb * 1024 * 1024))), reduce_dtype(reduce),
+        gather_wait(d.in_flight_cost() == InFlightCost::none ? GatherWait::on_first_use : GatherWait::in_step),
+        gathers(l.units().size()) {}
+
+  // Waits for unit u's after-step all-gather, if one is in flight.
+  void wait_gather(size_t u) {
+    if (!gathers[u]) return;
+    gathers[u]->wait();
+    gathers[u].reset();
+  }
+  // Before anything reads or writes the compute copy as a whole (or starts new gathers).
+  void wait_gathers() {
+    for (size_t u = 0; u < gathers.size(); ++u) wait_gather(u);
+  }
 
   Buffer take(size_t bytes) {
     auto& list = pool[bytes];
@@ -161,10 +177,12 @@ struct ParamStore::Impl {
   }
   // From f32 host values.
   void set_values(const LocalParam& p, Range part, const float* values) {
+    wait_gathers();
     set_parts(p, part, [&](int64_t offset, Tensor dst) { upload(dst, values + offset); });
   }
   // From f32 values on the device (src has part.size() elements); asynchronous.
   void set_values_device(const LocalParam& p, Range part, Tensor src) {
+    wait_gathers();
     set_parts(p, part, [&](int64_t offset, Tensor dst) {
       Tensor from = src.flat(offset, offset + dst.numel());
       if (dst.dtype == DType::f32) backend.copy(dst.data, from.data, dst.bytes());

@@ -65,6 +65,7 @@ void ParamStore::write_state(const LocalParam& p, OptimizerState kind, const std
   Range need = needed_range(p, kind);
   TRAINER_CHECK(int64_t(values.size()) == need.size(), "write_state size for " + layout_.spec(p).name);
   if (need.empty()) return;
+  s.wait_gathers();
   Range piece{p.offset - u.offset + need.begin, p.offset - u.offset + need.end};
   Tensor dst = kind == OptimizerState::master ? s.master_at(u, piece)
                                          : s.state_at(kind == OptimizerState::m ? s.m : s.v, u, piece);
@@ -73,6 +74,7 @@ void ParamStore::write_state(const LocalParam& p, OptimizerState kind, const std
 
 void ParamStore::sync_compute_from_master() {
   Impl& s = *impl_;
+  s.wait_gathers();
   if (!s.master_aliases_compute()) {
     for (const LocalUnit& u : layout_.units()) {
       Range r = s.master_full() ? Range{0, u.padded} : u.shard;

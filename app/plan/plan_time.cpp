@@ -134,7 +134,12 @@ StepEstimate estimate_step(const GptConfig& c, const PlanLayout& l, const Device
       exposed = m * std::max(0.0, scatter_gather_s(grads, d, dp_link) - st.bwd);
     if (zero.param_gather() == ParamGather::per_unit)
       exposed = m * (2 * scatter_gather_s(params, d, dp_link) + std::max(0.0, scatter_gather_s(grads, d, dp_link) - st.bwd));
-    if (zero.param_gather() == ParamGather::after_step) exposed += scatter_gather_s(params, d, dp_link);
+    // ZeRO-1's all-gather after AdamW: on GPUs each unit's is waited for where the next step's
+    // forward first needs it (GatherWait::on_first_use), so only what outlasts a micro-batch's
+    // forward shows; on the CPU path it is waited for in the step.
+    if (zero.param_gather() == ParamGather::after_step && dev.gpu)
+      exposed += std::max(0.0, scatter_gather_s(params, d, dp_link) - st.fwd);
+    if (zero.param_gather() == ParamGather::after_step && !dev.gpu) exposed += scatter_gather_s(params, d, dp_link);
     // A bf16 wire's casts run on the compute stream: 6 bytes an element into bf16 before each
     // reduction and 6 back into f32 for what this rank keeps (all of it after an all-reduce).
     if (bf16_wire) {

@@ -192,6 +192,16 @@ TEST_CASE("plan: step-time model terms") {
   const StepEstimate z2 = estimate_step(c, l, dev, 1e30, 2);
   CHECK(z2.dp_comm_s - z2_bf16.dp_comm_s ==
         doctest::Approx(l.grad_accum() * (ring(grads, 1) - ring(grads / 2, 1) - 6 * (P + P / 4) / dev.hbm_bytes_per_s)));
+  // ZeRO-1's after-step all-gather: with compute negligible all of it shows (above); with a
+  // forward that outlasts it, a GPU run hides it behind the next step's forward and the
+  // gradient reduction behind the backward, while the CPU path waits for it in the step.
+  l.zero = 1;
+  l.micro_batch = 2;
+  l.grad_reduce_dtype = DType::f32;
+  l.bucket_reduce = BucketReduce::reduce_scatter;
+  CHECK(estimate_step(c, l, dev, 1e9, 2).dp_comm_s == 0);
+  l.bucket_reduce = BucketReduce::all_reduce;
+  CHECK(estimate_step(c, l, device_spec(PlanDevice::cpu, 8), 1e9, 2).dp_comm_s > 0);
   // One data rank reduces nothing: the dtype changes nothing.
   l.data = 1;
   l.zero = 0;

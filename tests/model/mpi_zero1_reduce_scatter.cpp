@@ -1,11 +1,13 @@
 // ranks: 2 4
-// ZeRO-1 with its buckets reduce-scattered in place (what GPU runs take) over real MPI ranks:
+// ZeRO-1 over real MPI ranks in the two forms GPU runs take. Buckets reduce-scattered in place:
 // MpiComm's in-place reduce-scatter gives its out-of-place result, and a ParamStore stepping
 // with it ends with the weights and gradient norms of one stepping with all-reduce (bit for
 // bit where the data group has 2 ranks, whose sums are a + b; to rounding on 4, where MPI may
 // add in another order). On 4 ranks the same holds where only the shard is summed after the
 // data group's reduction: the tied embedding between two pipeline stages, and the replicated
-// parameters' partial gradients over a tensor group (sequence parallelism).
+// parameters' partial gradients over a tensor group (sequence parallelism). After-step
+// all-gathers left in flight until the next forward acquires each unit: bit for bit the
+// weights and norms of gathers waited for in the step.
 #include <doctest/doctest.h>
 #include <mpi.h>
 
@@ -52,7 +54,9 @@ struct Trained {
 };
 
 // Three steps of AdamW with rank- and step-dependent gradients on the grid `dims` of `world`.
-Trained train(Comm& world, const GridDims& dims, BucketReduce reduce) {
+// Each step first acquires every unit, as a forward does, and its gradients read the weights
+// it got (so a weight read before its all-gather completed changes the result).
+Trained train(Comm& world, const GridDims& dims, BucketReduce reduce, GatherWait wait = GatherWait::in_step) {
   ProcessGrid grid(world, dims);
   std::unique_ptr<Backend> backend = make_cpu_backend();
   LayoutOptions o;
@@ -69,18 +73,26 @@ Trained train(Comm& world, const GridDims& dims, BucketReduce reduce) {
   ParamStore store(layout, *backend, grid.dp(), grid.embed(), zero_policy(1).with_bucket_reduce(reduce),
                    2000.0 / (1024 * 1024));
   if (dims.tensor > 1) store.set_tensor_partial_grads(&grid.tp(), TpPartialGrads::all_replicated);
+  store.set_gather_wait(wait);
   store.init_random(11);
   const int units = int(layout.units().size());
   Trained out;
   for (int step = 1; step <= 3; ++step) {
     store.zero_grads();
+    std::vector<std::vector<float>> seen;  // the weights the step's forward acquired
+    for (int u = 0; u < units; ++u) {
+      Tensor t = store.acquire(u);
+      seen.emplace_back(t.ptr<float>(), t.ptr<float>() + t.numel());
+      store.release(u);
+    }
     for (int micro = 0; micro < 2; ++micro) {
       store.begin_micro(micro == 1);
       for (int u = units - 1; u >= 0; --u) {
         Tensor g = store.grads(u);
         float* p = g.ptr<float>();
         for (int64_t i = 0; i < g.numel(); ++i)
-          p[i] += std::sin(0.37f * float(i) + 1.3f * float(world.rank()) + 0.7f * float(step + micro) + float(u)) * 1e-2f;
+          p[i] += std::sin(0.37f * float(i) + 1.3f * float(world.rank()) + 0.7f * float(step + micro) + float(u)) * 1e-2f +
+                  0.1f * seen[size_t(u)][size_t(i)];
         store.grads_done(u);
       }
     }
@@ -168,6 +180,20 @@ TEST_CASE("MpiComm: an in-place reduce-scatter gives the out-of-place result and
   CHECK(std::memcmp(whole.data() + r * kBlock, out.data(), size_t(kBlock) * 4) == 0);
   for (int b = 0; b < n; ++b)
     if (b != r) CHECK(std::memcmp(whole.data() + b * kBlock, in.data() + b * kBlock, size_t(kBlock) * 4) == 0);
+}
+
+// GatherWait::on_first_use (NCCL's default) leaves the after-step all-gathers in flight until
+// the next forward acquires each unit: the same weights and norms, bit for bit.
+TEST_CASE("ParamStore zero 1: all-gathers waited on first use step to the weights of gathers waited in the step") {
+  MpiComm world(MPI_COMM_WORLD, "world", 60);
+  GridDims dims;
+  dims.data = world.size();
+  for (const BucketReduce reduce : {BucketReduce::all_reduce, BucketReduce::reduce_scatter}) {
+    const Trained in_step = train(world, dims, reduce, GatherWait::in_step);
+    const Trained on_use = train(world, dims, reduce, GatherWait::on_first_use);
+    CHECK(in_step.weights == on_use.weights);
+    CHECK(in_step.norms == on_use.norms);
+  }
 }
 
 TEST_CASE("ParamStore zero 1: reduce-scattered buckets step to the all-reduced weights") {
