@@ -22,6 +22,7 @@ void ParamStore::load(const FetchFn& fetch) {
 
 std::vector<float> ParamStore::local_values(const LocalParam& p) {
   Impl& s = *impl_;
+  s.wait_gathers();  // an f32 ZeRO-1 master is the compute copy the gathers write
   const LocalUnit& u = layout_.units()[p.unit];
   std::vector<float> out(p.numel);
   if (s.master_full()) {
@@ -40,6 +41,7 @@ std::vector<float> ParamStore::local_values(const LocalParam& p) {
 
 std::vector<float> ParamStore::read_state(const LocalParam& p, OptimizerState kind) {
   Impl& s = *impl_;
+  s.wait_gathers();
   const LocalUnit& u = layout_.units()[p.unit];
   Range own = layout_.owned_slice(p);
   Range piece{p.offset - u.offset + own.begin, p.offset - u.offset + own.end};

@@ -25,6 +25,9 @@ class MpiComm : public Comm {
   // be null) outlives the communicator and every communicator split from it.
   MpiComm(MPI_Comm comm, std::string name, double timeout_s, HangReporter* reporter = nullptr);
   ~MpiComm() override;
+  // Owns the communicator and its bf16 sum: one copy frees them once.
+  MpiComm(const MpiComm&) = delete;
+  MpiComm& operator=(const MpiComm&) = delete;
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }

@@ -51,6 +51,7 @@ void require_equal_over(Comm& group, const std::vector<float>& values) {
 struct Trained {
   std::vector<std::vector<float>> weights;  // per local unit, after the last step
   std::vector<double> norms;                // the world's squared gradient norm per step
+  std::vector<std::vector<float>> values;   // per local parameter, read right after the last step
 };
 
 // Three steps of AdamW with rank- and step-dependent gradients on the grid `dims` of `world`.
@@ -107,6 +108,8 @@ Trained train(Comm& world, const GridDims& dims, BucketReduce reduce, GatherWait
     a.step = step;
     store.optimizer_step(a);
   }
+  // Read before any acquire: with gathers waited on first use, still in flight here.
+  for (const LocalParam& p : layout.params()) out.values.push_back(store.local_values(p));
   for (int u = 0; u < units; ++u) {
     Tensor t = store.acquire(u);
     out.weights.emplace_back(t.ptr<float>(), t.ptr<float>() + t.numel());
@@ -193,6 +196,7 @@ TEST_CASE("ParamStore zero 1: all-gathers waited on first use step to the weight
     const Trained on_use = train(world, dims, reduce, GatherWait::on_first_use);
     CHECK(in_step.weights == on_use.weights);
     CHECK(in_step.norms == on_use.norms);
+    CHECK(in_step.values == on_use.values);
   }
 }
 
