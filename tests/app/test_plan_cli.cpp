@@ -42,6 +42,26 @@ TEST_CASE("plan: report for a CPU recipe, as text and as JSON") {
   CHECK(j.output.find("\"largest_rank_bytes\": ") != std::string::npos);
   CHECK(j.output.find("\"flops_per_step\": ") != std::string::npos);
   CHECK(j.output.find("\"schedule\": \"1f1b\"") != std::string::npos);
+  CHECK(j.output.find("\"grad_reduce_dtype\": \"fp32\"") != std::string::npos);
+
+  // bf16 gradient reductions: said in the text and the JSON, the bf16 copy of the gradients
+  // (ZeRO 0: 2 bytes a parameter) counted as communication buffers, and its casts in --ops.
+  const std::string data2 = source_dir() + "/configs/quickstart.yaml --set parallel.data=2 --set train.micro_batch=16 "
+                                           "--world 2 --set parallel.grad_reduce_dtype=";
+  RunResult f = plan(data2 + "fp32"), b = plan(data2 + "bf16");
+  CAPTURE(b.output);
+  REQUIRE(f.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  CHECK(f.output.find("reduced over the data group in bf16") == std::string::npos);
+  CHECK(b.output.find("; gradients reduced over the data group in bf16") != std::string::npos);
+  CHECK(f.output.find("communication buffers                0 B") != std::string::npos);
+  CHECK(b.output.find("communication buffers                0 B") == std::string::npos);
+  CHECK(b.output.find("ZeRO staging (with the gradients' bf16 copies)") != std::string::npos);
+  CHECK(plan(data2 + "bf16 --json").output.find("\"grad_reduce_dtype\": \"bf16\"") != std::string::npos);
+  RunResult ops = plan(data2 + "bf16 --ops");
+  CHECK(std::regex_search(ops.output, std::regex(R"( memory +cast +\(\d+\) f32 -> bf16)")));
+  CHECK(std::regex_search(ops.output, std::regex(R"( memory +cast +\(\d+\) bf16 -> f32)")));
+  CHECK(plan(data2 + "fp32 --ops").output.find("cast") == std::string::npos);
 }
 
 TEST_CASE("plan --ops: every op of the step with its bytes, FLOPs and roofline floor") {
