@@ -24,6 +24,11 @@ namespace trainer {
 
 enum class TpPartialGrads : uint8_t { per_head, all_replicated };
 
+// Whether the data group's gradient reductions round to bf16: asked for (reduce_dtype, see the
+// constructor) and a group of more than one rank to reduce over (a reduction of one rank is the
+// identity, so nothing is rounded). The planner's figures ask the same.
+constexpr bool reduces_in_bf16(DType reduce_dtype, int dp_size) { return reduce_dtype == DType::bf16 && dp_size > 1; }
+
 // When ParamGather::after_step's all-gathers (ZeRO-1, started per unit after AdamW) are waited
 // for: at the end of optimizer_step, or each unit's when the next pass first acquires it, so
 // the gathers overlap the next step's forward (Megatron's --overlap-param-gather). The default

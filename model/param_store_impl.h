@@ -32,9 +32,7 @@ struct ParamStore::Impl {
   // Bucketed reductions in bf16: the whole-gradient buffer's bf16 copy, each bucket cast into
   // its part, reduced there and cast back (empty otherwise).
   Buffer grads_wire;
-  // Gradients are rounded to bf16 for the data group's reductions (never without a group: a
-  // reduction of one rank is the identity, so nothing is rounded).
-  bool bf16_wire() const { return reduce_dtype == DType::bf16 && dp.size() > 1; }
+  bool bf16_wire() const { return reduces_in_bf16(reduce_dtype, dp.size()); }
 
   // Pools of staging buffers by (bytes); reused across micro-batches and steps.
   std::map<size_t, std::vector<Buffer>> pool;

@@ -88,8 +88,8 @@ StoreMemory plan_store_memory(const PlanUnits& u, ZeroPolicy zero, int64_t act_b
 
 namespace {
 
-// Bytes per element of the data group's gradient reductions (ParamStore::Impl::bf16_wire).
-int64_t wire_bytes(const PlanUnits& u, DType reduce) { return reduce == DType::bf16 && u.dp > 1 ? 2 : 4; }
+// Bytes per element of the data group's gradient reductions.
+int64_t wire_bytes(const PlanUnits& u, DType reduce) { return reduces_in_bf16(reduce, u.dp) ? 2 : 4; }
 
 // ParamStore's staging pool and the calls that use it, for one rank.
 class StagingPool {

@@ -34,6 +34,7 @@
 #include "model/gpt_block.h"
 #include "model/gpt_config.h"
 #include "model/gpt_stage.h"
+#include "model/param_store.h"
 #include "parallel/pipeline_schedule.h"
 #include "parallel/zero_policy.h"
 
@@ -92,6 +93,7 @@ struct PlanLayout {
   int grad_accum() const { return global_batch / (micro_batch * data); }
   int world() const { return data * tensor * pipeline; }
   ZeroPolicy zero_policy() const { return trainer::zero_policy(zero).with_bucket_reduce(bucket_reduce); }
+  bool reduces_in_bf16() const { return trainer::reduces_in_bf16(grad_reduce_dtype, data); }
 };
 
 // The step's schedule shape.

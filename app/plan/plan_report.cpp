@@ -120,8 +120,7 @@ std::string format_plan_text(const PlanReport& r) {
   out += fmt::format("precision: activations and compute weights {}; gradients, optimizer state and master weights "
                      "fp32{}{}\n",
                      dtype_label(c.act_bytes), master_is_compute ? " (the master is the compute copy)" : "",
-                     l.grad_reduce_dtype == DType::bf16 && l.data > 1 ? "; gradients reduced over the data group in bf16"
-                                                                      : "");
+                     l.reduces_in_bf16() ? "; gradients reduced over the data group in bf16" : "");
 
   out += "memory per rank by pipeline stage (every tensor and data rank of a stage holds the same):\n";
   const bool host = c.host == HostTransients::cpu_path;
@@ -166,9 +165,8 @@ std::string format_plan_text(const PlanReport& r) {
                                                   format_bytes(m.acts_by_recompute[0]),
                                                   format_bytes(m.acts_by_recompute[1]),
                                                   format_bytes(m.acts_by_recompute[2]), recompute_name(l.recompute)));
-  const bool bf16_wire = l.grad_reduce_dtype == DType::bf16 && l.data > 1;
   row("communication buffers", fmt::format("{} = ZeRO staging{} {} + pipeline p2p {}", format_bytes(m.comm()),
-                                           bf16_wire ? " (with the gradients' bf16 copies)" : "",
+                                           l.reduces_in_bf16() ? " (with the gradients' bf16 copies)" : "",
                                            format_bytes(m.staging), format_bytes(a.p2p)));
   const int64_t need = r.needed_bytes();
   if (host) {
@@ -204,7 +202,7 @@ std::string format_plan_json(const PlanReport& r) {
                      "\"recompute\": \"{}\", \"grad_reduce_dtype\": \"{}\"}}, ",
                      l.data, l.tensor, l.pipeline, l.zero, l.micro_batch, l.global_batch, l.seq_len,
                      schedule_name(l.schedule), l.virtual_stages, recompute_name(l.recompute),
-                     l.grad_reduce_dtype == DType::bf16 ? "bf16" : "fp32");
+                     dtype_label(int64_t(dtype_size(l.grad_reduce_dtype))));
   out += "\"stages\": [";
   for (size_t s = 0; s < r.stages.size(); ++s) {
     const PlanRankMemory& m = r.stages[s];

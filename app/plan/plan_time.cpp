@@ -120,7 +120,7 @@ StepEstimate estimate_step(const GptConfig& c, const PlanLayout& l, const Device
 
     // Data-parallel communication of this stage's ranks after (or behind) their backward.
     const double P = double(u.total());
-    const bool bf16_wire = l.grad_reduce_dtype == DType::bf16 && d > 1;
+    const bool bf16_wire = l.reduces_in_bf16();
     const double grads = P * (bf16_wire ? 2.0 : 4.0), params = P * double(act_bytes);
     double exposed = 0;
     // The conditions are asked inline, one `if` per case, rather than held in named bools: the
