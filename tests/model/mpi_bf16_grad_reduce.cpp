@@ -3,8 +3,9 @@
 // in f32, rounded to nearest even); ParamStore's reductions under every ZeRO stage carry bf16:
 // on 2 data ranks each reduced gradient is exactly f32(bf16(bf16(a) + bf16(b))) of the two
 // ranks' f32 accumulators (per micro-batch under ZeRO 2 and 3); on 4, within bf16 rounding of
-// the f32 sum. Element by element where the whole-gradient buffer holds the sums (ZeRO 0-1);
-// through the owned squared norm, to 1e-12, where the accumulators are sharded (ZeRO 2-3).
+// the f32 sum. Element by element: the whole-gradient buffer where it holds the sums (ZeRO
+// 0-1), and under every stage the owned elements as AdamW receives them (its first moment
+// with beta1 = 0); and through the owned squared norm, to 1e-12.
 // Training with it is deterministic, close to fp32 reductions and not equal to them.
 #include <doctest/doctest.h>
 #include <mpi.h>
@@ -174,8 +175,7 @@ TEST_CASE("ParamStore: bf16 reductions give the bf16 sum of the ranks' f32 gradi
       }
       CHECK(checked > 0);
     }
-    // The squared norm of what this rank owns, against the same expectation (also the only view
-    // of ZeRO 2 and 3's sharded accumulators).
+    // The squared norm of what this rank owns, against the same expectation.
     double want_sq = 0, bound_sq = 0;
     for (const LocalUnit& unit : rig.layout.units())
       for (int pi : unit.params) {
@@ -194,6 +194,26 @@ TEST_CASE("ParamStore: bf16 reductions give the bf16 sum of the ranks' f32 gradi
       CHECK(std::fabs(got_sq - want_sq) <= 1e-12 * want_sq);
     else
       CHECK(std::fabs(got_sq - want_sq) <= bound_sq + 1e-12 * want_sq);
+    // Element by element under every stage, sharded accumulators included: with beta1 = 0 and
+    // no clipping, AdamW's first moment after one step is the gradient it was given, bit for
+    // bit (0 * m + 1 * g), and read_state reads this rank's owned slice of it.
+    AdamWStep a;
+    a.lr = 1e-3f;
+    a.beta1 = 0;
+    rig.store.optimizer_step(a);
+    int64_t owned = 0;
+    for (const LocalParam& p : rig.layout.params()) {
+      const LocalUnit& unit = rig.layout.units()[size_t(p.unit)];
+      const std::vector<float> m = rig.store.read_state(p, OptimizerState::m);
+      const int64_t first = p.offset - unit.offset + rig.layout.owned_slice(p).begin;
+      for (size_t k = 0; k < m.size(); ++k, ++owned) {
+        double bound = 0;
+        const double w = want(p.unit, first + int64_t(k), &bound);
+        if (n == 2 ? m[k] != float(w) : std::fabs(m[k] - w) > bound)
+          FAIL("parameter " << p.spec << " owned element " << k << ": " << m[k] << " vs " << w);
+      }
+    }
+    CHECK(owned > 0);
   }
 }
 
