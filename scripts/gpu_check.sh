@@ -68,7 +68,7 @@ STEP_TABLE=(
   "bench_1p5b 100  trainer bench gpt2-1.5b, micro-batch 8 x 1024, 8 accumulated (global 64)"
   "bench_cudnn 35  bench_124m again with train.attention=cudnn (cuDNN fused attention against ours)"
   "bench_graphs 20  the quickstart model (0.85M, launch-bound) in bf16 with train.graphs off and step: tokens/s"
-  "multi_gpu   80  data 2, tensor 2, and data 2 with ZeRO-1 against one GPU on the tiny model, fp32 to 1e-4 (2+ GPUs)"
+  "multi_gpu   95  data 2, tensor 2, data 2 with ZeRO-1 (fp32 to 1e-4) and with its bf16 wire (1e-3) against one GPU, tiny model (2+ GPUs)"
   "hf_logits   40  tiny llama and gpt2 exported as HF folders, loaded by transformers: logits to 1e-4 (SKIP without it)"
   "memcheck    90  test_cuda (the kernels; not NCCL) under compute-sanitizer memcheck, time-boxed"
   "racecheck   60  attention and reduction cases under compute-sanitizer racecheck, time-boxed"
@@ -76,6 +76,7 @@ STEP_TABLE=(
 RACECHECK_CASES='*attention*,*sum_squares*,*bias_backward*,*layernorm*,*rmsnorm*,*cross-entropy*'
 TINY_RTOL=1e-4
 BF16_RTOL=0.02
+WIRE_RTOL=1e-3
 
 # shellcheck source=scripts/gpu_check_steps.sh
 source "$ROOT/scripts/gpu_check_steps.sh"

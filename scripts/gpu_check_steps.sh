@@ -278,7 +278,7 @@ loss_table() {
   python3 "$COMPARE" table "$OUT/losses.tsv" cpu_fp32="$WORK/cpu_fp32.jsonl" cuda_fp32="$WORK/cuda_fp32.jsonl" \
     cuda_bf16="$WORK/cuda_bf16.jsonl" cuda_bf16_again="$WORK/cuda_bf16_again.jsonl" \
     data2_fp32="$WORK/data2_fp32.jsonl" tensor2_fp32="$WORK/tensor2_fp32.jsonl" \
-    data2_zero1_fp32="$WORK/data2_zero1_fp32.jsonl" >/dev/null
+    data2_zero1_fp32="$WORK/data2_zero1_fp32.jsonl" data2_zero1_bf16wire="$WORK/data2_zero1_bf16wire.jsonl" >/dev/null
 }
 plan_fp32() {
   tiny_cmd cpu_fp32 cpu fp32
@@ -335,7 +335,9 @@ plan_multi_gpu() {
   tiny_cmd data2_fp32 cuda fp32 --set parallel.data=2
   show "$m$(quote "${CMD[@]}")"
   echo "      (and --set parallel.tensor=2 -> tensor2_fp32.jsonl, --set parallel.data=2 --set parallel.zero=1 ->"
-  echo "      data2_zero1_fp32.jsonl (ZeRO-1's in-place reduce-scatter over NCCL); each against cuda_fp32.jsonl to $TINY_RTOL)"
+  echo "      data2_zero1_fp32.jsonl (ZeRO-1's in-place reduce-scatter over NCCL); each against cuda_fp32.jsonl to $TINY_RTOL;"
+  echo "      and that with --set parallel.grad_reduce_dtype=bf16 -> data2_zero1_bf16wire.jsonl (the bf16 wire over"
+  echo "      NCCL) to $WIRE_RTOL)"
 }
 step_multi_gpu() {
   [ "$NGPU" -ge 2 ] || { result "needs 2 GPUs ($NGPU found)"; return 77; }
@@ -346,19 +348,24 @@ step_multi_gpu() {
   local fail=0 notes=() layout line sets
   mpi_cmd
   local launcher=("${CMD[@]}")
-  for layout in data tensor data2_zero1; do
+  # ZeRO-1 on NCCL leaves its parameter all-gathers in flight into the next forward
+  # (GatherWait::on_first_use), so a stale weight read shows in its losses. The bf16 wire rounds
+  # each reduced gradient: on the CPU this run agrees with one process to 6.1e-5.
+  for layout in data tensor data2_zero1 data2_zero1_bf16wire; do
+    local name="${layout}2_fp32" label="$layout 2" rtol="$TINY_RTOL"
     case "$layout" in
-      data2_zero1) sets=(--set parallel.data=2 --set parallel.zero=1) ;;
+      data2_zero1) sets=(--set parallel.data=2 --set parallel.zero=1) name=data2_zero1_fp32 label="data 2 zero 1" ;;
+      data2_zero1_bf16wire)
+        sets=(--set parallel.data=2 --set parallel.zero=1 --set parallel.grad_reduce_dtype=bf16)
+        name=data2_zero1_bf16wire label="data 2 zero 1 bf16 wire" rtol="$WIRE_RTOL" ;;
       *) sets=(--set "parallel.$layout=2") ;;
     esac
-    local name="${layout}2_fp32" label="$layout 2"
-    [ "$layout" = data2_zero1 ] && name=data2_zero1_fp32 label="data 2 zero 1"
     if ! tiny_launch "$name" "${launcher[@]}" -- cuda fp32 "${sets[@]}"; then
       notes+=("$label: run failed")
       fail=1
       continue
     fi
-    line=$(python3 "$COMPARE" losses "$WORK/cuda_fp32.jsonl" "$WORK/$name.jsonl" --rtol "$TINY_RTOL") || fail=1
+    line=$(python3 "$COMPARE" losses "$WORK/cuda_fp32.jsonl" "$WORK/$name.jsonl" --rtol "$rtol") || fail=1
     echo "$label: $line"
     notes+=("$label: ${line#FAIL: }")
   done
