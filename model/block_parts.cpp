@@ -50,19 +50,13 @@ void row_parallel_into(const BlockContext& ctx, const BlockScratch& s, Tensor ou
     return;
   }
   Tensor once = ctx.tp_rank == 0 ? bias : Tensor{};
-  if (!seq_parallel(ctx)) {
-    // The residual rides in tensor rank 0's epilogue, as the bias does, so the group's sum
-    // holds it once and no separate add reads the stream twice and writes it again.
-    if (ctx.tp_rank == 0)
-      b.matmul_residual(out, a, w, N, T, once, residual);
-    else
-      b.matmul(out, a, w, N, T, once, Accumulate::overwrite, Tensor{});
+  if (seq_parallel(ctx)) {
+    b.matmul(s.row_out, a, w, N, T, once, Accumulate::overwrite, Tensor{});
+    sp_scatter_forward(out, s.row_out, ctx.tp);
+  } else {
+    b.matmul(out, a, w, N, T, once, Accumulate::overwrite, Tensor{});
     tp_reduce_forward(out, ctx.tp);
-    return;
   }
-  // Each rank keeps N/tp rows of the sum and of the residual: the add follows the scatter.
-  b.matmul(s.row_out, a, w, N, T, once, Accumulate::overwrite, Tensor{});
-  sp_scatter_forward(out, s.row_out, ctx.tp);
   b.add(out, out, residual);
 }
 

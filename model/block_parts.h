@@ -25,10 +25,9 @@ void norm_rows_backward(const BlockContext& ctx, Tensor dinp, Tensor gw, Tensor 
                         Tensor mean, Tensor rstd, Accumulate mode);
 // The norm of the residual stream into `full` (N, C), the whole input of a column-parallel layer.
 void norm_into(const BlockContext& ctx, Tensor full, Tensor mean, Tensor rstd, Tensor x, Tensor w, Tensor bias);
-// out (Nr, C) = the sum over the group of a row-parallel layer's product + bias + residual.
-// bias may be undefined. Without sequence parallelism the bias and the residual are added in
-// tensor rank 0's matmul epilogue (so the sum holds them once; without a tensor group that one
-// matmul is all); with it, each rank adds its own rows of the residual after the scatter.
+// out (Nr, C) = the sum over the group of a row-parallel layer's product (+ bias, added on
+// tensor rank 0 only so that the sum holds it once), then += residual. bias may be undefined.
+// Without a tensor group it is one matmul with the residual in its epilogue.
 void row_parallel_into(const BlockContext& ctx, const BlockScratch& s, Tensor out, Tensor a, Tensor w, Tensor bias,
                        Tensor residual);
 // The gradient of a row-parallel layer's output, whole: dresid itself, or gathered.
