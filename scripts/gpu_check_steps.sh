@@ -278,7 +278,8 @@ loss_table() {
   python3 "$COMPARE" table "$OUT/losses.tsv" cpu_fp32="$WORK/cpu_fp32.jsonl" cuda_fp32="$WORK/cuda_fp32.jsonl" \
     cuda_bf16="$WORK/cuda_bf16.jsonl" cuda_bf16_again="$WORK/cuda_bf16_again.jsonl" \
     data2_fp32="$WORK/data2_fp32.jsonl" tensor2_fp32="$WORK/tensor2_fp32.jsonl" \
-    data2_zero1_fp32="$WORK/data2_zero1_fp32.jsonl" data2_zero1_bf16wire="$WORK/data2_zero1_bf16wire.jsonl" >/dev/null
+    data2_zero1_fp32="$WORK/data2_zero1_fp32.jsonl" data2_zero1_bf16wire="$WORK/data2_zero1_bf16wire.jsonl" \
+    tensor2_bf16="$WORK/tensor2_bf16.jsonl" >/dev/null
 }
 plan_fp32() {
   tiny_cmd cpu_fp32 cpu fp32
@@ -337,7 +338,8 @@ plan_multi_gpu() {
   echo "      (and --set parallel.tensor=2 -> tensor2_fp32.jsonl, --set parallel.data=2 --set parallel.zero=1 ->"
   echo "      data2_zero1_fp32.jsonl (ZeRO-1's in-place reduce-scatter over NCCL); each against cuda_fp32.jsonl to $TINY_RTOL;"
   echo "      and that with --set parallel.grad_reduce_dtype=bf16 -> data2_zero1_bf16wire.jsonl (the bf16 wire over"
-  echo "      NCCL) to $WIRE_RTOL)"
+  echo "      NCCL) to $WIRE_RTOL, not identical to the fp32 wire's; and tensor 2 in bf16 -> tensor2_bf16.jsonl against"
+  echo "      cuda_bf16.jsonl to $BF16_RTOL)"
 }
 step_multi_gpu() {
   [ "$NGPU" -ge 2 ] || { result "needs 2 GPUs ($NGPU found)"; return 77; }
@@ -345,6 +347,7 @@ step_multi_gpu() {
   command -v mpiexec >/dev/null || { result "mpiexec not found (OpenMPI: in the bundle)"; return 77; }
   ensure_data || { result "trainer data prepare failed"; return 1; }
   ensure_run cuda_fp32 cuda fp32 || { result "CUDA fp32 run failed"; return 1; }
+  ensure_run cuda_bf16 cuda bf16 || { result "CUDA bf16 run failed"; return 1; }
   local fail=0 notes=() layout line sets
   mpi_cmd
   local launcher=("${CMD[@]}")
@@ -353,21 +356,26 @@ step_multi_gpu() {
   # each reduced gradient: on the CPU (MPI, where ZeRO-1 all-reduces its buckets; NCCL
   # reduce-scatters them) the same run agrees with one process to 2.4e-5 to 6.1e-5, and it must
   # not be identical to the fp32 wire's, or bf16 was not used.
-  for layout in data tensor data2_zero1 data2_zero1_bf16wire; do
-    local name="${layout}2_fp32" label="$layout 2" rtol="$TINY_RTOL"
+  # Tensor 2 in bf16 sums bf16 activations over NCCL and runs the vocabulary-parallel
+  # cross-entropy in bf16; it is held to what bf16 is held to against fp32.
+  for layout in data tensor data2_zero1 data2_zero1_bf16wire tensor2_bf16; do
+    local name="${layout}2_fp32" label="$layout 2" rtol="$TINY_RTOL" precision=fp32 ref=cuda_fp32
     case "$layout" in
+      tensor2_bf16)
+        sets=(--set parallel.tensor=2) name=tensor2_bf16 label="tensor 2 bf16" precision=bf16 ref=cuda_bf16
+        rtol="$BF16_RTOL" ;;
       data2_zero1) sets=(--set parallel.data=2 --set parallel.zero=1) name=data2_zero1_fp32 label="data 2 zero 1" ;;
       data2_zero1_bf16wire)
         sets=(--set parallel.data=2 --set parallel.zero=1 --set parallel.grad_reduce_dtype=bf16)
         name=data2_zero1_bf16wire label="data 2 zero 1 bf16 wire" rtol="$WIRE_RTOL" ;;
       *) sets=(--set "parallel.$layout=2") ;;
     esac
-    if ! tiny_launch "$name" "${launcher[@]}" -- cuda fp32 "${sets[@]}"; then
+    if ! tiny_launch "$name" "${launcher[@]}" -- cuda "$precision" "${sets[@]}"; then
       notes+=("$label: run failed")
       fail=1
       continue
     fi
-    line=$(python3 "$COMPARE" losses "$WORK/cuda_fp32.jsonl" "$WORK/$name.jsonl" --rtol "$rtol") || fail=1
+    line=$(python3 "$COMPARE" losses "$WORK/$ref.jsonl" "$WORK/$name.jsonl" --rtol "$rtol") || fail=1
     if [ "$layout" = data2_zero1_bf16wire ] &&
        python3 "$COMPARE" identical "$WORK/data2_zero1_fp32.jsonl" "$WORK/$name.jsonl" >/dev/null; then
       line="FAIL: identical to the fp32 wire's losses (bf16 not used); $line"
