@@ -87,7 +87,7 @@ void StageLayout::add_unit(int global_unit, CopyKind copy) {
     u.params.push_back(int(params_.size()));
     params_.push_back(std::move(p));
   }
-  u.padded = round_up(u.numel, options_.dp);
+  u.padded = unit_padded(u.numel, options_.dp);
   u.shard = shard_range(u.padded, options_.dp, options_.dp_rank);
   u.shard_offset = shard_total_;
   shard_total_ += u.shard.size();

@@ -4,7 +4,8 @@
 //
 // Invariants:
 // - Units are laid out in forward order, each contiguous and padded with zeros to a multiple
-//   of the data degree, so every unit splits into `dp` equal shards; shard storage (optimizer
+//   of 8 x the data degree (unit_padded, parallel/shard.h), so every unit splits into `dp`
+//   equal shards and every unit and shard starts 16-byte aligned; shard storage (optimizer
 //   state, and for ZeRO-2/3 gradients, for ZeRO-3 parameters) is the concatenation over units
 //   of this rank's shard.
 // - With virtual stages (v > 1) the layers split into v * pp virtual stages and this rank holds
@@ -44,7 +45,7 @@ struct LocalUnit {
   std::string name;
   int64_t offset = 0;   // in the flat buffer
   int64_t numel = 0;    // parameters without padding
-  int64_t padded = 0;   // multiple of dp
+  int64_t padded = 0;   // unit_padded(numel, dp): a multiple of 8 dp
   std::vector<int> params;
   Range shard;          // this rank's shard, relative to the unit start
   int64_t shard_offset = 0;  // where that shard starts in shard storage

@@ -47,7 +47,7 @@ PlanUnits plan_units_closed_form(const GptConfig& c, int tp, int dp, int pp, int
     u.n_layers += layers;
   }
   auto add = [&](int64_t numel) {
-    u.padded.push_back(round_up(numel, dp));
+    u.padded.push_back(unit_padded(numel, dp));
     return int(u.padded.size()) - 1;
   };
   if (u.first) {

@@ -18,7 +18,7 @@
 
 namespace trainer {
 
-// A rank's parameter units in forward order (elements, each padded to a multiple of dp).
+// A rank's parameter units in forward order (elements, each padded as unit_padded says).
 struct PlanUnits {
   std::vector<int64_t> padded;
   int64_t max_param = 0;  // elements of the largest local parameter

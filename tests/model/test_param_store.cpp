@@ -4,9 +4,10 @@
 // other rank to hold this rank's gradients (all-reduce multiplies by the group size,
 // reduce-scatter gives size x this rank's block) and, not knowing their parameters, gathers
 // kMarker into their blocks, so the tests see exactly which elements this rank supplied.
-// Model: tiny_gpt_config; with data 2 no unit needs padding: wte 128, wpe 40, h.0 and h.1 872,
-// ln_f 16 elements at offsets 0, 128, 168, 1040, 1912 (total 1928; the shard is the second
-// half of each unit, 964 in all).
+// Model: tiny_gpt_config; with data 2 units are padded to multiples of 16 (unit_padded): wte
+// 128, wpe 40 -> 48, h.0 and h.1 872 -> 880, ln_f 16 elements at offsets 0, 128, 176, 1056,
+// 1936 (total 1952; the shard is the second half of each unit, 976 in all, of which 952 are
+// parameters: 64, 16, 432, 432 and 8).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -147,11 +148,13 @@ AdamWStep first_step() {
   return step;
 }
 
-// Elements of unit u after first_step that are not: this rank's half (the second) 0.1 below
-// `before`, the other rank's half the marker its gather leaves.
-int wrong_after_first_step(const std::vector<float>& after, const std::vector<float>& before, int64_t padded) {
+// Parameter elements of unit u after first_step that are not: this rank's half (the second)
+// 0.1 below `before`, the other rank's half the marker its gather leaves. The padding past
+// numel is no parameter and not checked.
+int wrong_after_first_step(const std::vector<float>& after, const std::vector<float>& before, int64_t padded,
+                           int64_t numel) {
   int wrong = 0;
-  for (int64_t i = 0; i < padded; ++i) {
+  for (int64_t i = 0; i < numel; ++i) {
     const float want = i >= padded / 2 ? before[size_t(i)] - 0.1f : kMarker;
     wrong += std::fabs(after[size_t(i)] - want) > 1e-6f ? 1 : 0;
   }
@@ -159,14 +162,15 @@ int wrong_after_first_step(const std::vector<float>& after, const std::vector<fl
 }
 
 constexpr int kUnits = 5;
-const int64_t kOffset[kUnits] = {0, 128, 168, 1040, 1912};
-const int64_t kPadded[kUnits] = {128, 40, 872, 872, 16};
+const int64_t kOffset[kUnits] = {0, 128, 176, 1056, 1936};
+const int64_t kPadded[kUnits] = {128, 48, 880, 880, 16};
+const int64_t kNumel[kUnits] = {128, 40, 872, 872, 16};
 
 }  // namespace
 
 TEST_CASE("ParamStore zero 0: gradients accumulate locally, then are all-reduced in buckets") {
-  // 4000-byte buckets: backward completes ln_f (64 bytes), h.1 (3488), h.0 (3488) -> over the
-  // limit, one bucket of units 2..4; then wpe (160) and wte (512), flushed by finish_grads.
+  // 4000-byte buckets: backward completes ln_f (64 bytes), h.1 (3520), h.0 (3520) -> over the
+  // limit, one bucket of units 2..4; then wpe (192) and wte (512), flushed by finish_grads.
   Rank r(0, 4000.0 / (1024 * 1024));
   r.store.zero_grads();
   const float* base = r.store.grads(0).ptr<float>();
@@ -184,19 +188,19 @@ TEST_CASE("ParamStore zero 0: gradients accumulate locally, then are all-reduced
   r.store.finish_grads();
   REQUIRE(r.dp.ops.size() == 2);
   CHECK(r.dp.ops[0].kind == "all_reduce");
-  CHECK(r.dp.ops[0].out - base == 168);
-  CHECK(r.dp.ops[0].out_n == 1760);
+  CHECK(r.dp.ops[0].out - base == 176);
+  CHECK(r.dp.ops[0].out_n == 1776);
   CHECK(r.dp.ops[1].out - base == 0);
-  CHECK(r.dp.ops[1].out_n == 168);
+  CHECK(r.dp.ops[1].out_n == 176);
   CHECK(r.dp.in_flight == 0);
   for (int u = 0; u < kUnits; ++u) {
     Tensor g = r.store.grads(u);
     CHECK(g.numel() == kPadded[u]);
     CHECK(std::all_of(g.ptr<float>(), g.ptr<float>() + g.numel(), [&](float x) { return x == 4.0f * float(u + 1); }));
   }
-  // The norm counts this rank's half of every unit: 64, 20, 436, 436 and 8 elements of values
-  // 4, 8, 12, 16, 20.
-  CHECK(r.store.grad_sq_norm() == doctest::Approx(64 * 16 + 20 * 64 + 436 * 144 + 436 * 256 + 8 * 400));
+  // The norm counts the parameters in this rank's half of every unit: 64, 16, 432, 432 and 8
+  // elements of values 4, 8, 12, 16, 20 (not the padding).
+  CHECK(r.store.grad_sq_norm() == doctest::Approx(64 * 16 + 16 * 64 + 432 * 144 + 432 * 256 + 8 * 400));
 }
 
 TEST_CASE("ParamStore zero 0: one unit per bucket keeps at most two all-reduces in flight") {
@@ -267,8 +271,8 @@ TEST_CASE("ParamStore zero 2: every micro-batch reduce-scatters each unit into t
   }
   CHECK(r.dp.max_in_flight == 3);
   CHECK(r.dp.in_flight == 0);
-  // The shard holds 2 x 1 + 2 x 0.5 = 3 everywhere: 964 elements of 9.
-  CHECK(r.store.grad_sq_norm() == doctest::Approx(964 * 9));
+  // The shard holds 2 x 1 + 2 x 0.5 = 3 everywhere: 952 parameter elements of 9.
+  CHECK(r.store.grad_sq_norm() == doctest::Approx(952 * 9));
 }
 
 TEST_CASE("ParamStore: buffers per ZeRO stage (f32 compute, data 2)") {
@@ -276,12 +280,12 @@ TEST_CASE("ParamStore: buffers per ZeRO stage (f32 compute, data 2)") {
     int zero;
     int64_t params, master, grads, optimizer;
   };
-  // Whole: 1928 x 4 = 7712 bytes; shard: 964 x 4 = 3856. Under ZeRO 3 before the first step the
-  // gathered units are estimated as two of the largest (2 x 872 x 4).
-  const Row rows[] = {{0, 7712, 0, 7712, 2 * 7712},
-                      {1, 7712, 0, 7712, 2 * 3856},
-                      {2, 7712, 0, 3856, 2 * 3856},
-                      {3, 2 * 872 * 4, 3856, 3856, 2 * 3856}};
+  // Whole: 1952 x 4 = 7808 bytes; shard: 976 x 4 = 3904. Under ZeRO 3 before the first step the
+  // gathered units are estimated as two of the largest (2 x 880 x 4).
+  const Row rows[] = {{0, 7808, 0, 7808, 2 * 7808},
+                      {1, 7808, 0, 7808, 2 * 3904},
+                      {2, 7808, 0, 3904, 2 * 3904},
+                      {3, 2 * 880 * 4, 3904, 3904, 2 * 3904}};
   for (const Row& row : rows) {
     CAPTURE(row.zero);
     Rank r(row.zero, 25.0);
@@ -329,7 +333,7 @@ TEST_CASE("ParamStore zero 1: AdamW updates the owned half, then each unit is al
     CHECK(op.out_n == kPadded[u]);
     CHECK(op.in - op.out == kPadded[u] / 2);  // in place: this rank's half
     CHECK(op.in_n == kPadded[u] / 2);
-    CHECK(wrong_after_first_step(r.params(u), before[size_t(u)], kPadded[u]) == 0);
+    CHECK(wrong_after_first_step(r.params(u), before[size_t(u)], kPadded[u], kNumel[u]) == 0);
   }
 }
 
@@ -372,12 +376,12 @@ TEST_CASE("ParamStore zero 1 reduce-scatter (GPUs): each unit of a bucket is red
   }
   CHECK(r.dp.in_flight == 0);
   // The norm counts the shard only, as under all-reduce.
-  CHECK(r.store.grad_sq_norm() == doctest::Approx(64 * 16 + 20 * 64 + 436 * 144 + 436 * 256 + 8 * 400));
+  CHECK(r.store.grad_sq_norm() == doctest::Approx(64 * 16 + 16 * 64 + 432 * 144 + 432 * 256 + 8 * 400));
   r.dp.ops.clear();
   r.store.optimizer_step(first_step());
   for (int u = 0; u < kUnits; ++u) {
     CAPTURE(u);
-    CHECK(wrong_after_first_step(r.params(u), before[size_t(u)], kPadded[u]) == 0);
+    CHECK(wrong_after_first_step(r.params(u), before[size_t(u)], kPadded[u], kNumel[u]) == 0);
   }
 }
 
@@ -399,7 +403,7 @@ TEST_CASE("ParamStore: init_random puts init_value of every element into every c
         ++checked;
       }
     }
-    CHECK(checked >= (zero == 3 ? 964 : 1928));
+    CHECK(checked >= (zero == 3 ? 952 : 1928));
     CHECK(wrong == 0);
   }
 }
@@ -417,9 +421,9 @@ TEST_CASE("ParamStore zero 3: acquire gathers a unit from the shards, release fr
     CHECK(r.dp.ops[0].kind == "all_gather");
     CHECK(r.dp.ops[0].out_n == kPadded[u]);
     CHECK(r.dp.ops[0].in_n == kPadded[u] / 2);
-    const std::vector<float> ref = whole.params(u);
+    const std::vector<float> ref = whole.params(u);  // padded for one rank: kNumel[u]
     int wrong = 0;
-    for (int64_t i = 0; i < kPadded[u]; ++i) {
+    for (int64_t i = 0; i < kNumel[u]; ++i) {
       const float want = i >= kPadded[u] / 2 ? ref[size_t(i)] : kMarker;
       wrong += t.ptr<float>()[i] != want ? 1 : 0;
     }

@@ -1,5 +1,5 @@
 // StageLayout on tiny_gpt_config (2 layers, d_model C = 8, vocabulary padded to 16, 5 positions):
-// units, offsets, padding to a multiple of the data degree, ZeRO shard ranges, stage and tensor
+// units, offsets, padding to a multiple of 8 x the data degree, ZeRO shard ranges, stage and tensor
 // slices, and which copies count in the gradient norm, against sizes worked out by hand:
 //   wte 16 x 8 = 128, wpe 5 x 8 = 40, ln_f 2C = 16, a block 12 C^2 + 13 C = 872 elements, and
 //   under tensor 2 a block 12 C^2 / 2 + 7 C / 2 + 6 C = 460 (LayerNorms and row-parallel biases
@@ -15,6 +15,7 @@
 #include "tests/support/tiny_gpt.h"
 
 using namespace trainer;
+using trainer::testing::gpt_config;
 using trainer::testing::tiny_gpt_config;
 
 namespace {
@@ -79,19 +80,26 @@ TEST_CASE("StageLayout: one rank holds every unit whole, in forward order") {
   CHECK_THROWS_AS(l.find(2, "h.1.attn.c_attn.weight"), std::logic_error);
 }
 
-TEST_CASE("StageLayout: data 3 pads every unit to a multiple of 3 and gives rank 1 the middle third") {
+TEST_CASE("StageLayout: data 3 pads every unit to a multiple of 24 (8 x 3) and gives rank 1 the middle third") {
   const StageLayout l(tiny_gpt_config(), options(0, 1, 0, 1, 1, 3));
-  check_units(l, {{"wte", 0, 128, 129, 43, 86, 0},
-                  {"wpe", 129, 40, 42, 14, 28, 43},
-                  {"h.0", 171, 872, 873, 291, 582, 57},
-                  {"h.1", 1044, 872, 873, 291, 582, 348},
-                  {"ln_f", 1917, 16, 18, 6, 12, 639}});
-  CHECK(l.total() == 1935);
-  CHECK(l.shard_total() == 645);
-  // ln_f.weight is unit elements [0, 8), ln_f.bias [8, 16); the shard [6, 12) takes the end of
-  // one and the start of the other.
-  CHECK(same(l.owned_slice(l.find(4, "ln_f.weight")), range(6, 8)));
-  CHECK(same(l.owned_slice(l.find(4, "ln_f.bias")), range(0, 4)));
+  check_units(l, {{"wte", 0, 128, 144, 48, 96, 0},
+                  {"wpe", 144, 40, 48, 16, 32, 48},
+                  {"h.0", 192, 872, 888, 296, 592, 64},
+                  {"h.1", 1080, 872, 888, 296, 592, 360},
+                  {"ln_f", 1968, 16, 24, 8, 16, 656}});
+  CHECK(l.total() == 1992);
+  CHECK(l.shard_total() == 664);
+  // A block is ln_1 (16), c_attn (192 + 24), attn.c_proj (64 + 8), ln_2 (16), c_fc (256 + 32),
+  // mlp.c_proj (256 + 8): the shard [296, 592) starts at attn.c_proj.bias and ends 16 elements
+  // into c_fc.bias, which rank 2's shard goes on with.
+  CHECK(l.owned_slice(l.find(2, "h.0.attn.c_proj.weight")).empty());
+  CHECK(same(l.owned_slice(l.find(2, "h.0.attn.c_proj.bias")), range(0, 8)));
+  CHECK(same(l.owned_slice(l.find(2, "h.0.mlp.c_fc.bias")), range(0, 16)));
+  const StageLayout next(tiny_gpt_config(), options(0, 1, 0, 1, 2, 3));
+  CHECK(same(next.owned_slice(next.find(2, "h.0.mlp.c_fc.bias")), range(16, 32)));
+  // ln_f.weight is unit elements [0, 8), ln_f.bias [8, 16): the shard [8, 16) is the bias.
+  CHECK(l.owned_slice(l.find(4, "ln_f.weight")).empty());
+  CHECK(same(l.owned_slice(l.find(4, "ln_f.bias")), range(0, 8)));
 }
 
 TEST_CASE("StageLayout: every element of every parameter is owned by exactly one data rank") {
@@ -112,9 +120,9 @@ TEST_CASE("StageLayout: every element of every parameter is owned by exactly one
       CHECK(next == p.numel);
     }
   }
-  // The last rank's shard of wte (data 3) is [86, 129); the element past 128 is padding.
+  // The last rank's shard of wte (data 3) is [96, 144); the elements past 128 are padding.
   const StageLayout last(tiny_gpt_config(), options(0, 1, 0, 1, 2, 3));
-  CHECK(same(last.owned_slice(last.find(0, "wte.weight")), range(86, 128)));
+  CHECK(same(last.owned_slice(last.find(0, "wte.weight")), range(96, 128)));
 }
 
 TEST_CASE("StageLayout: pipeline 2 puts wte and wpe on stage 0, ln_f and a tied wte on stage 1") {
@@ -162,11 +170,12 @@ TEST_CASE("StageLayout: an explicit stage split, and the even split's remainder 
 
 TEST_CASE("StageLayout: tensor rank 1 of 2 holds the second half of every split tensor") {
   const StageLayout l(tiny_gpt_config(), options(1, 2, 0, 1, 0, 1));
+  // A block's 460 elements are padded to 464 (a multiple of 8), so the next unit starts aligned.
   check_units(l, {{"wte", 0, 64, 64, 0, 64, 0},
                   {"wpe", 64, 40, 40, 0, 40, 64},
-                  {"h.0", 104, 460, 460, 0, 460, 104},
-                  {"h.1", 564, 460, 460, 0, 460, 564},
-                  {"ln_f", 1024, 16, 16, 0, 16, 1024}});
+                  {"h.0", 104, 460, 464, 0, 464, 104},
+                  {"h.1", 568, 460, 464, 0, 464, 568},
+                  {"ln_f", 1032, 16, 16, 0, 16, 1032}});
   const LocalParam& wte = l.find(0, "wte.weight");  // vocabulary rows 8..15
   CHECK(wte.shape == std::vector<int64_t>{8, 8});
   REQUIRE(wte.runs.size() == 1);
@@ -192,11 +201,11 @@ TEST_CASE("StageLayout: tensor rank 1 of 2 holds the second half of every split 
 
 TEST_CASE("StageLayout: tensor 2 x pipeline 2 x data 2, the last stage's rank (tp 1, dp 1)") {
   const StageLayout l(tiny_gpt_config(), options(1, 2, 1, 2, 1, 2));
-  check_units(l, {{"h.1", 0, 460, 460, 230, 460, 0},
-                  {"ln_f", 460, 16, 16, 8, 16, 230},
-                  {"wte (tied copy)", 476, 64, 64, 32, 64, 238}});
-  CHECK(l.total() == 540);
-  CHECK(l.shard_total() == 270);
+  check_units(l, {{"h.1", 0, 460, 464, 232, 464, 0},
+                  {"ln_f", 464, 16, 16, 8, 16, 232},
+                  {"wte (tied copy)", 480, 64, 64, 32, 64, 240}});
+  CHECK(l.total() == 544);
+  CHECK(l.shard_total() == 272);
   // The tied copy shards like stage 0's primary (same unit size), so both hold the same rows.
   const StageLayout stage0(tiny_gpt_config(), options(1, 2, 0, 2, 1, 2));
   CHECK(same(stage0.units()[size_t(stage0.unit_wte())].shard, l.units()[size_t(l.unit_head_wte())].shard));
@@ -235,4 +244,47 @@ TEST_CASE("StageLayout: virtual stages give each rank non-adjacent chunks, units
   CHECK(split.global_layer(1) == 5);
   o.stage_layers = {3, 3};
   CHECK_THROWS(StageLayout(cfg, o));
+}
+
+TEST_CASE("StageLayout: every unit, shard and parameter of real models starts 16-byte aligned at any data degree") {
+  // gpt2-124m (768 = 2^8 x 3), gpt2-1.5b (1600 = 2^6 x 5^2), llama3.2-1b and smollm2-135m
+  // (576 = 2^6 x 9): their units' sizes are multiples of 8 but not of every data degree, so
+  // padding to dp alone would put the units after the first odd one at odd offsets.
+  struct Model {
+    const char* name;
+    GptConfig config;
+    std::vector<int> tensor;
+  };
+  GptConfig llama1b = gpt_config(16, 32, 2048, 128256, 128256, 2048);
+  llama1b.arch = ModelArch::llama;
+  llama1b.n_kv_head = 8;
+  llama1b.ffn_dim = 8192;
+  GptConfig smollm = gpt_config(30, 9, 576, 49152, 49152, 2048);
+  smollm.arch = ModelArch::llama;
+  smollm.n_kv_head = 3;
+  smollm.ffn_dim = 1536;
+  const Model models[] = {{"gpt2-124m", GptConfig{}, {1, 2, 4}},
+                          {"gpt2-1.5b", gpt_config(48, 25, 1600, 50257, 50304, 1024), {1}},
+                          {"llama3.2-1b", llama1b, {1, 2, 8}},
+                          {"smollm2-135m", smollm, {1, 3}}};
+  for (const Model& m : models) {
+    const std::string name = m.name;
+    CAPTURE(name);
+    for (int tp : m.tensor)
+      for (int pp : {1, 2})
+        for (int dp : {1, 2, 3, 5, 6, 7, 12, 24}) {
+          CAPTURE(tp);
+          CAPTURE(pp);
+          CAPTURE(dp);
+          int bad = 0;
+          for (int dp_rank : {0, dp - 1})
+            for (int pp_rank = 0; pp_rank < pp; ++pp_rank) {
+              const StageLayout l(m.config, options(tp - 1, tp, pp_rank, pp, dp_rank, dp));
+              for (const LocalUnit& u : l.units())
+                bad += (u.offset % 8 != 0) + ((u.offset + u.shard.begin) % 8 != 0) + (u.shard_offset % 8 != 0);
+              for (const LocalParam& p : l.params()) bad += p.offset % 8 != 0;
+            }
+          CHECK(bad == 0);
+        }
+  }
 }
