@@ -129,7 +129,7 @@ TEST_CASE("plan: closed-form unit sizes equal StageLayout's for every rank coord
 
 TEST_CASE("plan: ParamStore buffers per ZeRO stage, by hand") {
   PlanUnits u;
-  u.padded = {100, 40, 60};  // elements, multiples of dp
+  u.padded = {100, 40, 60};  // elements, multiples of dp (made up: real units are of 8 dp)
   u.dp = 2;
   const int64_t total = 200, shard = 100;
   // fp32 (the CPU path): the master is the compute copy except under ZeRO-3.

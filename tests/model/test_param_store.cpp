@@ -148,14 +148,14 @@ AdamWStep first_step() {
   return step;
 }
 
-// Parameter elements of unit u after first_step that are not: this rank's half (the second)
-// 0.1 below `before`, the other rank's half the marker its gather leaves. The padding past
-// numel is no parameter and not checked.
+// Elements of unit u after first_step that are not: this rank's half (the second) 0.1 below
+// `before` and its padding past numel still 0 (its gradients there are not, see add_grads), the
+// other rank's half the marker its gather leaves.
 int wrong_after_first_step(const std::vector<float>& after, const std::vector<float>& before, int64_t padded,
                            int64_t numel) {
   int wrong = 0;
-  for (int64_t i = 0; i < numel; ++i) {
-    const float want = i >= padded / 2 ? before[size_t(i)] - 0.1f : kMarker;
+  for (int64_t i = 0; i < padded; ++i) {
+    const float want = i < padded / 2 ? kMarker : i >= numel ? 0.0f : before[size_t(i)] - 0.1f;
     wrong += std::fabs(after[size_t(i)] - want) > 1e-6f ? 1 : 0;
   }
   return wrong;
@@ -225,7 +225,7 @@ TEST_CASE("ParamStore zero 0: one unit per bucket keeps at most two all-reduces 
 }
 
 TEST_CASE("ParamStore zero 0: a transport that holds no copies keeps every bucket in flight") {
-  // 3000-byte buckets: units 4..3 (64 + 3488 bytes) and 2 (3488) fill one each; 1 and 0 (160 +
+  // 3000-byte buckets: units 4..3 (64 + 3520 bytes) and 2 (3520) fill one each; 1 and 0 (192 +
   // 512) stay staged after the backward, until flush_grads.
   Rank r(0, 3000.0 / (1024 * 1024));
   r.dp.cost = InFlightCost::none;
@@ -423,8 +423,8 @@ TEST_CASE("ParamStore zero 3: acquire gathers a unit from the shards, release fr
     CHECK(r.dp.ops[0].in_n == kPadded[u] / 2);
     const std::vector<float> ref = whole.params(u);  // padded for one rank: kNumel[u]
     int wrong = 0;
-    for (int64_t i = 0; i < kNumel[u]; ++i) {
-      const float want = i >= kPadded[u] / 2 ? ref[size_t(i)] : kMarker;
+    for (int64_t i = 0; i < kPadded[u]; ++i) {
+      const float want = i < kPadded[u] / 2 ? kMarker : i >= kNumel[u] ? 0.0f : ref[size_t(i)];
       wrong += t.ptr<float>()[i] != want ? 1 : 0;
     }
     CHECK(wrong == 0);
