@@ -28,9 +28,10 @@
 # recompiling, seconds, no GPU), the tiny head-64 model fp32 on CPU and
 # CUDA (losses to 1e-4), bf16 (finite, falling, within 2% of fp32), bf16 determinism (two runs
 # bit-identical), bench gpt2-124m and gpt2-1.5b, gpt2-124m with cuDNN attention, data 2 / tensor 2 /
-# data 2 ZeRO-1 (fp32 and bf16 wire), tensor 2 bf16 against one GPU (needs 2 GPUs), HF folders against transformers (scripts/gpu_check_hf.sh; SKIP where python3 has no
-# transformers), then compute-sanitizer memcheck and racecheck (slow; time-boxed to their budgets, after
-# the numbers so a slow sanitizer can never cost the benchmarks).
+# data 2 ZeRO-1 (fp32 and bf16 wire), tensor 2 bf16 against one GPU (needs 2 GPUs), HF folders
+# against transformers (scripts/gpu_check_hf.sh; SKIP where python3 has no transformers), then
+# compute-sanitizer memcheck and racecheck (slow; time-boxed to their budgets, after the numbers
+# so a slow sanitizer can never cost the benchmarks).
 #
 # Invariants:
 #   - Before each step, if its budget no longer fits in the time left it is skipped with

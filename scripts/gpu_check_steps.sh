@@ -348,7 +348,7 @@ step_multi_gpu() {
   ensure_data || { result "trainer data prepare failed"; return 1; }
   ensure_run cuda_fp32 cuda fp32 || { result "CUDA fp32 run failed"; return 1; }
   ensure_run cuda_bf16 cuda bf16 || { result "CUDA bf16 run failed"; return 1; }
-  local fail=0 notes=() layout line sets
+  local fail=0 notes=() run name precision ref rtol keys key line sets
   mpi_cmd
   local launcher=("${CMD[@]}")
   # ZeRO-1 on NCCL leaves its parameter all-gathers in flight into the next forward
@@ -358,31 +358,31 @@ step_multi_gpu() {
   # not be identical to the fp32 wire's, or bf16 was not used.
   # Tensor 2 in bf16 sums bf16 activations over NCCL and runs the vocabulary-parallel
   # cross-entropy in bf16; it is held to what bf16 is held to against fp32.
-  for layout in data tensor data2_zero1 data2_zero1_bf16wire tensor2_bf16; do
-    local name="${layout}2_fp32" label="$layout 2" rtol="$TINY_RTOL" precision=fp32 ref=cuda_fp32
-    case "$layout" in
-      tensor2_bf16)
-        sets=(--set parallel.tensor=2) name=tensor2_bf16 label="tensor 2 bf16" precision=bf16 ref=cuda_bf16
-        rtol="$BF16_RTOL" ;;
-      data2_zero1) sets=(--set parallel.data=2 --set parallel.zero=1) name=data2_zero1_fp32 label="data 2 zero 1" ;;
-      data2_zero1_bf16wire)
-        sets=(--set parallel.data=2 --set parallel.zero=1 --set parallel.grad_reduce_dtype=bf16)
-        name=data2_zero1_bf16wire label="data 2 zero 1 bf16 wire" rtol="$WIRE_RTOL" ;;
-      *) sets=(--set "parallel.$layout=2") ;;
-    esac
+  # name (its metrics file and losses.tsv column), precision, reference run, rtol, recipe keys
+  local runs=(
+    "data2_fp32           fp32 cuda_fp32 $TINY_RTOL parallel.data=2"
+    "tensor2_fp32         fp32 cuda_fp32 $TINY_RTOL parallel.tensor=2"
+    "data2_zero1_fp32     fp32 cuda_fp32 $TINY_RTOL parallel.data=2 parallel.zero=1"
+    "data2_zero1_bf16wire fp32 cuda_fp32 $WIRE_RTOL parallel.data=2 parallel.zero=1 parallel.grad_reduce_dtype=bf16"
+    "tensor2_bf16         bf16 cuda_bf16 $BF16_RTOL parallel.tensor=2"
+  )
+  for run in "${runs[@]}"; do
+    read -r name precision ref rtol keys <<<"$run"
+    sets=()
+    for key in $keys; do sets+=(--set "$key"); done
     if ! tiny_launch "$name" "${launcher[@]}" -- cuda "$precision" "${sets[@]}"; then
-      notes+=("$label: run failed")
+      notes+=("$name: run failed")
       fail=1
       continue
     fi
     line=$(python3 "$COMPARE" losses "$WORK/$ref.jsonl" "$WORK/$name.jsonl" --rtol "$rtol") || fail=1
-    if [ "$layout" = data2_zero1_bf16wire ] &&
+    if [ "$name" = data2_zero1_bf16wire ] &&
        python3 "$COMPARE" identical "$WORK/data2_zero1_fp32.jsonl" "$WORK/$name.jsonl" >/dev/null; then
       line="FAIL: identical to the fp32 wire's losses (bf16 not used); $line"
       fail=1
     fi
-    echo "$label: $line"
-    notes+=("$label: ${line#FAIL: }")
+    echo "$name: $line"
+    notes+=("$name: ${line#FAIL: }")
   done
   loss_table
   result "$(IFS=';'; echo "${notes[*]}")"
