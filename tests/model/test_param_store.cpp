@@ -8,6 +8,8 @@
 // 128, wpe 40 -> 48, h.0 and h.1 872 -> 880, ln_f 16 elements at offsets 0, 128, 176, 1056,
 // 1936 (total 1952; the shard is the second half of each unit, 976 in all, of which 952 are
 // parameters: 64, 16, 432, 432 and 8).
+// One case runs the only rank of a data group of 1 at tensor 2, where the 460-parameter block
+// units are padded to 464.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -437,4 +439,55 @@ TEST_CASE("ParamStore zero 3: acquire gathers a unit from the shards, release fr
     r.store.release(u);
   }
   CHECK_THROWS_AS(r.store.release(0), std::logic_error);
+}
+
+TEST_CASE("ParamStore data 1: units padded to 8 elements (tensor 2) keep their padding 0 and out of the norm") {
+  // At tensor 2 each block unit holds 460 parameters, padded to 464 even on one data rank, so
+  // the padding is there for every ZeRO stage (each one shard of the whole unit).
+  LayoutOptions tensor2;
+  tensor2.tp = 2;
+  const StageLayout layout(tiny_gpt_config(), tensor2);
+  int padded_units = 0;
+  for (const LocalUnit& u : layout.units()) padded_units += u.padded > u.numel ? 1 : 0;
+  REQUIRE(padded_units == 2);
+  for (int zero = 0; zero <= 3; ++zero) {
+    CAPTURE(zero);
+    std::unique_ptr<Backend> backend = make_cpu_backend();
+    SimulatedDataGroup dp(0, 1);
+    ParamStore store(layout, *backend, dp, nullptr, zero_policy(zero), 25.0);
+    store.init_random(9);
+    std::vector<std::vector<float>> before;
+    for (size_t u = 0; u < layout.units().size(); ++u) {
+      Tensor t = store.acquire(int(u));
+      before.emplace_back(t.ptr<float>(), t.ptr<float>() + t.numel());
+      store.release(int(u));
+    }
+    store.zero_grads();
+    store.begin_micro(true);
+    for (int u = int(layout.units().size()) - 1; u >= 0; --u) {
+      Tensor g = store.grads(u);
+      const LocalUnit& unit = layout.units()[size_t(u)];
+      for (int64_t i = 0; i < g.numel(); ++i) g.ptr<float>()[i] = i < unit.numel ? 1.0f : 1000.0f;
+      store.grads_done(u);
+    }
+    store.finish_grads();
+    // Every parameter element is counted once on the only rank of the world (the replicated
+    // ones too: tensor rank 0); the padding's 1000s are not.
+    int64_t counted = 0;
+    for (const LocalUnit& u : layout.units()) counted += u.numel;
+    CHECK(store.grad_sq_norm() == doctest::Approx(double(counted)));
+    store.optimizer_step(first_step());
+    for (size_t u = 0; u < layout.units().size(); ++u) {
+      CAPTURE(u);
+      const LocalUnit& unit = layout.units()[u];
+      Tensor t = store.acquire(int(u));
+      int wrong = 0;
+      for (int64_t i = 0; i < unit.padded; ++i) {
+        const float want = i < unit.numel ? before[u][size_t(i)] - 0.1f : 0.0f;
+        wrong += std::fabs(t.ptr<float>()[i] - want) > 1e-6f ? 1 : 0;
+      }
+      store.release(int(u));
+      CHECK(wrong == 0);
+    }
+  }
 }
