@@ -140,7 +140,10 @@ inline std::vector<ParityCase> layernorm_parity_cases() {
   // The backward stages rows in shared memory (cuda_norm_stage.cuh): 12 rows of C = 768 in f32
   // and 24 in bf16, so {37, 768} has a short last block; C = 10000 stages one row in bf16 and
   // none in f32 (the global-memory path).
-  const std::vector<std::vector<int64_t>> shapes = {{1, 1}, {5, 7}, {3, 8}, {37, 768}, {16, 1600}, {70, 33}, {3, 10000}};
+  // A row of C = 1 (or 2) normalizes to the bias whatever its values, so its input gradient is
+  // 0 and both backends return their rounding residue: no relative tolerance holds there, and
+  // the backward's shortest row is C = 3.
+  const std::vector<std::vector<int64_t>> shapes = {{1, 1}, {1, 3}, {5, 7}, {3, 8}, {37, 768}, {16, 1600}, {70, 33}, {3, 10000}};
   std::vector<ParityCase> cases;
   for (const auto& nc : shapes) {
     const int64_t N = nc[0], C = nc[1];
@@ -153,6 +156,7 @@ inline std::vector<ParityCase> layernorm_parity_cases() {
       be.run(LayernormForwardOp{t["out"], t["mean"], t["rstd"], t["inp"], t["weight"], t["bias"]});
     };
     cases.push_back(f);
+    if (C < 3) continue;
     // The statistics of inp, as the forward pass saves them.
     const auto stats = [N, C](Backend& ref, const ParityArgs& t, Tensors& scratch) {
       ref.run(LayernormForwardOp{scratch.alloc(DType::f32, {N, C}), t["mean"], t["rstd"], t["inp"], t["weight"],

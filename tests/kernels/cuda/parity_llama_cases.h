@@ -32,7 +32,10 @@ inline ParityCase make_case(std::string label, std::vector<ParityArg> args,
 inline std::vector<ParityCase> rmsnorm_parity_cases() {
   // {2100, 40}: 66 blocks of 32 rows for the weight gradient's second pass. {3, 10000}: the
   // backward stages one row per block in bf16, none in f32 (cuda_norm_stage.cuh).
-  const std::vector<std::vector<int64_t>> shapes = {{1, 1}, {5, 7}, {3, 8}, {37, 768}, {16, 1600}, {70, 33},
+  // At C = 1 the input gradient is w dout rstd eps / (x^2 + eps), a cancellation in
+  // 1 - x^2 rstd^2 that magnifies each backend's rounding by x^2 / eps: the backward's shortest
+  // row is C = 3.
+  const std::vector<std::vector<int64_t>> shapes = {{1, 1}, {1, 3}, {5, 7}, {3, 8}, {37, 768}, {16, 1600}, {70, 33},
                                                     {4, 2050}, {2100, 40}, {33, 64, 1}, {3, 10000}};
   std::vector<ParityCase> cases;
   for (const auto& s : shapes) {
@@ -45,6 +48,7 @@ inline std::vector<ParityCase> rmsnorm_parity_cases() {
                                 be.run(RmsnormForwardOp{t["out"], t["rstd"], t["inp"], t["weight"], 1e-5f});
                               },
                               offset));
+    if (C == 1) continue;
     for (Accumulate mode : {Accumulate::overwrite, Accumulate::add}) {
       ParityCase b = make_case(
           "rmsnorm_backward" + dims + (mode == Accumulate::add ? " add" : ""),

@@ -1,0 +1,272 @@
+// A CPU emulator of the CUDA execution model for our hand-written kernels, so their logic runs
+// where no GPU is: each translation unit of kernels/cuda/*.cu is rewritten by emu_translate.py
+// and compiled by the host compiler with this header force-included. It provides what device
+// code uses and a host compiler lacks: threadIdx/blockIdx/blockDim/gridDim, __syncthreads,
+// __syncwarp, warp shuffles and votes, the atomics, __shared__ (block-shared storage), dynamic
+// shared memory, the float/bit intrinsics, and launches (::emu::launch, cuda_emu_runtime.cpp).
+//
+// Model (what it checks and what it cannot):
+// - A launch runs its blocks one after another, each block's threads as fibers on one OS
+//   thread. A fiber runs until it reaches a barrier or a warp operation, so a thread reads
+//   shared memory that another thread has not written yet where a barrier is missing (unless
+//   a later barrier or warp operation of the reader comes between, which hides it). Blocks
+//   and threads run in increasing or decreasing order, switched by alternate_order() (the
+//   emulated backend switches before every op), so a race also shows as two runs that differ.
+// - Launch configurations are checked as the hardware does (block size, grid dimensions,
+//   dynamic shared memory above 48 KiB only after cudaFuncSetAttribute, at most 227 KiB): a
+//   bad one is a launch error that TRAINER_LAUNCH_CHECK reports. Dynamic shared memory starts
+//   filled with NaN bytes and is 16-byte aligned, no more.
+// - Warp operations need every lane named in the mask to arrive; a lane that exited or does
+//   not exist, or lanes that disagree on the mask, is an error (undefined on the hardware).
+//   A barrier waits for the block's threads that have not exited, as on Volta and later.
+// - Not modelled: timing, the memory model across blocks, warp-synchronous code without
+//   *_sync intrinsics (fibers are never in lockstep), static shared memory limits, registers,
+//   launch bounds, and the exact results of the fast-math intrinsics (__expf is expf here).
+//   Inline PTX (the tensor-core attention kernels) cannot run here at all.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace emu {
+
+// The thread being run (fiber-local state of the launch in progress on this OS thread).
+const uint3& thread_idx();
+const uint3& block_idx();
+const dim3& block_dim();
+const dim3& grid_dim();
+
+// Switches the order in which later launches run their blocks and threads.
+void alternate_order();
+
+void syncthreads();
+// Every lane in `mask` contributes `value`; returns the 32 slots of this round (valid until the
+// caller's next warp operation).
+const uint64_t* warp_exchange(unsigned mask, uint64_t value);
+int lane_id();
+unsigned active_mask();
+void* dynamic_shared_base();
+
+template <class T>
+T* dynamic_shared() {
+  return static_cast<T*>(dynamic_shared_base());
+}
+
+template <class T>
+uint64_t to_bits(T v) {
+  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>, "a warp shuffle moves at most 8 bytes");
+  uint64_t b = 0;
+  std::memcpy(&b, &v, sizeof(T));
+  return b;
+}
+template <class T>
+T from_bits(uint64_t b) {
+  T v;
+  std::memcpy(&v, &b, sizeof(T));
+  return v;
+}
+// The value of lane `src` (own value where src leaves the lane's width segment).
+template <class T>
+T shuffle(unsigned mask, T var, int src, int width) {
+  const int lane = lane_id();
+  const uint64_t* slots = warp_exchange(mask, to_bits(var));
+  const int base = lane & ~(width - 1);
+  if (src < base || src >= base + width) return var;
+  return from_bits<T>(slots[src]);
+}
+
+struct LaunchConfig {
+  dim3 grid, block;
+  size_t shared = 0;
+  const void* kernel = nullptr;
+};
+// Runs `thread` once per thread of the grid (see the model above); a launch error is kept for
+// cudaGetLastError, as a real launch's. Throws std::runtime_error when the kernel misuses a
+// barrier or a warp operation, deadlocks, or throws.
+void run_grid(const LaunchConfig& config, void (*thread)(void*), void* arg);
+
+// Runs `call_kernel(args...)` once per thread of the grid. The arguments are copied once, as a
+// launch does, and each thread calls with its own copy, since a kernel may modify its
+// parameters.
+template <class F, class... A>
+void run_call(const LaunchConfig& config, F call_kernel, A&&... args) {
+  struct Call {
+    F call_kernel;
+    std::tuple<std::decay_t<A>...> params;
+  } call{call_kernel, std::tuple<std::decay_t<A>...>(std::forward<A>(args)...)};
+  run_grid(config, [](void* p) {
+    Call& c = *static_cast<Call*>(p);
+    std::tuple<std::decay_t<A>...> mine = c.params;
+    std::apply(c.call_kernel, mine);
+  }, &call);
+}
+
+// kernel<<<grid, block, shared, stream>>>(args) becomes launch(kernel, grid, block, shared,
+// stream)(args).
+template <class... P>
+class Launcher {
+ public:
+  Launcher(void (*kernel)(P...), const LaunchConfig& config) : kernel_(kernel), config_(config) {}
+  template <class... A>
+  void operator()(A&&... args) const {
+    run_call(config_, kernel_, std::forward<A>(args)...);
+  }
+
+ private:
+  void (*kernel_)(P...);
+  LaunchConfig config_;
+};
+
+template <class... P>
+Launcher<P...> launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared = 0, cudaStream_t = nullptr) {
+  return Launcher<P...>(kernel, LaunchConfig{grid, block, shared, reinterpret_cast<const void*>(kernel)});
+}
+
+// A launch of a kernel template whose arguments nvcc deduces: `call_kernel` is a generic
+// lambda that calls the kernel by name. Such launches cannot opt in to more than 48 KiB of
+// dynamic shared memory (none of ours does), since the opt-in names the kernel's address.
+class DeducedLauncher {
+ public:
+  explicit DeducedLauncher(const LaunchConfig& config) : config_(config) {}
+  template <class F, class... A>
+  void operator()(F call_kernel, A&&... args) const {
+    run_call(config_, call_kernel, std::forward<A>(args)...);
+  }
+
+ private:
+  LaunchConfig config_;
+};
+
+inline DeducedLauncher launch_deduced(dim3 grid, dim3 block, size_t shared = 0, cudaStream_t = nullptr) {
+  return DeducedLauncher(LaunchConfig{grid, block, shared, nullptr});
+}
+
+}  // namespace emu
+
+#define threadIdx (::emu::thread_idx())
+#define blockIdx (::emu::block_idx())
+#define blockDim (::emu::block_dim())
+#define gridDim (::emu::grid_dim())
+#define warpSize 32
+
+// Block-shared storage: a function-local static is one object for all the block's threads (and,
+// since blocks run one at a time, for each block in turn).
+#undef __shared__
+#define __shared__ static
+#undef __launch_bounds__
+#define __launch_bounds__(...)
+
+inline void __syncthreads() { ::emu::syncthreads(); }
+inline void __syncwarp(unsigned mask = 0xffffffffu) { ::emu::warp_exchange(mask, 0); }
+inline void __threadfence() {}
+inline void __threadfence_block() {}
+inline unsigned __activemask() { return ::emu::active_mask(); }
+
+template <class T>
+T __shfl_sync(unsigned mask, T var, int src_lane, int width = 32) {
+  const int lane = ::emu::lane_id();
+  return ::emu::shuffle(mask, var, (lane & ~(width - 1)) + (src_lane & (width - 1)), width);
+}
+template <class T>
+T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = 32) {
+  return ::emu::shuffle(mask, var, ::emu::lane_id() ^ lane_mask, width);
+}
+template <class T>
+T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = 32) {
+  return ::emu::shuffle(mask, var, ::emu::lane_id() + int(delta), width);
+}
+template <class T>
+T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = 32) {
+  return ::emu::shuffle(mask, var, ::emu::lane_id() - int(delta), width);
+}
+inline unsigned __ballot_sync(unsigned mask, int predicate) {
+  const uint64_t* slots = ::emu::warp_exchange(mask, predicate != 0);
+  unsigned r = 0;
+  for (int l = 0; l < 32; ++l)
+    if ((mask >> l & 1u) && slots[l]) r |= 1u << l;
+  return r;
+}
+inline int __any_sync(unsigned mask, int predicate) { return __ballot_sync(mask, predicate) != 0; }
+inline int __all_sync(unsigned mask, int predicate) { return __ballot_sync(mask, predicate) == mask; }
+
+// Fibers never run at once: the atomics are plain read-modify-writes.
+template <class T>
+T atomicAdd(T* address, T value) {
+  const T old = *address;
+  *address = old + value;
+  return old;
+}
+template <class T>
+T atomicMax(T* address, T value) {
+  const T old = *address;
+  if (value > old) *address = value;
+  return old;
+}
+template <class T>
+T atomicMin(T* address, T value) {
+  const T old = *address;
+  if (value < old) *address = value;
+  return old;
+}
+template <class T>
+T atomicExch(T* address, T value) {
+  const T old = *address;
+  *address = value;
+  return old;
+}
+template <class T>
+T atomicCAS(T* address, T compare, T value) {
+  const T old = *address;
+  if (old == compare) *address = value;
+  return old;
+}
+
+template <class T>
+T __ldg(const T* p) {
+  return *p;
+}
+
+template <class A, class B>
+std::common_type_t<A, B> min(A a, B b) {
+  using C = std::common_type_t<A, B>;
+  return C(b) < C(a) ? C(b) : C(a);
+}
+template <class A, class B>
+std::common_type_t<A, B> max(A a, B b) {
+  using C = std::common_type_t<A, B>;
+  return C(a) < C(b) ? C(b) : C(a);
+}
+
+inline float __uint_as_float(unsigned x) { return ::emu::from_bits<float>(x); }
+inline unsigned __float_as_uint(float x) { return unsigned(::emu::to_bits(x)); }
+inline float __int_as_float(int x) { return ::emu::from_bits<float>(uint32_t(x)); }
+inline int __float_as_int(float x) { return int(uint32_t(::emu::to_bits(x))); }
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline float __expf(float x) { return std::exp(x); }
+inline float __logf(float x) { return std::log(x); }
+inline float __fdividef(float a, float b) { return a / b; }
+inline float __frcp_rn(float x) { return 1.0f / x; }
+inline float __saturatef(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
+// The IEEE-rounded operations: one rounding each (the emulator's TUs are compiled with
+// -ffp-contract=off, so nothing is fused behind them).
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline float __double2float_rn(double x) { return float(x); }
+
+// nvcc's cuda_runtime.h takes a kernel itself here; the host compiler sees only the C form.
+template <class... P>
+cudaError_t cudaFuncSetAttribute(void (*kernel)(P...), cudaFuncAttribute attr, int value) {
+  return ::cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), attr, value);
+}

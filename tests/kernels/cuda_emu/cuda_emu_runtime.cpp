@@ -1,0 +1,363 @@
+// The emulator's scheduler (fibers: ucontext) and the part of the CUDA runtime API that our
+// kernels' host code calls, on host memory (see cuda_emu.h for the model). One launch at a
+// time per OS thread: the launch in progress is this thread's `t_launch`, which is how the
+// device built-ins (threadIdx, __syncthreads, ...) find their thread. Nothing here is linked
+// into the trainer: only the emulator test uses it, in place of libcudart.
+// Switching between fibers is _setjmp/_longjmp (no system call); ucontext only starts each
+// fiber on its stack. glibc's fortified longjmp refuses to jump between stacks.
+#undef _FORTIFY_SOURCE
+#include <setjmp.h>
+#include <ucontext.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tests/kernels/cuda_emu/cuda_emu.h"
+
+namespace emu {
+namespace {
+
+constexpr size_t kStackBytes = 128 * 1024;
+constexpr size_t kDefaultSharedLimit = 48 * 1024;
+constexpr size_t kOptInSharedLimit = 227 * 1024;  // sm_90 (H100, H200): 232448 bytes
+
+struct Fiber {
+  ucontext_t start{};  // enters fiber_main on the fiber's stack, once
+  jmp_buf resume;      // where a fiber that yielded goes on
+  bool started = false;
+  char* stack = nullptr;
+  uint3 thread{};
+  int linear = 0;
+  bool done = false;
+  const char* waits_at = nullptr;  // what a waiting fiber waits for (deadlock reports)
+};
+
+struct Warp {
+  uint64_t round = 0;
+  unsigned arrived = 0;
+  unsigned mask = 0;
+  uint64_t slots[2][32] = {};
+};
+
+struct Launch {
+  LaunchConfig config;
+  void (*thread)(void*) = nullptr;
+  void* arg = nullptr;
+  uint3 block{};
+  std::vector<Fiber> fibers;
+  std::vector<Warp> warps;
+  int threads = 0;
+  int live = 0;
+  Fiber* current = nullptr;
+  jmp_buf scheduler;
+  ucontext_t scheduler_context{};
+  int barrier_arrived = 0;
+  uint64_t barrier_round = 0;
+  uint64_t events = 0;  // arrivals, releases and exits: a pass without one is a deadlock
+  std::string error;
+  std::unique_ptr<unsigned char[]> shared_storage;
+  unsigned char* shared = nullptr;
+};
+
+thread_local Launch* t_launch = nullptr;
+thread_local cudaError_t t_last_error = cudaSuccess;
+thread_local bool t_reverse = false;
+// Fiber stacks, kept from launch to launch (allocating 128 KiB each time maps and unmaps it).
+thread_local std::vector<std::unique_ptr<char[]>> t_stacks;
+
+// The per-kernel opt-in limit set by cudaFuncSetAttribute(MaxDynamicSharedMemorySize).
+std::unordered_map<const void*, size_t>& shared_opt_in() {
+  static std::unordered_map<const void*, size_t> limits;
+  return limits;
+}
+
+Launch& launch_in_progress() {
+  if (!t_launch) {
+    std::fprintf(stderr, "cuda emulator: a device built-in was used outside a kernel\n");
+    std::abort();
+  }
+  return *t_launch;
+}
+
+std::string where(const Launch& l, const Fiber& f) {
+  return "block (" + std::to_string(l.block.x) + "," + std::to_string(l.block.y) + "," + std::to_string(l.block.z) +
+         ") thread (" + std::to_string(f.thread.x) + "," + std::to_string(f.thread.y) + "," +
+         std::to_string(f.thread.z) + ")";
+}
+
+// Back to the scheduler; a fiber that must stop (another fiber failed) never returns from here.
+void yield() {
+  Launch& l = launch_in_progress();
+  Fiber& f = *l.current;
+  if (_setjmp(f.resume) == 0) _longjmp(l.scheduler, 1);
+}
+
+[[noreturn]] void fail(const std::string& what) {
+  Launch& l = launch_in_progress();
+  if (l.error.empty()) l.error = what + " (" + where(l, *l.current) + ")";
+  for (;;) yield();  // the scheduler stops the launch and never resumes this fiber
+}
+
+void release_barrier_if_complete(Launch& l) {
+  if (l.barrier_arrived > 0 && l.barrier_arrived == l.live) {
+    l.barrier_arrived = 0;
+    ++l.barrier_round;
+    ++l.events;
+  }
+}
+
+void fiber_main() {
+  Launch& l = *t_launch;
+  Fiber& f = *l.current;
+  try {
+    l.thread(l.arg);
+  } catch (const std::exception& e) {
+    if (l.error.empty()) l.error = std::string("the kernel threw: ") + e.what() + " (" + where(l, f) + ")";
+  }
+  f.done = true;
+  --l.live;
+  ++l.events;
+  release_barrier_if_complete(l);
+  _longjmp(l.scheduler, 1);  // never returns: the fiber's stack is reused
+}
+
+cudaError_t check_config(const LaunchConfig& c) {
+  const uint64_t threads = uint64_t(c.block.x) * c.block.y * c.block.z;
+  if (threads == 0 || threads > 1024 || c.block.x > 1024 || c.block.y > 1024 || c.block.z > 64)
+    return cudaErrorInvalidConfiguration;
+  if (c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0 || c.grid.x > 0x7fffffffu || c.grid.y > 65535 ||
+      c.grid.z > 65535)
+    return cudaErrorInvalidConfiguration;
+  if (c.shared > kDefaultSharedLimit) {
+    if (!c.kernel) throw std::logic_error("cuda emulator: a deduced template launch asks for more than 48 KiB of shared memory");
+    auto it = shared_opt_in().find(c.kernel);
+    if (it == shared_opt_in().end() || it->second < c.shared) return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
+}
+
+void run_block(Launch& l, bool reverse) {
+  const dim3 b = l.config.block;
+  l.threads = int(b.x * b.y * b.z);
+  l.fibers.resize(size_t(l.threads));
+  l.warps.assign(size_t((l.threads + 31) / 32), Warp{});
+  l.live = l.threads;
+  l.barrier_arrived = 0;
+  l.events = 0;
+  std::fill(l.shared, l.shared + l.config.shared, 0xff);  // NaN in f32 and bf16
+  while (t_stacks.size() < size_t(l.threads)) t_stacks.push_back(std::make_unique<char[]>(kStackBytes));
+  for (int i = 0; i < l.threads; ++i) {
+    Fiber& f = l.fibers[size_t(i)];
+    f.stack = t_stacks[size_t(i)].get();
+    f.linear = i;
+    f.thread = uint3{unsigned(i) % b.x, unsigned(i) / b.x % b.y, unsigned(i) / (b.x * b.y)};
+    f.done = false;
+    f.started = false;
+    f.waits_at = nullptr;
+  }
+  while (l.live > 0) {
+    const uint64_t before = l.events;
+    for (int k = 0; k < l.threads; ++k) {
+      Fiber& f = l.fibers[size_t(reverse ? l.threads - 1 - k : k)];
+      if (f.done) continue;
+      l.current = &f;
+      if (_setjmp(l.scheduler) == 0) {
+        if (f.started) _longjmp(f.resume, 1);
+        f.started = true;
+        getcontext(&f.start);
+        f.start.uc_stack.ss_sp = f.stack;
+        f.start.uc_stack.ss_size = kStackBytes;
+        f.start.uc_link = nullptr;
+        makecontext(&f.start, fiber_main, 0);
+        swapcontext(&l.scheduler_context, &f.start);
+      }
+      if (!l.error.empty()) return;
+    }
+    if (l.live > 0 && l.events == before) {
+      std::string waiting;
+      for (const Fiber& f : l.fibers)
+        if (!f.done && waiting.size() < 300)
+          waiting += " " + where(l, f) + " at " + (f.waits_at ? f.waits_at : "?") + ";";
+      l.error = "deadlock: no thread can go on:" + waiting;
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+void alternate_order() { t_reverse = !t_reverse; }
+
+const uint3& thread_idx() { return launch_in_progress().current->thread; }
+const uint3& block_idx() { return launch_in_progress().block; }
+const dim3& block_dim() { return launch_in_progress().config.block; }
+const dim3& grid_dim() { return launch_in_progress().config.grid; }
+int lane_id() { return launch_in_progress().current->linear % 32; }
+void* dynamic_shared_base() { return launch_in_progress().shared; }
+
+unsigned active_mask() {
+  Launch& l = launch_in_progress();
+  const int first = l.current->linear / 32 * 32;
+  unsigned m = 0;
+  for (int i = first; i < std::min(first + 32, l.threads); ++i)
+    if (!l.fibers[size_t(i)].done) m |= 1u << (i - first);
+  return m;
+}
+
+void syncthreads() {
+  Launch& l = launch_in_progress();
+  Fiber& f = *l.current;
+  const uint64_t round = l.barrier_round;
+  ++l.barrier_arrived;
+  ++l.events;
+  release_barrier_if_complete(l);
+  f.waits_at = "__syncthreads";
+  while (l.barrier_round == round) yield();
+  f.waits_at = nullptr;
+}
+
+const uint64_t* warp_exchange(unsigned mask, uint64_t value) {
+  Launch& l = launch_in_progress();
+  Fiber& f = *l.current;
+  const int lane = f.linear % 32, first = f.linear / 32 * 32;
+  Warp& w = l.warps[size_t(f.linear / 32)];
+  const int lanes = std::min(32, l.threads - first);
+  if (!(mask >> lane & 1u)) fail("a warp operation's mask leaves out the calling lane " + std::to_string(lane));
+  if (lanes < 32 && (mask >> lanes) != 0)
+    fail("a warp operation's mask names lanes past the block's last thread (mask 0x" +
+         std::to_string(mask) + ", " + std::to_string(lanes) + " lanes)");
+  if (w.arrived != 0 && w.mask != mask) fail("lanes of one warp operation disagree on its mask");
+  w.mask = mask;
+  const uint64_t round = w.round;
+  w.slots[round & 1][lane] = value;
+  w.arrived |= 1u << lane;
+  ++l.events;
+  if ((w.arrived & mask) == mask) {
+    w.arrived = 0;
+    ++w.round;
+  }
+  f.waits_at = "a warp operation";
+  while (w.round == round) {
+    for (int i = 0; i < lanes; ++i)
+      if ((mask >> i & 1u) && l.fibers[size_t(first + i)].done)
+        fail("lane " + std::to_string(i) + " of a warp operation's mask has exited");
+    yield();
+  }
+  f.waits_at = nullptr;
+  return w.slots[round & 1];
+}
+
+void run_grid(const LaunchConfig& config, void (*thread)(void*), void* arg) {
+  const cudaError_t bad = check_config(config);
+  if (bad != cudaSuccess) {
+    t_last_error = bad;
+    return;
+  }
+  if (t_launch) throw std::logic_error("cuda emulator: a kernel launched another kernel");
+  Launch l;
+  l.config = config;
+  l.thread = thread;
+  l.arg = arg;
+  // 16-byte aligned and no more: what `extern __shared__ __align__(16)` promises.
+  l.shared_storage = std::make_unique<unsigned char[]>(config.shared + 64);
+  const uintptr_t base = reinterpret_cast<uintptr_t>(l.shared_storage.get());
+  l.shared = l.shared_storage.get() + ((64 - base % 64) % 64 + 16);
+  const bool reverse = t_reverse;
+  const uint64_t blocks = uint64_t(config.grid.x) * config.grid.y * config.grid.z;
+  t_launch = &l;
+  for (uint64_t k = 0; k < blocks; ++k) {
+    const uint64_t i = reverse ? blocks - 1 - k : k;
+    l.block = uint3{unsigned(i % config.grid.x), unsigned(i / config.grid.x % config.grid.y),
+                    unsigned(i / (uint64_t(config.grid.x) * config.grid.y))};
+    run_block(l, reverse);
+    if (!l.error.empty()) break;
+  }
+  t_launch = nullptr;
+  // Fibers stopped part way are abandoned on their stacks (the kernels own no resources).
+  if (!l.error.empty()) throw std::runtime_error("cuda emulator: " + l.error);
+}
+
+}  // namespace emu
+
+// ---- the CUDA runtime API, as much as kernels/cuda's host code calls ----
+
+extern "C" {
+
+cudaError_t cudaGetLastError() { return std::exchange(emu::t_last_error, cudaSuccess); }
+cudaError_t cudaPeekAtLastError() { return emu::t_last_error; }
+
+const char* cudaGetErrorString(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument (emulated)";
+    case cudaErrorInvalidValue: return "invalid argument (emulated)";
+    case cudaErrorMemoryAllocation: return "out of memory (emulated)";
+    default: return "error (emulated)";
+  }
+}
+const char* cudaGetErrorName(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    default: return "cudaErrorUnknown";
+  }
+}
+
+cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
+  if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return cudaSuccess;
+  if (value < 0 || size_t(value) > emu::kOptInSharedLimit) return cudaErrorInvalidValue;
+  emu::shared_opt_in()[func] = size_t(value);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMalloc(void** ptr, size_t bytes) {
+  *ptr = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
+  return *ptr ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t cudaFree(void* ptr) {
+  std::free(ptr);
+  return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t) {
+  std::memset(dst, value, bytes);
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind, cudaStream_t) {
+  std::memmove(dst, src, bytes);
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind) {
+  std::memmove(dst, src, bytes);
+  return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaGetDevice(int* device) {
+  *device = 0;
+  return cudaSuccess;
+}
+// An H100's or H200's figures (sm_90), for the attributes our host code asks for.
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int) {
+  switch (attr) {
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = int(emu::kOptInSharedLimit); return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *value = int(emu::kDefaultSharedLimit); return cudaSuccess;
+    case cudaDevAttrMultiProcessorCount: *value = 132; return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMajor: *value = 9; return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMinor: *value = 0; return cudaSuccess;
+    default: return cudaErrorInvalidValue;
+  }
+}
+cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+cudaError_t cudaStreamIsCapturing(cudaStream_t, cudaStreamCaptureStatus* status) {
+  *status = cudaStreamCaptureStatusNone;
+  return cudaSuccess;
+}
+
+}  // extern "C"

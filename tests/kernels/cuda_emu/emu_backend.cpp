@@ -1,0 +1,126 @@
+// The emulated CUDA backend (emu_backend.h): CudaBackend's op dispatch (kernels/cuda/
+// cuda_backend.cpp) without cuBLASLt, cuDNN, streams or graphs, on host memory.
+#include "tests/kernels/cuda_emu/emu_backend.h"
+
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/cuda_attention.h"
+#include "kernels/cuda/cuda_ops.h"
+#include "kernels/cuda/cuda_workspace.h"
+
+// cuda_emu.h's control (that header's device macros are for the kernels' code only).
+namespace emu {
+void alternate_order();
+}
+
+namespace trainer {
+
+// The tensor-core attention kernels are inline PTX: here the scalar kernels take every shape.
+namespace cuda {
+bool attention_mma_supported(const AttentionShape&, DType) { return false; }
+void attention_forward_mma(const Context&, const AttentionShape&, Tensor, Tensor, Tensor) {
+  throw std::logic_error("cuda emulator: the tensor-core attention kernels cannot run here");
+}
+void attention_backward_mma(const Context&, const AttentionShape&, Tensor, Tensor, Tensor, Tensor, const float*) {
+  throw std::logic_error("cuda emulator: the tensor-core attention kernels cannot run here");
+}
+}  // namespace cuda
+
+namespace testing {
+namespace {
+
+class HostClockTimer final : public EventTimer {
+ public:
+  int record() override {
+    marks_.push_back(std::chrono::steady_clock::now());
+    return int(marks_.size()) - 1;
+  }
+  double seconds(int from, int to) override {
+    return std::chrono::duration<double>(marks_.at(size_t(to)) - marks_.at(size_t(from))).count();
+  }
+  void reset() override { marks_.clear(); }
+
+ private:
+  std::vector<std::chrono::steady_clock::time_point> marks_;
+};
+
+// Every op runs its launches in the other order from the op before (cuda_emu.h), so the
+// parity harness's second run of an op sees a race the first one hid.
+class EmulatedCudaBackend final : public Backend {
+ public:
+  explicit EmulatedCudaBackend(Precision precision)
+      : act_(precision == Precision::bf16 ? DType::bf16 : DType::f32), workspace_(memory_, nullptr) {
+    ctx_.workspace = &workspace_;
+  }
+  Device device() const override { return Device::cuda; }
+  std::string name() const override { return std::string("cuda emulator (") + dtype_name(act_) + ")"; }
+  std::string device_name() const override { return "cuda emulator"; }
+  DeviceMemory device_memory() const override { return {}; }
+  std::unique_ptr<EventTimer> make_event_timer() override { return std::make_unique<HostClockTimer>(); }
+  DType act_dtype() const override { return act_; }
+  void* raw_alloc(size_t bytes) override { return memory_.alloc(bytes); }
+  void raw_free(void* ptr) override { memory_.free(ptr); }
+  void copy_from_host(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void copy_to_host(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void copy(void* dst, const void* src, size_t bytes) override { std::memmove(dst, src, bytes); }
+  void memset_zero(void* dst, size_t bytes) override { std::memset(dst, 0, bytes); }
+  void synchronize() override {}
+  size_t allocated_bytes() const override { return memory_.live_bytes(); }
+  size_t peak_allocated_bytes() const override { return memory_.peak_bytes(); }
+
+ protected:
+  void compute(const EncoderForwardOp& op) override { emu::alternate_order(); cuda::encoder_forward(ctx_, op); }
+  void compute(const EncoderBackwardOp& op) override { emu::alternate_order(); cuda::encoder_backward(ctx_, op); }
+  void compute(const LayernormForwardOp& op) override { emu::alternate_order(); cuda::layernorm_forward(ctx_, op); }
+  void compute(const LayernormBackwardOp& op) override { emu::alternate_order(); cuda::layernorm_backward(ctx_, op); }
+  void compute(const MatmulOp&) override {
+    throw std::logic_error("cuda emulator: matrix products are cuBLASLt's and cannot run here");
+  }
+  void compute(const BiasBackwardOp& op) override { emu::alternate_order(); cuda::bias_backward(ctx_, op); }
+  void compute(const AttentionForwardOp& op) override { emu::alternate_order(); cuda::attention_forward(ctx_, op); }
+  void compute(const AttentionBackwardOp& op) override { emu::alternate_order(); cuda::attention_backward(ctx_, op); }
+  void compute(const AttentionCachedOp& op) override { emu::alternate_order(); cuda::attention_cached(ctx_, op); }
+  void compute(const RmsnormForwardOp& op) override { emu::alternate_order(); cuda::rmsnorm_forward(ctx_, op); }
+  void compute(const RmsnormBackwardOp& op) override { emu::alternate_order(); cuda::rmsnorm_backward(ctx_, op); }
+  void compute(const HeadRmsnormForwardOp& op) override { emu::alternate_order(); cuda::head_rmsnorm_forward(ctx_, op); }
+  void compute(const HeadRmsnormBackwardOp& op) override { emu::alternate_order(); cuda::head_rmsnorm_backward(ctx_, op); }
+  void compute(const RopeForwardOp& op) override { emu::alternate_order(); cuda::rope_forward(ctx_, op); }
+  void compute(const RopeBackwardOp& op) override { emu::alternate_order(); cuda::rope_backward(ctx_, op); }
+  void compute(const SwigluForwardOp& op) override { emu::alternate_order(); cuda::swiglu_forward(ctx_, op); }
+  void compute(const SwigluBackwardOp& op) override { emu::alternate_order(); cuda::swiglu_backward(ctx_, op); }
+  void compute(const GeluForwardOp& op) override { emu::alternate_order(); cuda::gelu_forward(ctx_, op); }
+  void compute(const GeluBackwardOp& op) override { emu::alternate_order(); cuda::gelu_backward(ctx_, op); }
+  void compute(const AddOp& op) override { emu::alternate_order(); cuda::add(ctx_, op); }
+  void compute(const ScaleOp& op) override { emu::alternate_order(); cuda::scale(ctx_, op); }
+  void compute(const FillOp& op) override { emu::alternate_order(); cuda::fill(ctx_, op); }
+  void compute(const InitNormalOp& op) override { emu::alternate_order(); cuda::init_normal(ctx_, op); }
+  void compute(const CastOp& op) override { emu::alternate_order(); cuda::cast(ctx_, op); }
+  double compute(const SumSquaresOp& op) override { emu::alternate_order(); return cuda::sum_squares(ctx_, op); }
+  void compute(const XentMaxOp& op) override { emu::alternate_order(); cuda::xent_max(ctx_, op); }
+  void compute(const XentSumexpOp& op) override { emu::alternate_order(); cuda::xent_sumexp(ctx_, op); }
+  void compute(const XentLossOp& op) override { emu::alternate_order(); cuda::xent_loss(ctx_, op); }
+  void compute(const XentBackwardOp& op) override { emu::alternate_order(); cuda::xent_backward(ctx_, op); }
+  void compute(const XentFusedOp& op) override { emu::alternate_order(); cuda::xent_fused(ctx_, op); }
+  void compute(const AdamWOp& op) override { emu::alternate_order(); cuda::adamw(ctx_, op, cuda::Rounding::nearest); }
+  void compute(const AdamWManyOp& op) override { emu::alternate_order(); cuda::adamw_many(ctx_, op, cuda::Rounding::nearest); }
+  double compute(const SumSquaresManyOp& op) override { emu::alternate_order(); return cuda::sum_squares_many(ctx_, op); }
+
+ private:
+  DType act_;
+  cuda::DeviceMemory memory_;
+  cuda::Workspace workspace_;
+  cuda::Context ctx_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_emulated_cuda_backend(Precision precision) {
+  return std::make_unique<EmulatedCudaBackend>(precision);
+}
+
+}  // namespace testing
+}  // namespace trainer

@@ -1,0 +1,92 @@
+// Our CUDA kernels run on the CPU emulator (cuda_emu.h) against the CPU backend: the parity
+// tables of tests/kernels/cuda (every op family but the matrix products, which are cuBLASLt's)
+// in both precisions, through the CUDA backend's own host code. Attention runs its scalar
+// kernels for every shape here (the tensor-core kernels are inline PTX). This checks what the
+// kernels compute: indexing, tails, vector paths, barriers, warp reductions, launch
+// configurations and determinism; never speed, and never instead of a GPU (test_cuda still
+// reports skipped without one). The first cases show the emulator fails what it should.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/cpu_backend.h"
+#include "tests/kernels/cuda/parity_cases.h"
+#include "tests/kernels/cuda/parity_llama_cases.h"
+#include "tests/kernels/cuda_emu/emu_backend.h"
+#include "tests/kernels/cuda_emu/emu_selftest.h"
+
+namespace trainer::testing {
+namespace {
+
+TEST_CASE("a block sum is right with its barrier and wrong without it") {
+  constexpr int kBlocks = 3, kThreads = 256;
+  std::vector<float> in(kBlocks * kThreads);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = float(i * i % 97);  // no two warps alike
+  std::vector<float> want(kBlocks, 0.0f);
+  for (size_t i = 0; i < in.size(); ++i) want[i / kThreads] += in[i];
+  CHECK(emu_selftest::block_sums(in, kBlocks, kThreads, true) == want);
+  // Without the barrier thread 0 reads the other warps' slots before they are written, in one
+  // of the two scheduling orders the emulator alternates between launches.
+  const std::vector<float> first = emu_selftest::block_sums(in, kBlocks, kThreads, false);
+  const std::vector<float> second = emu_selftest::block_sums(in, kBlocks, kThreads, false);
+  CHECK((first != want || second != want));
+}
+
+TEST_CASE("a shuffle needs every lane of its mask") {
+  const std::vector<int> got = emu_selftest::shuffle(false);
+  for (int lane = 0; lane < 32; ++lane) CHECK(got[size_t(lane)] == (lane + 1) % 32 * 10);
+  CHECK_THROWS_WITH_AS(emu_selftest::shuffle(true), doctest::Contains("lane 5 of a warp operation's mask has exited"),
+                       std::runtime_error);
+}
+
+TEST_CASE("launches the hardware refuses are launch errors") {
+  CHECK(emu_selftest::launch_error(1, 128, 512, 0) == cudaSuccess);
+  CHECK(emu_selftest::launch_error(1, 1025, 0, 0) == cudaErrorInvalidConfiguration);
+  CHECK(emu_selftest::launch_error(65536, 32, 0, 0) == cudaErrorInvalidConfiguration);
+  CHECK(emu_selftest::launch_error(1, 32, 64 * 1024, 0) == cudaErrorInvalidValue);  // above 48 KiB, no opt-in
+  CHECK(emu_selftest::launch_error(1, 32, 64 * 1024, 64 * 1024) == cudaSuccess);
+  CHECK(emu_selftest::launch_error(1, 32, 0, 228 * 1024) == cudaErrorInvalidValue);  // past sm_90's 227 KiB
+}
+
+void check_emulated_parity(const std::vector<ParityCase>& cases) {
+  for (Precision p : {Precision::fp32, Precision::bf16}) {
+    std::unique_ptr<Backend> cpu = make_cpu_backend();
+    std::unique_ptr<Backend> emulated = make_emulated_cuda_backend(p);
+    run_parity(*cpu, *emulated, cases);
+  }
+}
+
+TEST_CASE("parity encoder") { check_emulated_parity(encoder_parity_cases()); }
+TEST_CASE("parity layernorm") { check_emulated_parity(layernorm_parity_cases()); }
+// Attention in three cases (each a few seconds to a minute here), so ctest runs them side by side.
+std::vector<ParityCase> cases_of(const std::vector<ParityCase>& cases, const std::string& op) {
+  std::vector<ParityCase> out;
+  for (const ParityCase& c : cases)
+    if (c.label.rfind(op + " ", 0) == 0) out.push_back(c);
+  REQUIRE(!out.empty());
+  return out;
+}
+TEST_CASE("parity attention_forward (scalar kernels)") {
+  check_emulated_parity(cases_of(attention_parity_cases(), "attention_forward"));
+}
+TEST_CASE("parity attention_backward (scalar kernels)") {
+  check_emulated_parity(cases_of(attention_parity_cases(), "attention_backward"));
+}
+TEST_CASE("parity attention_cached") {
+  check_emulated_parity(cases_of(attention_parity_cases(), "attention_cached"));
+}
+TEST_CASE("parity element-wise") { check_emulated_parity(elementwise_parity_cases()); }
+TEST_CASE("parity bias_backward") { check_emulated_parity(bias_backward_parity_cases()); }
+TEST_CASE("parity cross-entropy") { check_emulated_parity(xent_parity_cases()); }
+TEST_CASE("parity adamw") { check_emulated_parity(adamw_parity_cases()); }
+TEST_CASE("parity rmsnorm") { check_emulated_parity(rmsnorm_parity_cases()); }
+TEST_CASE("parity head rmsnorm") { check_emulated_parity(head_rmsnorm_parity_cases()); }
+TEST_CASE("parity rope") { check_emulated_parity(rope_parity_cases()); }
+TEST_CASE("parity swiglu") { check_emulated_parity(swiglu_parity_cases()); }
+
+}  // namespace
+}  // namespace trainer::testing
