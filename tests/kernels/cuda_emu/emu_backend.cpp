@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/base/errors.h"
 #include "kernels/cuda/cuda_attention.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/cuda_workspace.h"
@@ -52,8 +53,10 @@ class HostClockTimer final : public EventTimer {
 // parity harness's second run of an op sees a race the first one hid.
 class EmulatedCudaBackend final : public Backend {
  public:
-  explicit EmulatedCudaBackend(Precision precision)
-      : act_(precision == Precision::bf16 ? DType::bf16 : DType::f32), workspace_(memory_, nullptr) {
+  explicit EmulatedCudaBackend(const BackendOptions& options)
+      : act_(options.precision == Precision::bf16 ? DType::bf16 : DType::f32),
+        rounding_(options.stochastic_rounding ? cuda::Rounding::stochastic : cuda::Rounding::nearest),
+        workspace_(memory_, nullptr) {
     ctx_.workspace = &workspace_;
   }
   Device device() const override { return Device::cuda; }
@@ -105,12 +108,13 @@ class EmulatedCudaBackend final : public Backend {
   void compute(const XentLossOp& op) override { emu::alternate_order(); cuda::xent_loss(ctx_, op); }
   void compute(const XentBackwardOp& op) override { emu::alternate_order(); cuda::xent_backward(ctx_, op); }
   void compute(const XentFusedOp& op) override { emu::alternate_order(); cuda::xent_fused(ctx_, op); }
-  void compute(const AdamWOp& op) override { emu::alternate_order(); cuda::adamw(ctx_, op, cuda::Rounding::nearest); }
-  void compute(const AdamWManyOp& op) override { emu::alternate_order(); cuda::adamw_many(ctx_, op, cuda::Rounding::nearest); }
+  void compute(const AdamWOp& op) override { emu::alternate_order(); cuda::adamw(ctx_, op, rounding_); }
+  void compute(const AdamWManyOp& op) override { emu::alternate_order(); cuda::adamw_many(ctx_, op, rounding_); }
   double compute(const SumSquaresManyOp& op) override { emu::alternate_order(); return cuda::sum_squares_many(ctx_, op); }
 
  private:
   DType act_;
+  cuda::Rounding rounding_;
   cuda::DeviceMemory memory_;
   cuda::Workspace workspace_;
   cuda::Context ctx_;
@@ -118,8 +122,10 @@ class EmulatedCudaBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_emulated_cuda_backend(Precision precision) {
-  return std::make_unique<EmulatedCudaBackend>(precision);
+std::unique_ptr<Backend> make_emulated_cuda_backend(const BackendOptions& options) {
+  if (options.attention == AttentionImpl::cudnn)
+    throw ConfigError("attention: cudnn: cuDNN cannot run on the CUDA emulator");
+  return std::make_unique<EmulatedCudaBackend>(options);
 }
 
 }  // namespace testing

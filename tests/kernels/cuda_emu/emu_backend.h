@@ -12,6 +12,8 @@
 
 namespace trainer::testing {
 
-std::unique_ptr<Backend> make_emulated_cuda_backend(Precision precision);
+// options.precision and options.stochastic_rounding as CudaBackend takes them; attention:
+// cudnn is a ConfigError (cuDNN cannot run here).
+std::unique_ptr<Backend> make_emulated_cuda_backend(const BackendOptions& options);
 
 }  // namespace trainer::testing

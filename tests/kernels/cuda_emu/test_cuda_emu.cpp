@@ -55,7 +55,10 @@ TEST_CASE("launches the hardware refuses are launch errors") {
 void check_emulated_parity(const std::vector<ParityCase>& cases) {
   for (Precision p : {Precision::fp32, Precision::bf16}) {
     std::unique_ptr<Backend> cpu = make_cpu_backend();
-    std::unique_ptr<Backend> emulated = make_emulated_cuda_backend(p);
+    BackendOptions options;
+    options.precision = p;
+    options.stochastic_rounding = false;
+    std::unique_ptr<Backend> emulated = make_emulated_cuda_backend(options);
     run_parity(*cpu, *emulated, cases);
   }
 }
