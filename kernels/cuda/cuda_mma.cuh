@@ -1,6 +1,6 @@
 // Warp-level bf16 tensor-core helpers (sm_80+) for the attention kernels: mma.sync m16n8k16
 // with f32 accumulators, fragment loads from shared memory with ldmatrix, and cp.async copies
-// from global to shared memory.
+// from global to shared memory, on the one-instruction wrappers of cuda_ptx.cuh.
 // Fragment layout (PTX ISA, mma.m16n8k16, g = lane / 4, t = lane % 4):
 //   A (16x16, row-major): a0a1 = (g, 2t..2t+1), a2a3 = (g+8, 2t..), a4a5 = (g, 2t+8..),
 //                         a6a7 = (g+8, 2t+8..)
@@ -20,46 +20,32 @@
 #include <cstdint>
 
 #include "kernels/cuda/cuda_common.cuh"
+#include "kernels/cuda/cuda_ptx.cuh"
 
 namespace trainer::cuda {
 
 __device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  ptx_mma_m16n8k16_bf16(c, a, b0, b1);
 }
 
 __device__ __forceinline__ uint32_t pack_f32(float lo, float hi) { return bf16_bits(lo) | (bf16_bits(hi) << 16); }
 
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
 // A fragment of rows r0.. / columns k0.. of a row-major shared tile with row stride ld.
 __device__ __forceinline__ void load_a(uint32_t (&a)[4], const bf16* X, int ld, int r0, int k0) {
   const int lane = threadIdx.x % 32;
-  const bf16* p = X + (r0 + lane % 16) * ld + k0 + (lane / 16) * 8;
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-               : "r"(smem_u32(p)));
+  ptx_ldmatrix_x4(a, X + (r0 + lane % 16) * ld + k0 + (lane / 16) * 8);
 }
 
 // B fragment with B[k][n] = Y[n][k] (Y row-major, k contiguous): e.g. K in Q K^T.
 __device__ __forceinline__ void load_b_kmajor(uint32_t& b0, uint32_t& b1, const bf16* Y, int ld, int n0, int k0) {
   const int lane = threadIdx.x % 32;
-  const bf16* p = Y + (n0 + lane % 8) * ld + k0 + ((lane / 8) % 2) * 8;
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(b0), "=r"(b1) : "r"(smem_u32(p)));
+  ptx_ldmatrix_x2(b0, b1, Y + (n0 + lane % 8) * ld + k0 + ((lane / 8) % 2) * 8);
 }
 
 // B fragment with B[k][n] = Z[k][n] (Z row-major, n contiguous): e.g. V in P V.
 __device__ __forceinline__ void load_b_nmajor(uint32_t& b0, uint32_t& b1, const bf16* Z, int ld, int k0, int n0) {
   const int lane = threadIdx.x % 32;
-  const bf16* p = Z + (k0 + lane % 16) * ld + n0;
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
-               : "=r"(b0), "=r"(b1)
-               : "r"(smem_u32(p)));
+  ptx_ldmatrix_x2_trans(b0, b1, Z + (k0 + lane % 16) * ld + n0);
 }
 
 // A fragment (16 rows x 16 of k) from accumulators acc[2 kc] and acc[2 kc + 1].
@@ -73,20 +59,18 @@ __device__ __forceinline__ void acc_to_a(uint32_t (&a)[4], const float (&lo)[4],
 // 16 bytes global -> shared without a register round trip; zero-filled when !valid (src is
 // then not read but must still be a mapped address).
 __device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
-  const int bytes = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(bytes));
+  ptx_cp_async_cg16(dst, src, valid ? 16 : 0);
 }
 // 4 bytes global -> shared (through L1: .cg takes 16-byte copies only); zero-filled when
 // !valid, src then unread but mapped.
 __device__ __forceinline__ void cp_async4(void* dst, const void* src, bool valid) {
-  const int bytes = valid ? 4 : 0;
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(bytes));
+  ptx_cp_async_ca4(dst, src, valid ? 4 : 0);
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_commit() { ptx_cp_async_commit(); }
 // Waits until at most N of this thread's committed groups are still in flight.
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+  ptx_cp_async_wait<N>();
 }
 
 }  // namespace trainer::cuda

@@ -199,8 +199,11 @@ inline std::vector<ParityCase> layernorm_parity_cases() {
 // tensor-core path (bf16, D = 64 and 128) and the scalar one (f32, other D), T off the tiles
 // and across several row blocks and key tiles for both head sizes.
 inline std::vector<ParityCase> attention_parity_cases() {
-  // bf16 rounds P and dS to bf16 inside the products as well as the outputs.
-  const Tol tol{5e-5, 3e-2};
+  // bf16 rounds P and dS to bf16 inside the products as well as the outputs. The backward's
+  // sums over up to a few hundred queries of such products (dK, dV) leave a worst element of
+  // 3.2% among the 10^5 of {1, 130, 4, 1, 128} and {1, 257, 4, 2, 64} on the CUDA emulator's
+  // tensor-core kernels (mean error 0.1%; test_cuda_emu), above the forward's 3%.
+  const Tol tol{5e-5, 3e-2}, backward_tol{5e-5, 5e-2};
   const std::vector<std::vector<int64_t>> shapes = {
       {2, 37, 3, 3, 64}, {1, 130, 2, 2, 128}, {2, 17, 2, 2, 40}, {1, 1, 1, 1, 64}, {1, 64, 2, 2, 64},
       {1, 200, 1, 1, 128}, {1, 45, 2, 2, 96}, {2, 33, 1, 1, 16}, {2, 37, 4, 2, 64}, {1, 130, 4, 1, 128},
@@ -222,7 +225,7 @@ inline std::vector<ParityCase> attention_parity_cases() {
     cases.push_back(f);
     ParityCase b;
     b.label = dims_label("attention_backward", s);
-    b.args = {output("dqkv", Kind::act, {B, T, W}, tol), input("dout", Kind::act, {B, T, C}),
+    b.args = {output("dqkv", Kind::act, {B, T, W}, backward_tol), input("dout", Kind::act, {B, T, C}),
               input("qkv", Kind::act, {B, T, W}, -1.5f, 1.5f), input("out", Kind::act, {B, T, C}),
               input("lse", Kind::f32, {B, H, T})};
     // out and lse from the reference's forward pass, so both sides see the same inputs.

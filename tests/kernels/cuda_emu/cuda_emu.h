@@ -47,6 +47,12 @@ const dim3& grid_dim();
 void alternate_order();
 
 void syncthreads();
+// cp.async as the PTX ISA defines it, per thread: a copy lands in shared memory only when a
+// wait leaves at most `pending` newer committed groups outstanding (so a kernel that reads a
+// tile before waiting for it reads stale bytes); copies not yet committed stay pending.
+void async_copy(void* dst, const void* src, int bytes, bool valid);
+void async_commit();
+void async_wait(int pending);
 // Every lane in `mask` contributes `value`; returns the 32 slots of this round (valid until the
 // caller's next warp operation).
 const uint64_t* warp_exchange(unsigned mask, uint64_t value);

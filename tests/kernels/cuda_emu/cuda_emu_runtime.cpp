@@ -27,6 +27,14 @@ constexpr size_t kStackBytes = 128 * 1024;
 constexpr size_t kDefaultSharedLimit = 48 * 1024;
 constexpr size_t kOptInSharedLimit = 227 * 1024;  // sm_90 (H100, H200): 232448 bytes
 
+// A cp.async copy, done when a wait covers its group (cuda_emu.h: async_copy).
+struct AsyncCopy {
+  void* dst;
+  const void* src;
+  int bytes;
+  bool valid;
+};
+
 struct Fiber {
   ucontext_t start{};  // enters fiber_main on the fiber's stack, once
   jmp_buf resume;      // where a fiber that yielded goes on
@@ -36,6 +44,8 @@ struct Fiber {
   int linear = 0;
   bool done = false;
   const char* waits_at = nullptr;  // what a waiting fiber waits for (deadlock reports)
+  std::vector<AsyncCopy> open_group;              // issued, not committed
+  std::vector<std::vector<AsyncCopy>> committed;  // oldest first
 };
 
 struct Warp {
@@ -160,6 +170,8 @@ void run_block(Launch& l, bool reverse) {
     f.done = false;
     f.started = false;
     f.waits_at = nullptr;
+    f.open_group.clear();
+    f.committed.clear();
   }
   while (l.live > 0) {
     const uint64_t before = l.events;
@@ -193,6 +205,27 @@ void run_block(Launch& l, bool reverse) {
 }  // namespace
 
 void alternate_order() { t_reverse = !t_reverse; }
+
+void async_copy(void* dst, const void* src, int bytes, bool valid) {
+  launch_in_progress().current->open_group.push_back({dst, src, bytes, valid});
+}
+void async_commit() {
+  Fiber& f = *launch_in_progress().current;
+  f.committed.push_back(std::move(f.open_group));
+  f.open_group.clear();
+}
+void async_wait(int pending) {
+  Fiber& f = *launch_in_progress().current;
+  while (int(f.committed.size()) > pending) {
+    for (const AsyncCopy& c : f.committed.front()) {
+      if (c.valid)
+        std::memcpy(c.dst, c.src, size_t(c.bytes));
+      else
+        std::memset(c.dst, 0, size_t(c.bytes));
+    }
+    f.committed.erase(f.committed.begin());
+  }
+}
 
 const uint3& thread_idx() { return launch_in_progress().current->thread; }
 const uint3& block_idx() { return launch_in_progress().block; }

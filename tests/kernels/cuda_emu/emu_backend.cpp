@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "kernels/base/errors.h"
-#include "kernels/cuda/cuda_attention.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/cuda_workspace.h"
 
@@ -19,17 +18,6 @@ void alternate_order();
 }
 
 namespace trainer {
-
-// The tensor-core attention kernels are inline PTX: here the scalar kernels take every shape.
-namespace cuda {
-bool attention_mma_supported(const AttentionShape&, DType) { return false; }
-void attention_forward_mma(const Context&, const AttentionShape&, Tensor, Tensor, Tensor) {
-  throw std::logic_error("cuda emulator: the tensor-core attention kernels cannot run here");
-}
-void attention_backward_mma(const Context&, const AttentionShape&, Tensor, Tensor, Tensor, Tensor, const float*) {
-  throw std::logic_error("cuda emulator: the tensor-core attention kernels cannot run here");
-}
-}  // namespace cuda
 
 namespace testing {
 namespace {

@@ -1,9 +1,8 @@
 // The CUDA backend's ops on the CPU emulator (cuda_emu.h): a Backend whose memory is host
 // memory labelled as the GPU's and whose ops are kernels/cuda's own host code and kernels,
 // rewritten by emu_translate.py and run by the emulator. For the kernel tests only: it runs
-// what our kernels compute, never how fast. Matrix products (cuBLASLt) and the tensor-core
-// attention kernels (inline PTX) cannot run here: attention takes the scalar kernels for every
-// shape, and matmul is a logic_error.
+// what our kernels compute, never how fast. Matrix products (cuBLASLt) cannot run here: matmul
+// is a logic_error.
 #pragma once
 
 #include <memory>
