@@ -6,6 +6,8 @@
 #include <map>
 #include <utility>
 
+#include "kernels/base/check.h"
+
 namespace trainer {
 
 namespace {
@@ -32,23 +34,27 @@ std::vector<Action> make_forward_schedule(int stage, int n_stages, int n_micro, 
   return out;
 }
 
-void connect_pipeline(Comm& act_comm, Comm& grad_comm, int stage, int n_stages, PipelineLinks links, Tensor send,
-                      Tensor recv) {
+void connect_pipeline(const PipelineComms& comms, int stage, int n_stages, Tensor send, Tensor recv) {
   // Each rank's first call on a communicator is the one its neighbour's first call waits for.
-  if (stage > 0) act_comm.recv(recv, stage - 1, 0);
-  if (stage < n_stages - 1) act_comm.send(send, stage + 1, 0);
-  if (stage < n_stages - 1) grad_comm.recv(recv, stage + 1, 1);
-  if (stage > 0) grad_comm.send(send, stage - 1, 1);
-  if (links != PipelineLinks::ring || n_stages < 2) return;
-  // The chain is complete on every rank before its wrap-around call, so these meet.
-  if (stage == n_stages - 1) act_comm.send(send, 0, 0);
-  if (stage == 0) act_comm.recv(recv, n_stages - 1, 0);
-  if (stage == 0) grad_comm.send(send, n_stages - 1, 1);
-  if (stage == n_stages - 1) grad_comm.recv(recv, 0, 1);
+  if (stage > 0) comms.act->recv(recv, stage - 1, 0);
+  if (stage < n_stages - 1) comms.act->send(send, stage + 1, 0);
+  if (stage < n_stages - 1) comms.grad->recv(recv, stage + 1, 1);
+  if (stage > 0) comms.grad->send(send, stage - 1, 1);
+  // The wrap-around group holds stage 0 (rank 0) and the last stage (rank 1) exactly where the
+  // layout is a ring; the chain is complete on every rank before its wrap-around call, so
+  // these meet.
+  TRAINER_CHECK((comms.wrap_act == nullptr) == (comms.wrap_grad == nullptr), "one wrap-around communicator of two");
+  if (!comms.wrap_act) return;
+  TRAINER_CHECK(stage == 0 || stage == n_stages - 1, "a wrap-around communicator on a middle stage");
+  const int peer = stage == 0 ? 1 : 0;
+  if (stage == n_stages - 1) comms.wrap_act->send(send, peer, 0);
+  if (stage == 0) comms.wrap_act->recv(recv, peer, 0);
+  if (stage == 0) comms.wrap_grad->send(send, peer, 1);
+  if (stage == n_stages - 1) comms.wrap_grad->recv(recv, peer, 1);
 }
 
-PipelineTimes run_pipeline(const std::vector<Action>& schedule, Comm* act_comm, Comm* grad_comm, int stage,
-                           int n_micro, int act_send_slots, const PipelineHooks& hooks) {
+PipelineTimes run_pipeline(const std::vector<Action>& schedule, const PipelineComms& comms, int stage, int n_micro,
+                           int act_send_slots, const PipelineHooks& hooks) {
   PipelineTimes times;
   using Key = std::pair<int, int>;  // (chunk, micro)
   std::map<Key, CommRequestPtr> recv_act, recv_grad, send_act, send_grad;
@@ -60,18 +66,23 @@ PipelineTimes run_pipeline(const std::vector<Action>& schedule, Comm* act_comm, 
     times.wait_s += seconds_since(t0);
     reqs.erase(it);
   };
-  const int p = act_comm ? act_comm->size() : 1;
+  const int p = comms.act ? comms.act->size() : 1;
+  auto route = [&](const Action& a) { return pipeline_route(comms, a.kind, stage, p); };
   for (const Action& a : schedule) {
     const Key key{a.chunk, a.micro};
     switch (a.kind) {
-      case ActionKind::recv_act:
-        recv_act[key] = act_comm->recv_async(hooks.recv_act_buffer(a.micro, a.chunk), prev_stage(stage, p),
-                                             message_tag(a, stage, n_micro));
+      case ActionKind::recv_act: {
+        const PipelineRoute r = route(a);
+        recv_act[key] = r.comm->recv_async(hooks.recv_act_buffer(a.micro, a.chunk), r.peer,
+                                           message_tag(a, stage, n_micro));
         break;
-      case ActionKind::recv_grad:
-        recv_grad[key] = grad_comm->recv_async(hooks.recv_grad_buffer(a.micro, a.chunk), next_stage(stage, p),
-                                               message_tag(a, stage, n_micro));
+      }
+      case ActionKind::recv_grad: {
+        const PipelineRoute r = route(a);
+        recv_grad[key] = r.comm->recv_async(hooks.recv_grad_buffer(a.micro, a.chunk), r.peer,
+                                            message_tag(a, stage, n_micro));
         break;
+      }
       case ActionKind::forward:
         wait_for(recv_act, a.chunk, a.micro);
         wait_for(send_act, a.chunk, a.micro - act_send_slots);
@@ -85,14 +96,18 @@ PipelineTimes run_pipeline(const std::vector<Action>& schedule, Comm* act_comm, 
       case ActionKind::backward_weight:
         hooks.backward_weight(a.micro, a.chunk);
         break;
-      case ActionKind::send_act:
-        send_act[key] = act_comm->send_async(hooks.send_act_buffer(a.micro, a.chunk), next_stage(stage, p),
-                                             message_tag(a, stage, n_micro));
+      case ActionKind::send_act: {
+        const PipelineRoute r = route(a);
+        send_act[key] = r.comm->send_async(hooks.send_act_buffer(a.micro, a.chunk), r.peer,
+                                           message_tag(a, stage, n_micro));
         break;
-      case ActionKind::send_grad:
-        send_grad[key] = grad_comm->send_async(hooks.send_grad_buffer(a.micro, a.chunk), prev_stage(stage, p),
-                                               message_tag(a, stage, n_micro));
+      }
+      case ActionKind::send_grad: {
+        const PipelineRoute r = route(a);
+        send_grad[key] = r.comm->send_async(hooks.send_grad_buffer(a.micro, a.chunk), r.peer,
+                                            message_tag(a, stage, n_micro));
         break;
+      }
     }
   }
   auto t0 = std::chrono::steady_clock::now();

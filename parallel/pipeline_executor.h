@@ -1,7 +1,8 @@
 // PipelineExecutor: runs a schedule (pipeline_schedule.h) for one stage. Compute is done by
-// callbacks; the executor posts receives and sends on the pipeline group (to the ring's
-// neighbours) and waits for them exactly when a buffer is needed or about to be reused; all
-// per chunk, whose buffers are its own:
+// callbacks; the executor posts receives and sends to the ring's neighbours on the pipeline's
+// communicators (pipeline_links.h: the chain's, or the wrap-around's) and waits for them
+// exactly when a buffer is needed or about to be reused; all per chunk, whose buffers are its
+// own:
 // - a forward/backward waits for its (chunk, micro-batch)'s receive;
 // - forward(i) waits for send_act(i - act_send_slots) (its output buffer is reused);
 // - backward(i) waits for send_grad(i - 2) (gradient send buffers alternate);
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "parallel/comm.h"
+#include "parallel/pipeline_links.h"
 #include "parallel/pipeline_schedule.h"
 
 namespace trainer {
@@ -32,21 +34,21 @@ struct PipelineTimes {
   double wait_s = 0;
 };
 
-// act_comm carries activations (stage s to s+1), grad_comm gradients (s+1 to s); both span
-// the pipeline group (null with one stage). n_micro: the step's micro-batches (for the tags).
-PipelineTimes run_pipeline(const std::vector<Action>& schedule, Comm* act_comm, Comm* grad_comm, int stage,
-                           int n_micro, int act_send_slots, const PipelineHooks& hooks);
+// comms: this stage's pipeline communicators (all null with one stage; a forward-only
+// schedule uses only the activations'). n_micro: the step's micro-batches (for the tags).
+PipelineTimes run_pipeline(const std::vector<Action>& schedule, const PipelineComms& comms, int stage, int n_micro,
+                           int act_send_slots, const PipelineHooks& hooks);
 
 // Forward only (evaluation): recv, forward, send per (chunk, micro-batch), micro-batches in
 // groups of n_stages through chunk 0 .. n_chunks-1 (the interleaved order; one chunk: one
 // micro-batch after the other).
 std::vector<Action> make_forward_schedule(int stage, int n_stages, int n_micro, int n_chunks);
 
-// Opens every neighbour connection of the two pipeline communicators before the first
-// schedule runs: one message each way between stages s and s+1, in chain order (activations
-// from stage 0 upward, then gradients from the last stage downward; with links == ring then
-// the wrap-around pair, activations from the last stage to stage 0 and gradients back), which
-// cannot deadlock.
+// Opens every neighbour connection of the pipeline's communicators before the first schedule
+// runs: one message each way between stages s and s+1, in chain order (activations from stage 0
+// upward, then gradients from the last stage downward), then, where this stage holds the
+// wrap-around communicators (a ring), the wrap-around pair (activations from the last stage to
+// stage 0, then gradients back), which cannot deadlock.
 // Needed by NCCL, which creates a point-to-point connection at a pair's first send/receive and
 // blocks the host until the peer makes its matching call: a training schedule's first
 // communication differs by stage (stage 0 posts its first gradient receive before its last
@@ -54,10 +56,6 @@ std::vector<Action> make_forward_schedule(int stage, int n_stages, int n_micro, 
 // would deadlock. Collective over the pipeline group; `send` and `recv` are one-element
 // buffers where the communicators can use them (device memory for NCCL); the exchange is
 // complete on return as far as the communicators' ordering goes (wait() has been called).
-// chain: stages talk to their neighbours only; ring: also the last stage with stage 0 (virtual
-// stages).
-enum class PipelineLinks : uint8_t { chain, ring };
-void connect_pipeline(Comm& act_comm, Comm& grad_comm, int stage, int n_stages, PipelineLinks links, Tensor send,
-                      Tensor recv);
+void connect_pipeline(const PipelineComms& comms, int stage, int n_stages, Tensor send, Tensor recv);
 
 }  // namespace trainer

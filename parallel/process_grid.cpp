@@ -20,7 +20,7 @@ std::string rank_label(int world_rank, const GridCoords& c) {
          ", pipeline " + std::to_string(c.pp) + ")";
 }
 
-ProcessGrid::ProcessGrid(Comm& world, const GridDims& dims) : world_(world), dims_(dims) {
+ProcessGrid::ProcessGrid(Comm& world, const GridDims& dims, PipelineLinks links) : world_(world), dims_(dims) {
   TRAINER_CHECK(world.size() == dims.world(), "world size " + std::to_string(world.size()) +
                                                   " != data*tensor*pipeline " + std::to_string(dims.world()));
   coords_ = grid_coords(dims, world.rank());
@@ -29,8 +29,19 @@ ProcessGrid::ProcessGrid(Comm& world, const GridDims& dims) : world_(world), dim
   dp_ = world.split(c.pp * dims.tensor + c.tp, c.dp, "data");
   pp_ = world.split(c.dp * dims.tensor + c.tp, c.pp, "pipeline");
   pp_grad_ = world.split(c.dp * dims.tensor + c.tp, c.pp, "pipeline (gradients)");
-  bool holds_embedding = dims.pipeline > 1 && (c.pp == 0 || c.pp == dims.pipeline - 1);
-  embed_ = world.split(holds_embedding ? c.dp * dims.tensor + c.tp : -1, c.pp, "tied embedding");
+  const bool end_stage = dims.pipeline > 1 && (c.pp == 0 || c.pp == dims.pipeline - 1);
+  if (links == PipelineLinks::ring && dims.pipeline > 1) {
+    // Keyed by stage: stage 0 is rank 0, the last stage rank 1 (what pipeline_route expects).
+    const int color = end_stage ? c.dp * dims.tensor + c.tp : -1;
+    pp_wrap_act_ = world.split(color, c.pp, "pipeline wrap-around");
+    pp_wrap_grad_ = world.split(color, c.pp, "pipeline wrap-around (gradients)");
+  }
+  embed_ = world.split(end_stage ? c.dp * dims.tensor + c.tp : -1, c.pp, "tied embedding");
+}
+
+PipelineComms ProcessGrid::pipeline_comms() {
+  if (dims_.pipeline == 1) return PipelineComms{};
+  return PipelineComms{pp_.get(), pp_grad_.get(), pp_wrap_act_.get(), pp_wrap_grad_.get()};
 }
 
 }  // namespace trainer

@@ -51,8 +51,8 @@ StepPassTimes run_step_passes(GptStage& stage, ParamStore& store, Backend& backe
   const bool piped = seat.pp > 1;
   TraceScope span(seat.trace, "pipeline", "compute", {TraceArg::num("micro_batches", m), TraceArg::num("stage", seat.pp_rank)});
   const PipeShape shape{schedule, seat.pp, m, seat.pp == 1 ? 1 : seat.n_chunks};
-  const PipelineTimes pt = run_pipeline(make_schedule(shape, seat.pp_rank), piped ? seat.act_comm : nullptr,
-                                        piped ? seat.grad_comm : nullptr, seat.pp_rank, m, seat.n_slots, hooks);
+  const PipelineTimes pt = run_pipeline(make_schedule(shape, seat.pp_rank), piped ? seat.comms : PipelineComms{},
+                                        seat.pp_rank, m, seat.n_slots, hooks);
   times.wait_s = pt.wait_s;
   return times;
 }

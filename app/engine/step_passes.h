@@ -11,6 +11,7 @@
 #include "model/gpt_stage.h"
 #include "model/param_store.h"
 #include "parallel/comm.h"
+#include "parallel/pipeline_links.h"
 #include "parallel/pipeline_schedule.h"
 #include "parallel/trace_recorder.h"
 
@@ -21,10 +22,9 @@ struct PipelineSeat {
   Schedule schedule = Schedule::one_f_one_b;  // used only with more than one stage
   int pp_rank = 0;
   int pp = 1;
-  int n_chunks = 1;          // virtual stages on this rank (interleaved)
-  int n_slots = 1;           // GptStage's activation slots per chunk (max_in_flight)
-  Comm* act_comm = nullptr;  // the pipeline group for activations and gradients (null: one stage)
-  Comm* grad_comm = nullptr;
+  int n_chunks = 1;                // virtual stages on this rank (interleaved)
+  int n_slots = 1;                 // GptStage's activation slots per chunk (max_in_flight)
+  PipelineComms comms;             // the pipeline's communicators (all null: one stage)
   TraceRecorder* trace = nullptr;  // forward and backward spans per micro-batch (null: none)
 };
 

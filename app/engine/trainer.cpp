@@ -65,7 +65,8 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
     host_ = traced_host_.get();
     dev_world = traced_device_world_.get();
   }
-  grid_ = std::make_unique<ProcessGrid>(*dev_world, GridDims{par.data, par.tensor, par.pipeline});
+  grid_ = std::make_unique<ProcessGrid>(*dev_world, GridDims{par.data, par.tensor, par.pipeline},
+                                        par.virtual_stages > 1 ? PipelineLinks::ring : PipelineLinks::chain);
   const GridCoords& c = grid_->coords();
   if (trace_) {
     trace_->name_rank(c);
@@ -77,8 +78,7 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
     Buffer scratch = backend_->alloc(2 * sizeof(float));
     backend_->memset_zero(scratch.data(), scratch.bytes());
     Tensor two = scratch.tensor(DType::f32, {2});
-    connect_pipeline(grid_->pp(), grid_->pp_grad(), c.pp, par.pipeline,
-                     par.virtual_stages > 1 ? PipelineLinks::ring : PipelineLinks::chain, two.flat(0, 1), two.flat(1, 2));
+    connect_pipeline(grid_->pipeline_comms(), c.pp, par.pipeline, two.flat(0, 1), two.flat(1, 2));
     backend_->synchronize();
   }
 
@@ -173,9 +173,8 @@ StepResult Trainer::compute_step() {
 
   store_->zero_grads();
   const ParallelConfig& par = recipe_.parallel;
-  const bool piped = par.pipeline > 1;
   const PipelineSeat seat{par.schedule, grid_->coords().pp, par.pipeline, par.virtual_stages, n_slots_,
-                          piped ? &grid_->pp() : nullptr, piped ? &grid_->pp_grad() : nullptr, trace};
+                          grid_->pipeline_comms(), trace};
   const PassTiming timing = sync_timing_ ? PassTiming::per_pass : PassTiming::overlapped;
   const StepPassTimes pt = graphs_ ? run_graph_passes(in, tg, timing)
                                    : run_step_passes(*stage_, *store_, *backend_, seat, in, tg, timing);
@@ -268,8 +267,8 @@ void Trainer::run_forward_only(int n_micro, const std::vector<std::vector<int32_
   };
   hooks.recv_act_buffer = [&](int i, int c) { return stage_->recv_act_buffer(i, c); };
   hooks.send_act_buffer = [&](int i, int c) { return stage_->send_act_buffer(i, c); };
-  run_pipeline(make_forward_schedule(pp_rank, par.pipeline, n_micro, par.virtual_stages),
-               par.pipeline > 1 ? &grid_->pp() : nullptr, nullptr, pp_rank, n_micro, n_slots_, hooks);
+  run_pipeline(make_forward_schedule(pp_rank, par.pipeline, n_micro, par.virtual_stages), grid_->pipeline_comms(),
+               pp_rank, n_micro, n_slots_, hooks);
   backend_->synchronize();
 }
 

@@ -52,6 +52,11 @@ LayoutOptions layout_options(const PlanLayout& l, int pp_rank) {
   return lo;
 }
 
+// Whether stage pp_rank holds the ring's wrap-around communicators (see ProcessGrid).
+bool wrap_end(const PlanLayout& l, int pp_rank) {
+  return l.pipeline > 1 && l.virtual_stages > 1 && (pp_rank == 0 || pp_rank == l.pipeline - 1);
+}
+
 // Stage pp_rank's rank at tensor and data rank 0 as the trainer builds it, on a MetaBackend
 // with DryComms for its groups.
 struct DryRank {
@@ -65,6 +70,11 @@ struct DryRank {
         tp(0, l.tensor, "tensor"),
         pp_act(stage_rank, l.pipeline, "pipeline"),
         pp_grad(stage_rank, l.pipeline, "pipeline"),
+        wrap_act(wrap_end(l, stage_rank) ? std::make_unique<DryComm>(stage_rank == 0 ? 0 : 1, 2, "pipeline wrap-around")
+                                         : nullptr),
+        wrap_grad(wrap_end(l, stage_rank)
+                      ? std::make_unique<DryComm>(stage_rank == 0 ? 0 : 1, 2, "pipeline wrap-around (gradients)")
+                      : nullptr),
         embed(l.pipeline > 1 && layout.config().tied() && (layout.has_embedding() || layout.has_head())
                   ? std::make_unique<DryComm>(layout.has_embedding() ? 0 : 1, 2, "tied embedding", &meter)
                   : nullptr),
@@ -84,8 +94,8 @@ struct DryRank {
     const std::vector<std::vector<int32_t>> tokens(size_t(m),
                                                    std::vector<int32_t>(size_t(plan.micro_batch) * plan.seq_len, 0));
     store.zero_grads();
-    const PipelineSeat seat{plan.schedule,  pp_rank, plan.pipeline, layout.n_chunks(),
-                            n_slots,        &pp_act, &pp_grad};
+    const PipelineSeat seat{plan.schedule, pp_rank, plan.pipeline, layout.n_chunks(), n_slots,
+                            PipelineComms{&pp_act, &pp_grad, wrap_act.get(), wrap_grad.get()}};
     run_step_passes(stage, store, meta, seat, tokens, tokens, PassTiming::overlapped);
     store.finish_grads();
     store.grad_sq_norm();
@@ -99,6 +109,7 @@ struct DryRank {
   MetaBackend meta;
   CommMeter meter;
   DryComm dp, tp, pp_act, pp_grad;
+  std::unique_ptr<DryComm> wrap_act, wrap_grad;  // the ring's wrap-around link (ProcessGrid's)
   std::unique_ptr<DryComm> embed;
   ParamStore store;
   const int n_slots;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "parallel/pipeline_executor.h"
@@ -80,7 +81,9 @@ bool producer_of(const Action& a, int s, int p, int v, int* stage, Action* send)
 bool same(const Action& a, const Action& b) { return a.kind == b.kind && a.micro == b.micro && a.chunk == b.chunk; }
 
 // Executes all stages in lock-free rounds: a compute action may run only when its receive's
-// matching send has been issued on the neighbour. Sends never block (they are non-blocking).
+// matching send has been issued on the neighbour. Sends never block (they are non-blocking)
+// and messages progress independently of their order, as MPI's do; NCCL's in-order streams
+// are replayed in test_pipeline_nccl_order.cpp.
 bool simulate(const std::vector<std::vector<Action>>& stages, int v) {
   const int p = int(stages.size());
   std::vector<size_t> pc(p, 0);
@@ -109,7 +112,8 @@ bool simulate(const std::vector<std::vector<Action>>& stages, int v) {
 }
 
 // One step of a stage for the lazy-connection simulation: a message on communicator `comm`
-// (0 activations, 1 gradients) or a compute action.
+// (0 activations, 1 gradients, 2 and 3 the wrap-around's) to or from pipeline stage `peer`, or
+// a compute action.
 struct Step {
   bool compute = false;
   int comm = 0;
@@ -119,33 +123,39 @@ struct Step {
 };
 
 // Records the point-to-point calls connect_pipeline makes; nothing else may be called.
+// `stages` maps the group's ranks to pipeline stages.
 class RecordingComm final : public testing::UnusedComm {
  public:
-  RecordingComm(int id, int rank, int size, std::vector<Step>* log)
-      : UnusedComm(rank, size, "recording"), id_(id), log_(log) {}
-  void send(Tensor, int peer, int) override { log_->push_back(Step{false, id_, true, peer, {}}); }
-  void recv(Tensor, int peer, int) override { log_->push_back(Step{false, id_, false, peer, {}}); }
+  RecordingComm(int id, int rank, std::vector<int> stages, std::vector<Step>* log)
+      : UnusedComm(rank, int(stages.size()), "recording"), id_(id), stages_(std::move(stages)), log_(log) {}
+  void send(Tensor, int peer, int) override { log_->push_back(step(true, peer, {})); }
+  void recv(Tensor, int peer, int) override { log_->push_back(step(false, peer, {})); }
+  Step step(bool send, int peer, const Action& a) const { return Step{false, id_, send, stages_.at(size_t(peer)), a}; }
 
  private:
   int id_;
+  std::vector<int> stages_;
   std::vector<Step>* log_;
 };
 
 std::vector<Step> steps_of(const std::vector<Action>& schedule, int stage, bool connect, int p, int v) {
   std::vector<Step> out;
-  if (connect) {
-    RecordingComm act(0, stage, p, &out), grad(1, stage, p, &out);
-    connect_pipeline(act, grad, stage, p, v > 1 ? PipelineLinks::ring : PipelineLinks::chain, Tensor{}, Tensor{});
-  }
-  const int prev = prev_stage(stage, p), next = next_stage(stage, p);
+  std::vector<int> chain;
+  for (int s = 0; s < p; ++s) chain.push_back(s);
+  // As ProcessGrid makes them: the wrap-around pair only on the end stages of a ring.
+  const bool wrap = v > 1 && (stage == 0 || stage == p - 1);
+  RecordingComm act(0, stage, chain, &out), grad(1, stage, chain, &out);
+  RecordingComm wrap_act(2, stage == 0 ? 0 : 1, {0, p - 1}, &out), wrap_grad(3, stage == 0 ? 0 : 1, {0, p - 1}, &out);
+  const PipelineComms comms{&act, &grad, wrap ? &wrap_act : nullptr, wrap ? &wrap_grad : nullptr};
+  if (connect) connect_pipeline(comms, stage, p, Tensor{}, Tensor{});
   for (const Action& a : schedule) {
-    switch (a.kind) {
-      case ActionKind::recv_act: out.push_back(Step{false, 0, false, prev, a}); break;
-      case ActionKind::send_act: out.push_back(Step{false, 0, true, next, a}); break;
-      case ActionKind::recv_grad: out.push_back(Step{false, 1, false, next, a}); break;
-      case ActionKind::send_grad: out.push_back(Step{false, 1, true, prev, a}); break;
-      default: out.push_back(Step{true, 0, false, 0, a}); break;
+    if (is_compute(a.kind)) {
+      out.push_back(Step{true, 0, false, 0, a});
+      continue;
     }
+    const PipelineRoute r = pipeline_route(comms, a.kind, stage, p);
+    const bool send = a.kind == ActionKind::send_act || a.kind == ActionKind::send_grad;
+    out.push_back(static_cast<const RecordingComm*>(r.comm)->step(send, r.peer, a));
   }
   return out;
 }

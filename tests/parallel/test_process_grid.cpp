@@ -53,12 +53,12 @@ struct SimulatedWorld {
   std::vector<std::vector<std::pair<int, int>>> placement;  // per rank, per split call
 };
 
-SimulatedWorld simulate(const GridDims& dims) {
+SimulatedWorld simulate(const GridDims& dims, PipelineLinks links = PipelineLinks::chain) {
   const int n = dims.world();
   std::vector<std::vector<SplitCall>> calls(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
     SplitWorld w(r, n, nullptr);
-    ProcessGrid grid(w, dims);
+    ProcessGrid grid(w, dims, links);
     calls[size_t(r)] = w.calls;
   }
   SimulatedWorld sim;
@@ -153,6 +153,55 @@ TEST_CASE("ProcessGrid: pipeline 3 pairs the first and last stage, the middle st
   CHECK(grid.dp().rank() == 1);
 }
 
+TEST_CASE("ProcessGrid: a ring adds the wrap-around pair of the first and last stage, only for a ring") {
+  const GridDims dims{2, 1, 3};  // ranks 0,1 stage 0; 2,3 stage 1; 4,5 stage 2
+  const SimulatedWorld chain = simulate(dims);
+  CHECK(chain.groups.count("pipeline wrap-around") == 0);  // no split at all
+  CHECK(chain.groups.count("pipeline wrap-around (gradients)") == 0);
+  const SimulatedWorld ring = simulate(dims, PipelineLinks::ring);
+  CHECK(ring.groups.at("pipeline wrap-around") == G{{0, 4}, {1, 5}});  // stage 0 first
+  CHECK(ring.groups.at("pipeline wrap-around (gradients)") == G{{0, 4}, {1, 5}});
+  CHECK(ring.groups.at("pipeline") == G{{0, 2, 4}, {1, 3, 5}});
+  CHECK(ring.groups.at("tied embedding") == G{{0, 4}, {1, 5}});
+  // Rank 5 = (pp 2, dp 1): the last stage is the wrap-around groups' rank 1.
+  SplitWorld last(5, 6, &ring.placement[5]);
+  ProcessGrid grid(last, dims, PipelineLinks::ring);
+  const PipelineComms comms = grid.pipeline_comms();
+  CHECK(comms.act == &grid.pp());
+  CHECK(comms.grad == &grid.pp_grad());
+  REQUIRE(comms.wrap_act != nullptr);
+  REQUIRE(comms.wrap_grad != nullptr);
+  CHECK(comms.wrap_act != comms.wrap_grad);
+  CHECK(comms.wrap_act->rank() == 1);
+  CHECK(comms.wrap_act->size() == 2);
+  CHECK(comms.wrap_grad->rank() == 1);
+  CHECK(comms.wrap_act->name() == "pipeline wrap-around");
+  CHECK(comms.wrap_grad->name() == "pipeline wrap-around (gradients)");
+  // Where the executor sends: the last stage's activations to stage 0 go round the ring.
+  const PipelineRoute out = pipeline_route(comms, ActionKind::send_act, 2, 3);
+  CHECK(out.comm == comms.wrap_act);
+  CHECK(out.peer == 0);
+  const PipelineRoute back = pipeline_route(comms, ActionKind::recv_act, 2, 3);
+  CHECK(back.comm == comms.act);
+  CHECK(back.peer == 1);
+  SplitWorld middle(3, 6, &ring.placement[3]);
+  ProcessGrid mid(middle, dims, PipelineLinks::ring);
+  CHECK(mid.pp_wrap_act() == nullptr);
+  CHECK(mid.pp_wrap_grad() == nullptr);
+  SplitWorld first(0, 6, &ring.placement[0]);
+  ProcessGrid head(first, dims, PipelineLinks::ring);
+  REQUIRE(head.pp_wrap_grad() != nullptr);
+  CHECK(head.pp_wrap_grad()->rank() == 0);
+  const PipelineRoute grad_out = pipeline_route(head.pipeline_comms(), ActionKind::send_grad, 0, 3);
+  CHECK(grad_out.comm == head.pp_wrap_grad());
+  CHECK(grad_out.peer == 1);
+  CHECK_THROWS_AS(pipeline_route(head.pipeline_comms(), ActionKind::forward, 0, 3), std::logic_error);
+  // A chain grid has no wrap-around: a message that needs it is an internal error.
+  SplitWorld chain_last(5, 6, &chain.placement[5]);
+  ProcessGrid no_ring(chain_last, dims);
+  CHECK_THROWS_AS(pipeline_route(no_ring.pipeline_comms(), ActionKind::send_act, 2, 3), std::logic_error);
+}
+
 TEST_CASE("ProcessGrid: tensor 4 alone, and no tied-embedding group without pipelining") {
   const GridDims dims{1, 4, 1};
   const SimulatedWorld sim = simulate(dims);
@@ -166,6 +215,7 @@ TEST_CASE("ProcessGrid: tensor 4 alone, and no tied-embedding group without pipe
   CHECK(grid.embed() == nullptr);
   CHECK(grid.first_stage());
   CHECK(grid.last_stage());
+  CHECK(grid.pipeline_comms().act == nullptr);  // one stage: no pipeline messages
 }
 
 TEST_CASE("ProcessGrid: a world whose size is not data x tensor x pipeline is an internal error") {
