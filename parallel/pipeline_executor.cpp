@@ -58,12 +58,22 @@ PipelineTimes run_pipeline(const std::vector<Action>& schedule, const PipelineCo
   PipelineTimes times;
   using Key = std::pair<int, int>;  // (chunk, micro)
   std::map<Key, CommRequestPtr> recv_act, recv_grad, send_act, send_grad;
+  // Runs `wait` and counts its time on the device's queue (hooks.wait_timer) or the host's clock.
+  auto timed = [&](auto&& wait) {
+    if (hooks.wait_timer) {
+      const int before = hooks.wait_timer->record();
+      wait();
+      times.wait_marks.emplace_back(before, hooks.wait_timer->record());
+      return;
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    wait();
+    times.wait_s += seconds_since(t0);
+  };
   auto wait_for = [&](std::map<Key, CommRequestPtr>& reqs, int chunk, int micro) {
     auto it = reqs.find({chunk, micro});
     if (it == reqs.end()) return;
-    auto t0 = std::chrono::steady_clock::now();
-    it->second->wait();
-    times.wait_s += seconds_since(t0);
+    timed([&] { it->second->wait(); });
     reqs.erase(it);
   };
   const int p = comms.act ? comms.act->size() : 1;
@@ -110,11 +120,18 @@ PipelineTimes run_pipeline(const std::vector<Action>& schedule, const PipelineCo
       }
     }
   }
-  auto t0 = std::chrono::steady_clock::now();
-  for (auto* reqs : {&recv_act, &recv_grad, &send_act, &send_grad})
-    for (auto& kv : *reqs) kv.second->wait();
-  times.wait_s += seconds_since(t0);
+  timed([&] {
+    for (auto* reqs : {&recv_act, &recv_grad, &send_act, &send_grad})
+      for (auto& kv : *reqs) kv.second->wait();
+  });
   return times;
+}
+
+double total_wait_s(const PipelineTimes& times, EventTimer* timer) {
+  double s = times.wait_s;
+  TRAINER_CHECK(timer || times.wait_marks.empty(), "pipeline wait marks without their timer");
+  for (const auto& [before, after] : times.wait_marks) s += timer->seconds(before, after);
+  return s;
 }
 
 }  // namespace trainer

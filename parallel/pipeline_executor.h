@@ -11,8 +11,10 @@
 #pragma once
 
 #include <functional>
+#include <utility>
 #include <vector>
 
+#include "kernels/backend.h"
 #include "parallel/comm.h"
 #include "parallel/pipeline_links.h"
 #include "parallel/pipeline_schedule.h"
@@ -27,12 +29,22 @@ struct PipelineHooks {
   std::function<Tensor(int micro, int chunk)> send_act_buffer;
   std::function<Tensor(int micro, int chunk)> recv_grad_buffer;
   std::function<Tensor(int micro, int chunk)> send_grad_buffer;
+  // Times the waits in the device's own queue when set: marks (EventTimer::record) before and
+  // after each, read once the device has caught up. On a GPU wait() only makes the compute
+  // stream wait, so the host's clock would see no time pass; the stall is what the marks
+  // bracket. Null: the host's clock (a blocking wait, as MPI's).
+  EventTimer* wait_timer = nullptr;
 };
 
-// Comm time is the wall time spent waiting on messages (reported by bench).
+// The time spent waiting on messages (reported by bench as the bubble): host seconds, and,
+// with a wait_timer, the marks around each wait on the device (read by total_wait_s).
 struct PipelineTimes {
   double wait_s = 0;
+  std::vector<std::pair<int, int>> wait_marks;
 };
+// wait_s plus the time between each pair of marks; waits for the device to reach the last mark
+// (call it after the host has synchronized with the device anyway).
+double total_wait_s(const PipelineTimes& times, EventTimer* timer);
 
 // comms: this stage's pipeline communicators (all null with one stage; a forward-only
 // schedule uses only the activations'). n_micro: the step's micro-batches (for the tags).

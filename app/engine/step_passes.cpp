@@ -48,12 +48,13 @@ StepPassTimes run_step_passes(GptStage& stage, ParamStore& store, Backend& backe
   hooks.send_act_buffer = [&](int i, int c) { return stage.send_act_buffer(i, c); };
   hooks.recv_grad_buffer = [&](int i, int c) { return stage.recv_grad_buffer(i, c); };
   hooks.send_grad_buffer = [&](int i, int c) { return stage.send_grad_buffer(i, c); };
+  hooks.wait_timer = seat.wait_timer;
   const bool piped = seat.pp > 1;
   TraceScope span(seat.trace, "pipeline", "compute", {TraceArg::num("micro_batches", m), TraceArg::num("stage", seat.pp_rank)});
   const PipeShape shape{schedule, seat.pp, m, seat.pp == 1 ? 1 : seat.n_chunks};
   const PipelineTimes pt = run_pipeline(make_schedule(shape, seat.pp_rank), piped ? seat.comms : PipelineComms{},
                                         seat.pp_rank, m, seat.n_slots, hooks);
-  times.wait_s = pt.wait_s;
+  times.waits = pt;
   return times;
 }
 

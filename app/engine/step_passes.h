@@ -11,6 +11,7 @@
 #include "model/gpt_stage.h"
 #include "model/param_store.h"
 #include "parallel/comm.h"
+#include "parallel/pipeline_executor.h"
 #include "parallel/pipeline_links.h"
 #include "parallel/pipeline_schedule.h"
 #include "parallel/trace_recorder.h"
@@ -26,6 +27,7 @@ struct PipelineSeat {
   int n_slots = 1;                 // GptStage's activation slots per chunk (max_in_flight)
   PipelineComms comms;             // the pipeline's communicators (all null: one stage)
   TraceRecorder* trace = nullptr;  // forward and backward spans per micro-batch (null: none)
+  EventTimer* wait_timer = nullptr;  // times the pipeline's waits on the device (PipelineHooks)
 };
 
 // per_pass: synchronise the device after each forward and backward so their times are exact.
@@ -34,7 +36,7 @@ enum class PassTiming : uint8_t { overlapped, per_pass };
 struct StepPassTimes {
   double forward_s = 0;
   double backward_s = 0;
-  double wait_s = 0;  // waiting on pipeline messages
+  PipelineTimes waits;  // waiting on pipeline messages: total_wait_s once the device has caught up
 };
 
 // inputs[i], targets[i]: micro-batch i's (B, T) tokens; one micro-batch per entry.

@@ -80,6 +80,7 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
     Tensor two = scratch.tensor(DType::f32, {2});
     connect_pipeline(grid_->pipeline_comms(), c.pp, par.pipeline, two.flat(0, 1), two.flat(1, 2));
     backend_->synchronize();
+    pipeline_timer_ = backend_->make_event_timer();
   }
 
   check_memory_fits(recipe_, config_, c, *backend_, world_);
@@ -174,7 +175,7 @@ StepResult Trainer::compute_step() {
   store_->zero_grads();
   const ParallelConfig& par = recipe_.parallel;
   const PipelineSeat seat{par.schedule, grid_->coords().pp, par.pipeline, par.virtual_stages, n_slots_,
-                          grid_->pipeline_comms(), trace};
+                          grid_->pipeline_comms(), trace, pipeline_timer_.get()};
   const PassTiming timing = sync_timing_ ? PassTiming::per_pass : PassTiming::overlapped;
   const StepPassTimes pt = graphs_ ? run_graph_passes(in, tg, timing)
                                    : run_step_passes(*stage_, *store_, *backend_, seat, in, tg, timing);
@@ -183,6 +184,8 @@ StepResult Trainer::compute_step() {
   store_->flush_grads();
   backend_->synchronize();
   const double t_compute = monotonic_seconds();
+  const double wait_s = total_wait_s(pt.waits, pipeline_timer_.get());
+  if (pipeline_timer_) pipeline_timer_->reset();
 
   float sums[2];
   {
@@ -202,8 +205,8 @@ StepResult Trainer::compute_step() {
   r.lr = lr_at(lr_schedule_, step_);
   r.step = step_ + 1;
   r.times.total_s = t_sync - t_start;
-  r.times.pipeline_wait_s = pt.wait_s;
-  r.times.compute_s = (t_compute - t_start) - pt.wait_s;
+  r.times.pipeline_wait_s = wait_s;
+  r.times.compute_s = (t_compute - t_start) - wait_s;
   r.times.forward_s = pt.forward_s;
   r.times.backward_s = pt.backward_s;
   r.times.grad_sync_s = t_sync - t_compute;

@@ -170,6 +170,9 @@ class Trainer {
   GptConfig config_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<OpProfiler> profiler_;  // attached to backend_, so declared after it
+  // Times the pipeline's waits on the device (backend_'s; null with one stage): on a GPU a wait
+  // only queues a stream wait, so the host's clock would read no bubble.
+  std::unique_ptr<EventTimer> pipeline_timer_;
   // log.trace: the session (its recorder outlives the traced communicators below; its device
   // timer is backend_'s, so declared after it) and the traced view of the host world (host_
   // points to it, else to world_).
