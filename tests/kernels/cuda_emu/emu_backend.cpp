@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "kernels/base/bf16.h"
 #include "kernels/base/errors.h"
+#include "kernels/cpu/cpu_backend.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/cuda_workspace.h"
 
@@ -68,8 +70,42 @@ class EmulatedCudaBackend final : public Backend {
   void compute(const EncoderBackwardOp& op) override { emu::alternate_order(); cuda::encoder_backward(ctx_, op); }
   void compute(const LayernormForwardOp& op) override { emu::alternate_order(); cuda::layernorm_forward(ctx_, op); }
   void compute(const LayernormBackwardOp& op) override { emu::alternate_order(); cuda::layernorm_backward(ctx_, op); }
-  void compute(const MatmulOp&) override {
-    throw std::logic_error("cuda emulator: matrix products are cuBLASLt's and cannot run here");
+  // cuBLASLt cannot run here: the product, its epilogues and their gradients are the CPU
+  // backend's, on f32 copies of the operands (bf16 widened exactly), and its outputs are
+  // rounded back once, as cuBLASLt rounds its f32 accumulators.
+  void compute(const MatmulOp& op) override {
+    std::vector<std::vector<float>> copies;
+    copies.reserve(9);  // the host tensors point into them
+    auto widen = [&copies](const Tensor& t) {
+      if (!t.defined()) return t;
+      std::vector<float>& v = copies.emplace_back(size_t(t.numel()));
+      if (t.dtype == DType::bf16) {
+        const uint16_t* src = static_cast<const uint16_t*>(t.data);
+        for (size_t i = 0; i < v.size(); ++i) v[i] = f32_from_bf16(src[i]);
+      } else {
+        std::memcpy(v.data(), t.data, t.bytes());
+      }
+      Tensor host = t;
+      host.data = v.data();
+      host.dtype = DType::f32;
+      host.device = Device::cpu;
+      return host;
+    };
+    const MatmulOp host{widen(op.out),      widen(op.a),        widen(op.b),        op.ta, op.tb, widen(op.bias), op.mode,
+                        widen(op.gelu_out), widen(op.residual), widen(op.gelu_inp), widen(op.dbias),
+                        widen(op.dbias_a)};
+    cpu_->run(host);
+    for (auto [dev, result] : {std::pair{op.out, host.out}, std::pair{op.gelu_out, host.gelu_out},
+                               std::pair{op.dbias, host.dbias}, std::pair{op.dbias_a, host.dbias_a}}) {
+      if (!dev.defined()) continue;
+      const float* src = result.ptr<float>();
+      if (dev.dtype == DType::bf16) {
+        uint16_t* dst = static_cast<uint16_t*>(dev.data);
+        for (int64_t i = 0; i < dev.numel(); ++i) dst[i] = bf16_from_f32(src[i]);
+      } else {
+        std::memcpy(dev.data, src, dev.bytes());
+      }
+    }
   }
   void compute(const BiasBackwardOp& op) override { emu::alternate_order(); cuda::bias_backward(ctx_, op); }
   void compute(const AttentionForwardOp& op) override { emu::alternate_order(); cuda::attention_forward(ctx_, op); }
@@ -106,6 +142,7 @@ class EmulatedCudaBackend final : public Backend {
   cuda::DeviceMemory memory_;
   cuda::Workspace workspace_;
   cuda::Context ctx_;
+  std::unique_ptr<Backend> cpu_ = make_cpu_backend();  // the matrix products
 };
 
 }  // namespace

@@ -1,8 +1,9 @@
 // The CUDA backend's ops on the CPU emulator (cuda_emu.h): a Backend whose memory is host
 // memory labelled as the GPU's and whose ops are kernels/cuda's own host code and kernels,
 // rewritten by emu_translate.py and run by the emulator. For the kernel tests only: it runs
-// what our kernels compute, never how fast. Matrix products (cuBLASLt) cannot run here: matmul
-// is a logic_error.
+// what our kernels compute, never how fast. Matrix products (cuBLASLt) cannot run here: the
+// CPU backend computes them (on f32 copies, rounded back once), so a whole model can train on
+// the emulated kernels, but cuda_matmul.cpp itself is not tested.
 #pragma once
 
 #include <memory>

@@ -4,7 +4,8 @@
 // kernels for every shape here (the tensor-core kernels are inline PTX). This checks what the
 // kernels compute: indexing, tails, vector paths, barriers, warp reductions, launch
 // configurations and determinism; never speed, and never instead of a GPU (test_cuda still
-// reports skipped without one). The first cases show the emulator fails what it should.
+// reports skipped without one). The first cases show the emulator fails what it should;
+// test_cuda_emu_model.cpp trains whole models on it.
 #include <doctest/doctest.h>
 
 #include <cmath>
