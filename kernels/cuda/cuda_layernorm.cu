@@ -4,7 +4,8 @@
 // memory (cuda_norm_stage.cuh) so each input is read from global memory once; it first writes
 // its partial column sums of dweight/dbias (dout * norm, dout) to scratch, then computes dinp
 // row by row (one warp per row). add_column_partials (cuda_reduce.cu) then adds the partials
-// to dweight/dbias in block order, so the parameter gradients are deterministic. dinp may
+// to dweight/dbias in an order fixed by the block count (32 strided sums, then those in row
+// order), so the parameter gradients are deterministic. dinp may
 // alias dout (the stage, or the column pass, reads a block's dout before any dinp is written).
 #include <string>
 

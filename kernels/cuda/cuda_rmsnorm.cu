@@ -8,7 +8,8 @@
 // once; for heads kBwdRows, read in place); it first writes its partial column sums of the
 // weight gradients (over its rows, and for heads over the heads of each kind in head order) to
 // scratch, then computes dinp vector by vector (one warp each). add_column_partials
-// (cuda_reduce.cu) adds the partials to the weight gradients in block order: deterministic, no
+// (cuda_reduce.cu) adds the partials to the weight gradients in an order fixed by the block
+// count (32 strided sums, then those in row order): deterministic, no
 // atomics, as in cuda_layernorm.cu. A block reads its dout (stage or column pass) before any
 // dinp of it is written and blocks own disjoint rows, so dinp may alias dout.
 #include <string>
