@@ -7,22 +7,29 @@
 //
 // Model (what it checks and what it cannot):
 // - A launch runs its blocks one after another, each block's threads as fibers on one OS
-//   thread. A fiber runs until it reaches a barrier or a warp operation, so a thread reads
-//   shared memory that another thread has not written yet where a barrier is missing (unless
-//   a later barrier or warp operation of the reader comes between, which hides it). Blocks
-//   and threads run in increasing or decreasing order, switched by alternate_order() (the
-//   emulated backend switches before every op), so a race also shows as two runs that differ.
+//   thread, a warp at a time: each warp runs as far as it can (to a block barrier or its end)
+//   before the next starts, its lanes each to their next warp operation. So a warp reads
+//   shared memory that another warp has not written yet, or has already overwritten, where a
+//   barrier is missing. Blocks, warps and lanes run in increasing or decreasing order,
+//   switched by alternate_order() (the emulated backend switches before every op), so such a
+//   race shows in one of two runs, which then differ.
 // - Launch configurations are checked as the hardware does (block size, grid dimensions,
 //   dynamic shared memory above 48 KiB only after cudaFuncSetAttribute, at most 227 KiB): a
-//   bad one is a launch error that TRAINER_LAUNCH_CHECK reports. Dynamic shared memory starts
-//   filled with NaN bytes and is 16-byte aligned, no more.
+//   bad one is a launch error that TRAINER_LAUNCH_CHECK reports. Shared memory, dynamic and
+//   static, starts every block filled with NaN bytes; the dynamic kind is 16-byte aligned, no
+//   more.
 // - Warp operations need every lane named in the mask to arrive; a lane that exited or does
-//   not exist, or lanes that disagree on the mask, is an error (undefined on the hardware).
-//   A barrier waits for the block's threads that have not exited, as on Volta and later.
+//   not exist, lanes that disagree on the mask, or a shuffle reading a lane outside it, is an
+//   error (undefined on the hardware). A barrier waits for the block's threads that have not
+//   exited, as on Volta and later.
+// - The tensor-core instructions (kernels/cuda/cuda_ptx.cuh) have an emulated twin in
+//   shadow/: mma.sync and ldmatrix collective over the warp with the PTX ISA's fragment
+//   layouts, ldmatrix rows and cp.async addresses aligned as the PTX requires, and cp.async
+//   copies landing as async_copy says.
 // - Not modelled: timing, the memory model across blocks, warp-synchronous code without
-//   *_sync intrinsics (fibers are never in lockstep), static shared memory limits, registers,
-//   launch bounds, and the exact results of the fast-math intrinsics (__expf is expf here).
-//   Inline PTX (the tensor-core attention kernels) cannot run here at all.
+//   *_sync intrinsics (fibers are never in lockstep), shared memory limits of static arrays,
+//   registers, launch bounds, and the exact results of the fast-math intrinsics (__expf is
+//   expf here).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -31,6 +38,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -47,9 +55,10 @@ const dim3& grid_dim();
 void alternate_order();
 
 void syncthreads();
-// cp.async as the PTX ISA defines it, per thread: a copy lands in shared memory only when a
-// wait leaves at most `pending` newer committed groups outstanding (so a kernel that reads a
-// tile before waiting for it reads stale bytes); copies not yet committed stay pending.
+// cp.async per thread: a copy lands at some time between its issue and the wait that leaves at
+// most `pending` newer committed groups outstanding: in one of the two orders at the wait (a
+// tile read before its wait reads stale bytes), in the other at once (a buffer refilled while
+// other warps still read it changes under them). Copies not yet committed stay pending.
 void async_copy(void* dst, const void* src, int bytes, bool valid);
 void async_commit();
 void async_wait(int pending);
@@ -59,6 +68,16 @@ const uint64_t* warp_exchange(unsigned mask, uint64_t value);
 int lane_id();
 unsigned active_mask();
 void* dynamic_shared_base();
+// Stops the launch with `what` (a misuse the hardware would fault on or leave undefined).
+[[noreturn]] void kernel_error(const std::string& what);
+// A static __shared__ array of the block (emu_translate.py rewrites each declaration into one),
+// keyed by its declaration's `tag`: refilled with NaN bytes at each block's start, since
+// nothing carries over from block to block on the hardware.
+void* block_shared_bytes(const void* tag, size_t bytes);
+template <class T>
+T& block_shared(const void* tag) {
+  return *static_cast<T*>(block_shared_bytes(tag, sizeof(T)));
+}
 
 template <class T>
 T* dynamic_shared() {
@@ -78,13 +97,17 @@ T from_bits(uint64_t b) {
   std::memcpy(&v, &b, sizeof(T));
   return v;
 }
-// The value of lane `src` (own value where src leaves the lane's width segment).
+// The value of lane `src`, or the caller's own where src is past the end of its width segment
+// (or, with `earlier` = own_below, before its start); xor may read earlier segments. A source
+// lane outside the mask is an error (undefined on the hardware).
+enum class Earlier : uint8_t { allowed, own_below };
 template <class T>
-T shuffle(unsigned mask, T var, int src, int width) {
+T shuffle(unsigned mask, T var, int src, int width, Earlier earlier) {
   const int lane = lane_id();
   const uint64_t* slots = warp_exchange(mask, to_bits(var));
   const int base = lane & ~(width - 1);
-  if (src < base || src >= base + width) return var;
+  if (src >= base + width || src > 31 || (earlier == Earlier::own_below && src < base) || src < 0) return var;
+  if (!(mask >> src & 1u)) kernel_error("a shuffle reads lane " + std::to_string(src) + ", outside its mask");
   return from_bits<T>(slots[src]);
 }
 
@@ -162,10 +185,10 @@ inline DeducedLauncher launch_deduced(dim3 grid, dim3 block, size_t shared = 0, 
 #define gridDim (::emu::grid_dim())
 #define warpSize 32
 
-// Block-shared storage: a function-local static is one object for all the block's threads (and,
-// since blocks run one at a time, for each block in turn).
+// emu_translate.py rewrites every __shared__ declaration of a .cu file (block_shared,
+// dynamic_shared); one left anywhere else (a header) does not compile.
 #undef __shared__
-#define __shared__ static
+#define __shared__ __shared___is_rewritten_by_emu_translate_py_only_in_cu_files
 #undef __launch_bounds__
 #define __launch_bounds__(...)
 
@@ -178,19 +201,19 @@ inline unsigned __activemask() { return ::emu::active_mask(); }
 template <class T>
 T __shfl_sync(unsigned mask, T var, int src_lane, int width = 32) {
   const int lane = ::emu::lane_id();
-  return ::emu::shuffle(mask, var, (lane & ~(width - 1)) + (src_lane & (width - 1)), width);
+  return ::emu::shuffle(mask, var, (lane & ~(width - 1)) + (src_lane & (width - 1)), width, ::emu::Earlier::allowed);
 }
 template <class T>
 T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = 32) {
-  return ::emu::shuffle(mask, var, ::emu::lane_id() ^ lane_mask, width);
+  return ::emu::shuffle(mask, var, ::emu::lane_id() ^ lane_mask, width, ::emu::Earlier::allowed);
 }
 template <class T>
 T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = 32) {
-  return ::emu::shuffle(mask, var, ::emu::lane_id() + int(delta), width);
+  return ::emu::shuffle(mask, var, ::emu::lane_id() + int(delta), width, ::emu::Earlier::allowed);
 }
 template <class T>
 T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = 32) {
-  return ::emu::shuffle(mask, var, ::emu::lane_id() - int(delta), width);
+  return ::emu::shuffle(mask, var, ::emu::lane_id() - int(delta), width, ::emu::Earlier::own_below);
 }
 inline unsigned __ballot_sync(unsigned mask, int predicate) {
   const uint64_t* slots = ::emu::warp_exchange(mask, predicate != 0);

@@ -7,7 +7,9 @@
 // fiber on its stack. glibc's fortified longjmp refuses to jump between stacks.
 #undef _FORTIFY_SOURCE
 #include <setjmp.h>
+#include <sys/mman.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -73,13 +75,38 @@ struct Launch {
   std::string error;
   std::unique_ptr<unsigned char[]> shared_storage;
   unsigned char* shared = nullptr;
+  // Static __shared__ arrays (emu_translate.py: block_shared), by their declaration's tag:
+  // refilled with NaN bytes at every block's start, as nothing carries over between blocks.
+  std::vector<std::pair<const void*, std::vector<unsigned char>>> static_shared;
 };
 
 thread_local Launch* t_launch = nullptr;
 thread_local cudaError_t t_last_error = cudaSuccess;
 thread_local bool t_reverse = false;
-// Fiber stacks, kept from launch to launch (allocating 128 KiB each time maps and unmaps it).
-thread_local std::vector<std::unique_ptr<char[]>> t_stacks;
+
+// A fiber's stack with an inaccessible page below it, so an overflow faults instead of
+// corrupting the heap; kept from launch to launch.
+class FiberStack {
+ public:
+  FiberStack() {
+    const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    bytes_ = kStackBytes + page;
+    base_ = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base_ == MAP_FAILED || mprotect(base_, page, PROT_NONE) != 0)
+      throw std::runtime_error("cuda emulator: cannot map a fiber stack");
+    top_ = static_cast<char*>(base_) + page;
+  }
+  ~FiberStack() { munmap(base_, bytes_); }
+  FiberStack(const FiberStack&) = delete;
+  FiberStack& operator=(const FiberStack&) = delete;
+  char* memory() const { return top_; }
+
+ private:
+  void* base_ = nullptr;
+  char* top_ = nullptr;
+  size_t bytes_ = 0;
+};
+thread_local std::vector<std::unique_ptr<FiberStack>> t_stacks;
 
 // The per-kernel opt-in limit set by cudaFuncSetAttribute(MaxDynamicSharedMemorySize).
 std::unordered_map<const void*, size_t>& shared_opt_in() {
@@ -129,6 +156,8 @@ void fiber_main() {
     l.thread(l.arg);
   } catch (const std::exception& e) {
     if (l.error.empty()) l.error = std::string("the kernel threw: ") + e.what() + " (" + where(l, f) + ")";
+  } catch (...) {
+    if (l.error.empty()) l.error = "the kernel threw a non-standard exception (" + where(l, f) + ")";
   }
   f.done = true;
   --l.live;
@@ -161,10 +190,11 @@ void run_block(Launch& l, bool reverse) {
   l.barrier_arrived = 0;
   l.events = 0;
   std::fill(l.shared, l.shared + l.config.shared, 0xff);  // NaN in f32 and bf16
-  while (t_stacks.size() < size_t(l.threads)) t_stacks.push_back(std::make_unique<char[]>(kStackBytes));
+  for (auto& [tag, bytes] : l.static_shared) std::fill(bytes.begin(), bytes.end(), 0xff);
+  while (t_stacks.size() < size_t(l.threads)) t_stacks.push_back(std::make_unique<FiberStack>());
   for (int i = 0; i < l.threads; ++i) {
     Fiber& f = l.fibers[size_t(i)];
-    f.stack = t_stacks[size_t(i)].get();
+    f.stack = t_stacks[size_t(i)]->memory();
     f.linear = i;
     f.thread = uint3{unsigned(i) % b.x, unsigned(i) / b.x % b.y, unsigned(i) / (b.x * b.y)};
     f.done = false;
@@ -173,23 +203,38 @@ void run_block(Launch& l, bool reverse) {
     f.open_group.clear();
     f.committed.clear();
   }
+  // Resumes fiber i until it yields; false once the launch has failed.
+  auto resume = [&l](int i) {
+    Fiber& f = l.fibers[size_t(i)];
+    if (f.done) return true;
+    l.current = &f;
+    if (_setjmp(l.scheduler) == 0) {
+      if (f.started) _longjmp(f.resume, 1);
+      f.started = true;
+      getcontext(&f.start);
+      f.start.uc_stack.ss_sp = f.stack;
+      f.start.uc_stack.ss_size = kStackBytes;
+      f.start.uc_link = nullptr;
+      makecontext(&f.start, fiber_main, 0);
+      swapcontext(&l.scheduler_context, &f.start);
+    }
+    return l.error.empty();
+  };
+  // A warp at a time, each as far as it can go (to a block barrier, or its end) before the
+  // next starts: one warp running arbitrarily far ahead of the others, as the hardware allows,
+  // so a read of another warp's shared memory that no barrier orders comes too early or too
+  // late in one of the two orders.
+  const int warps = (l.threads + 31) / 32;
   while (l.live > 0) {
     const uint64_t before = l.events;
-    for (int k = 0; k < l.threads; ++k) {
-      Fiber& f = l.fibers[size_t(reverse ? l.threads - 1 - k : k)];
-      if (f.done) continue;
-      l.current = &f;
-      if (_setjmp(l.scheduler) == 0) {
-        if (f.started) _longjmp(f.resume, 1);
-        f.started = true;
-        getcontext(&f.start);
-        f.start.uc_stack.ss_sp = f.stack;
-        f.start.uc_stack.ss_size = kStackBytes;
-        f.start.uc_link = nullptr;
-        makecontext(&f.start, fiber_main, 0);
-        swapcontext(&l.scheduler_context, &f.start);
+    for (int wk = 0; wk < warps; ++wk) {
+      const int w = reverse ? warps - 1 - wk : wk;
+      const int lanes = std::min(32, l.threads - 32 * w);
+      for (uint64_t warp_before = ~l.events; warp_before != l.events;) {
+        warp_before = l.events;
+        for (int k = 0; k < lanes; ++k)
+          if (!resume(32 * w + (reverse ? lanes - 1 - k : k))) return;
       }
-      if (!l.error.empty()) return;
     }
     if (l.live > 0 && l.events == before) {
       std::string waiting;
@@ -206,8 +251,32 @@ void run_block(Launch& l, bool reverse) {
 
 void alternate_order() { t_reverse = !t_reverse; }
 
+void* block_shared_bytes(const void* tag, size_t bytes) {
+  Launch& l = launch_in_progress();
+  for (auto& [t, storage] : l.static_shared)
+    if (t == tag) return storage.data();
+  // Capacity rounded up to 16-byte words so the data is 16-byte aligned (vector allocations
+  // are at least 16-byte aligned on x86-64 glibc).
+  l.static_shared.emplace_back(tag, std::vector<unsigned char>((bytes + 15) / 16 * 16, 0xff));
+  return l.static_shared.back().second.data();
+}
+
+void kernel_error(const std::string& what) { fail(what); }
+
 void async_copy(void* dst, const void* src, int bytes, bool valid) {
-  launch_in_progress().current->open_group.push_back({dst, src, bytes, valid});
+  Launch& l = launch_in_progress();
+  const AsyncCopy c{dst, src, bytes, valid};
+  // A copy may land any time between its issue and the wait that covers it: in the reverse
+  // order at once (so a buffer overwritten while others still read it shows), else at the wait
+  // (so a tile read before its wait shows).
+  if (t_reverse) {
+    if (valid)
+      std::memcpy(dst, src, size_t(bytes));
+    else
+      std::memset(dst, 0, size_t(bytes));
+    return;
+  }
+  l.current->open_group.push_back(c);
 }
 void async_commit() {
   Fiber& f = *launch_in_progress().current;
@@ -262,9 +331,12 @@ const uint64_t* warp_exchange(unsigned mask, uint64_t value) {
   Warp& w = l.warps[size_t(f.linear / 32)];
   const int lanes = std::min(32, l.threads - first);
   if (!(mask >> lane & 1u)) fail("a warp operation's mask leaves out the calling lane " + std::to_string(lane));
-  if (lanes < 32 && (mask >> lanes) != 0)
-    fail("a warp operation's mask names lanes past the block's last thread (mask 0x" +
-         std::to_string(mask) + ", " + std::to_string(lanes) + " lanes)");
+  if (lanes < 32 && (mask >> lanes) != 0) {
+    char text[16];
+    std::snprintf(text, sizeof text, "%08x", mask);
+    fail(std::string("a warp operation's mask names lanes past the block's last thread (mask 0x") + text + ", " +
+         std::to_string(lanes) + " lanes)");
+  }
   if (w.arrived != 0 && w.mask != mask) fail("lanes of one warp operation disagree on its mask");
   w.mask = mask;
   const uint64_t round = w.round;

@@ -1,5 +1,6 @@
 // Kernels that show the emulator (cuda_emu.h) tells right from wrong: a block sum with its
-// barriers and without one, warp shuffles with every lane present and with one lane gone, and
+// barriers and without one, warp shuffles with every lane present and with one lane gone,
+// shared memory read before this block wrote it, a cp.async from a misaligned address, and
 // launches the hardware refuses. Compiled only for the emulator test (test_cuda_emu.cpp), which
 // calls the host functions below.
 #include <cuda_runtime.h>
@@ -7,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/cuda/cuda_ptx.cuh"
 #include "tests/kernels/cuda_emu/emu_selftest.h"
 
 namespace trainer::testing::emu_selftest {
@@ -35,6 +37,24 @@ __global__ void shuffle_kernel(int* out, bool early_exit) {
   out[threadIdx.x] = __shfl_sync(0xffffffffu, lane * 10, (lane + 1) % 32);
 }
 
+// Block 0 writes its slot and every block reads it: a block other than 0 reads what it never
+// wrote, which is garbage on the hardware (NaN bytes here), never block 0's value.
+__global__ void unwritten_shared_kernel(float* out) {
+  __shared__ float slot[1];
+  if (blockIdx.x == 0) slot[0] = 7.0f;
+  __syncthreads();
+  out[blockIdx.x] = slot[0];
+}
+
+// 16 bytes by cp.async from `src`, waited for.
+__global__ void cp_async_kernel(float* out, const float* src) {
+  extern __shared__ __align__(16) float tile[];
+  cuda::ptx_cp_async_cg16(tile, src, 16);
+  cuda::ptx_cp_async_commit();
+  cuda::ptx_cp_async_wait<0>();
+  for (int i = 0; i < 4; ++i) out[i] = tile[i];
+}
+
 __global__ void dynamic_shared_kernel(float* out) {
   extern __shared__ __align__(16) float stage[];
   stage[threadIdx.x] = float(threadIdx.x);
@@ -54,6 +74,19 @@ std::vector<float> block_sums(const std::vector<float>& in, int blocks, int thre
 std::vector<int> shuffle(bool early_exit) {
   std::vector<int> out(32, -1);
   shuffle_kernel<<<1, 32>>>(out.data(), early_exit);
+  return out;
+}
+
+std::vector<float> unwritten_shared(int blocks) {
+  std::vector<float> out(size_t(blocks), 0.0f);
+  unwritten_shared_kernel<<<blocks, 32>>>(out.data());
+  return out;
+}
+
+std::vector<float> cp_async_16(int misalign_floats) {
+  alignas(16) float src[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  std::vector<float> out(4, 0.0f);
+  cp_async_kernel<<<1, 1, 16>>>(out.data(), src + misalign_floats);
   return out;
 }
 

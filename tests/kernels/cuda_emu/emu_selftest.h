@@ -12,6 +12,10 @@ namespace trainer::testing::emu_selftest {
 std::vector<float> block_sums(const std::vector<float>& in, int blocks, int threads, bool barrier);
 // 32 lanes each read the next lane's lane * 10; with early_exit lane 5 has left.
 std::vector<int> shuffle(bool early_exit);
+// Block b's read of a shared slot that only block 0 writes.
+std::vector<float> unwritten_shared(int blocks);
+// The 4 floats a 16-byte cp.async brings from an aligned array plus misalign_floats.
+std::vector<float> cp_async_16(int misalign_floats);
 // cudaGetLastError after a launch of (1, blocks_y) blocks of `threads` with `shared_bytes` of
 // dynamic shared memory, after opting in to `opt_in_bytes` (0: no opt-in); cudaErrorUnknown
 // when the launch ran but gave a wrong result.

@@ -1,7 +1,7 @@
 // Our CUDA kernels run on the CPU emulator (cuda_emu.h) against the CPU backend: the parity
 // tables of tests/kernels/cuda (every op family but the matrix products, which are cuBLASLt's)
-// in both precisions, through the CUDA backend's own host code. Attention runs its scalar
-// kernels for every shape here (the tensor-core kernels are inline PTX). This checks what the
+// in both precisions, through the CUDA backend's own host code, attention's tensor-core kernels
+// included (shadow/kernels/cuda/cuda_ptx.cuh stands in for their PTX). This checks what the
 // kernels compute: indexing, tails, vector paths, barriers, warp reductions, launch
 // configurations and determinism; never speed, and never instead of a GPU (test_cuda still
 // reports skipped without one). The first cases show the emulator fails what it should;
@@ -44,6 +44,17 @@ TEST_CASE("a shuffle needs every lane of its mask") {
                        std::runtime_error);
 }
 
+TEST_CASE("shared memory a block has not written is garbage, and cp.async needs aligned addresses") {
+  const std::vector<float> slots = emu_selftest::unwritten_shared(3);
+  CHECK(slots[0] == 7.0f);
+  CHECK(std::isnan(slots[1]));
+  CHECK(std::isnan(slots[2]));
+  CHECK(emu_selftest::cp_async_16(0) == std::vector<float>{1, 2, 3, 4});
+  CHECK(emu_selftest::cp_async_16(4) == std::vector<float>{5, 6, 7, 8});
+  CHECK_THROWS_WITH_AS(emu_selftest::cp_async_16(1), doctest::Contains("cp.async source at an address not aligned"),
+                       std::runtime_error);
+}
+
 TEST_CASE("launches the hardware refuses are launch errors") {
   CHECK(emu_selftest::launch_error(1, 128, 512, 0) == cudaSuccess);
   CHECK(emu_selftest::launch_error(1, 1025, 0, 0) == cudaErrorInvalidConfiguration);
@@ -74,10 +85,10 @@ std::vector<ParityCase> cases_of(const std::vector<ParityCase>& cases, const std
   REQUIRE(!out.empty());
   return out;
 }
-TEST_CASE("parity attention_forward (scalar kernels)") {
+TEST_CASE("parity attention_forward") {
   check_emulated_parity(cases_of(attention_parity_cases(), "attention_forward"));
 }
-TEST_CASE("parity attention_backward (scalar kernels)") {
+TEST_CASE("parity attention_backward") {
   check_emulated_parity(cases_of(attention_parity_cases(), "attention_backward"));
 }
 TEST_CASE("parity attention_cached") {

@@ -8,13 +8,15 @@
 //   C 16x8 f32: c[0], c[1] = (g, 2t..2t+1), c[2], c[3] = (g+8, 2t..2t+1)
 //   ldmatrix: lane 8 i + r gives the address of row r of matrix i; each lane receives
 //   (row g, columns 2t, 2t+1) of every matrix, with .trans (rows 2t, 2t+1, column g).
-// cp.async copies land only when cp.async.wait_group covers their group (cuda_emu.h). The
+// ldmatrix rows must be 16-byte aligned and cp.async addresses aligned to the copy's size, as
+// the PTX requires; cp.async copies land as cuda_emu.h's async_copy says. The
 // product sums its 16 exact bf16 products in f32 in k order, then adds the accumulator: the
 // hardware's order and internal precision are unspecified, so results agree to rounding.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 namespace trainer::cuda {
 
@@ -29,17 +31,27 @@ inline uint32_t pair_at(const void* row0, int col0, const void* row1, int col1) 
   return uint32_t(lo) | (uint32_t(hi) << 16);
 }
 
+inline void require_aligned(const void* p, uintptr_t to, const char* what) {
+  if (reinterpret_cast<uintptr_t>(p) % to != 0)
+    ::emu::kernel_error(std::string(what) + " at an address not aligned to " + std::to_string(to) + " bytes");
+}
+
 template <int N, bool kTrans>
 inline void ldmatrix(uint32_t* out, const void* row) {
+  require_aligned(row, 16, "an ldmatrix row");
   const uint64_t* slots = ::emu::warp_exchange(0xffffffffu, reinterpret_cast<uintptr_t>(row));
   const int lane = ::emu::lane_id(), g = lane / 4, t = lane % 4;
   for (int i = 0; i < N; ++i) {
     const auto address = [&](int r) { return reinterpret_cast<const void*>(uintptr_t(slots[8 * i + r])); };
     out[i] = kTrans ? pair_at(address(2 * t), g, address(2 * t + 1), g) : pair_at(address(g), 2 * t, address(g), 2 * t + 1);
   }
+  // The warp's reads are one instruction: no lane writes the tile before all have read it.
+  ::emu::warp_exchange(0xffffffffu, 0);
 }
 
 inline void cp_async(void* dst, const void* src, int cp_bytes, int src_bytes) {
+  require_aligned(dst, uintptr_t(cp_bytes), "a cp.async destination");
+  if (src_bytes > 0) require_aligned(src, uintptr_t(cp_bytes), "a cp.async source");
   // The first src_bytes from src, the rest zeros (a tail of zeros when src_bytes < cp_bytes).
   if (src_bytes > 0) ::emu::async_copy(dst, src, src_bytes, true);
   if (src_bytes < cp_bytes) ::emu::async_copy(static_cast<char*>(dst) + src_bytes, nullptr, cp_bytes - src_bytes, false);
