@@ -26,7 +26,7 @@ namespace {
 constexpr int kB = 2, kT = 64, kSteps = 4;
 
 struct Model {
-  Model(const GptConfig& c, std::unique_ptr<Backend> b)
+  Model(const GptConfig& c, Recompute recompute, std::unique_ptr<Backend> b)
       : backend(std::move(b)), self(MPI_COMM_SELF, "self", 60), layout(c, LayoutOptions{}),
         store(layout, *backend, self, nullptr, zero_policy(0), 1.0) {
     store.init_random(11);
@@ -34,6 +34,7 @@ struct Model {
     o.micro_batch = kB;
     o.seq_len = kT;
     o.dloss = 1.0f / float(kB * kT);
+    o.recompute = recompute;
     stage = std::make_unique<GptStage>(layout, store, *backend, nullptr, o);
   }
   // One step on one micro-batch: its loss, then AdamW.
@@ -59,8 +60,8 @@ struct Model {
   std::unique_ptr<GptStage> stage;
 };
 
-std::vector<double> losses(const GptConfig& c, std::unique_ptr<Backend> backend) {
-  Model m(c, std::move(backend));
+std::vector<double> losses(const GptConfig& c, Recompute recompute, std::unique_ptr<Backend> backend) {
+  Model m(c, recompute, std::move(backend));
   std::vector<int32_t> in(size_t(kB) * kT), tg(in.size());
   std::vector<double> out;
   uint64_t x = 5;
@@ -89,16 +90,19 @@ GptConfig head64_llama() {
   c.n_kv_head = 1;
   c.ffn_dim = 256;
   c.tie = TiedEmbeddings::untied;
+  c.qk_norm = QkNorm::on;
   return c;
 }
 
+// gpt2 recomputes each block in backward (the forward's kernels again, into shared scratch);
+// llama has grouped k/v heads, qk_norm and an untied head.
 TEST_CASE("tiny gpt2 and llama train on the emulated CUDA kernels as on the CPU") {
   ensure_mpi();
-  for (const GptConfig& c : {head64_gpt2(), head64_llama()}) {
+  for (const auto& [c, recompute] : {std::pair{head64_gpt2(), Recompute::block}, std::pair{head64_llama(), Recompute::none}}) {
     CAPTURE(int(c.arch));
-    const std::vector<double> cpu = losses(c, make_cpu_backend());
-    const std::vector<double> fp32 = losses(c, emulated(Precision::fp32));
-    const std::vector<double> bf16 = losses(c, emulated(Precision::bf16));
+    const std::vector<double> cpu = losses(c, recompute, make_cpu_backend());
+    const std::vector<double> fp32 = losses(c, recompute, emulated(Precision::fp32));
+    const std::vector<double> bf16 = losses(c, recompute, emulated(Precision::bf16));
     MESSAGE("cpu " << cpu[0] << " -> " << cpu.back() << ", emulated fp32 " << fp32.back() << ", bf16 " << bf16.back());
     CHECK(cpu.back() < cpu[0]);
     for (int n = 0; n < kSteps; ++n) {
