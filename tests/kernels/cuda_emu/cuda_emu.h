@@ -43,6 +43,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "tests/kernels/cuda_emu/cuda_emu_counts.h"
+
 namespace emu {
 
 // The thread being run (fiber-local state of the launch in progress on this OS thread).

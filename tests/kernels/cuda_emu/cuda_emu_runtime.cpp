@@ -263,6 +263,16 @@ void* block_shared_bytes(const void* tag, size_t bytes) {
 
 void kernel_error(const std::string& what) { fail(what); }
 
+namespace {
+thread_local std::unordered_map<std::string, int64_t> t_counts;
+}  // namespace
+void add_count(const std::string& name, int64_t n) { t_counts[name] += n; }
+int64_t count(const std::string& name) {
+  auto it = t_counts.find(name);
+  return it == t_counts.end() ? 0 : it->second;
+}
+void reset_counts() { t_counts.clear(); }
+
 void async_copy(void* dst, const void* src, int bytes, bool valid) {
   Launch& l = launch_in_progress();
   const AsyncCopy c{dst, src, bytes, valid};

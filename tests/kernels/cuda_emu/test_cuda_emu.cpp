@@ -17,6 +17,7 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "tests/kernels/cuda/parity_cases.h"
 #include "tests/kernels/cuda/parity_llama_cases.h"
+#include "tests/kernels/cuda_emu/cuda_emu_counts.h"
 #include "tests/kernels/cuda_emu/emu_backend.h"
 #include "tests/kernels/cuda_emu/emu_selftest.h"
 
@@ -85,11 +86,23 @@ std::vector<ParityCase> cases_of(const std::vector<ParityCase>& cases, const std
   REQUIRE(!out.empty());
   return out;
 }
+// The tensor-core kernels' ldmatrix reads (bf16, D = 64 and 128) must each take one pass over
+// the shared-memory banks: their tiles' rows are padded by 8 elements for that (cuda_mma.cuh).
+void check_ldmatrix_conflict_free() {
+  INFO(emu::count("ldmatrix bank conflicts") << " bank conflicts in " << emu::count("ldmatrix matrices")
+                                             << " ldmatrix 8x8 matrices");
+  CHECK(emu::count("ldmatrix matrices") > 0);
+  CHECK(emu::count("ldmatrix bank conflicts") == 0);
+}
 TEST_CASE("parity attention_forward") {
+  emu::reset_counts();
   check_emulated_parity(cases_of(attention_parity_cases(), "attention_forward"));
+  check_ldmatrix_conflict_free();
 }
 TEST_CASE("parity attention_backward") {
+  emu::reset_counts();
   check_emulated_parity(cases_of(attention_parity_cases(), "attention_backward"));
+  check_ldmatrix_conflict_free();
 }
 TEST_CASE("parity attention_cached") {
   check_emulated_parity(cases_of(attention_parity_cases(), "attention_cached"));

@@ -41,6 +41,18 @@ inline void ldmatrix(uint32_t* out, const void* row) {
   require_aligned(row, 16, "an ldmatrix row");
   const uint64_t* slots = ::emu::warp_exchange(0xffffffffu, reinterpret_cast<uintptr_t>(row));
   const int lane = ::emu::lane_id(), g = lane / 4, t = lane % 4;
+  if (lane == 0) {
+    // Each 8x8 matrix is one pass over the 32 4-byte banks: its 8 rows of 16 bytes are free of
+    // conflicts when they fall in 8 different groups of 4 banks ((address / 16) % 8).
+    int64_t conflicts = 0;
+    for (int i = 0; i < N; ++i) {
+      int seen = 0;
+      for (int r = 0; r < 8; ++r) seen |= 1 << (slots[8 * i + r] / 16 % 8);
+      conflicts += 8 - __builtin_popcount(unsigned(seen));
+    }
+    ::emu::add_count("ldmatrix matrices", N);
+    ::emu::add_count("ldmatrix bank conflicts", conflicts);
+  }
   for (int i = 0; i < N; ++i) {
     const auto address = [&](int r) { return reinterpret_cast<const void*>(uintptr_t(slots[8 * i + r])); };
     out[i] = kTrans ? pair_at(address(2 * t), g, address(2 * t + 1), g) : pair_at(address(g), 2 * t, address(g), 2 * t + 1);
