@@ -28,7 +28,8 @@
 # recompiling, seconds, no GPU), the tiny head-64 model fp32 on CPU and
 # CUDA (losses to 1e-4), bf16 (finite, falling, within 2% of fp32), bf16 determinism (two runs
 # bit-identical), bench gpt2-124m and gpt2-1.5b, gpt2-124m with cuDNN attention, data 2 / tensor 2 /
-# data 2 ZeRO-1 (fp32 and bf16 wire), tensor 2 bf16 against one GPU (needs 2 GPUs), HF folders
+# data 2 ZeRO-1 (fp32 and bf16 wire) / pipeline 2 / interleaved, tensor 2 bf16 against one GPU
+# (needs 2 GPUs), HF folders
 # against transformers (scripts/gpu_check_hf.sh; SKIP where python3 has no transformers), then
 # compute-sanitizer memcheck and racecheck (slow; time-boxed to their budgets, after the numbers
 # so a slow sanitizer can never cost the benchmarks).
@@ -69,7 +70,7 @@ STEP_TABLE=(
   "bench_1p5b 100  trainer bench gpt2-1.5b, micro-batch 8 x 1024, 8 accumulated (global 64)"
   "bench_cudnn 35  bench_124m again with train.attention=cudnn (cuDNN fused attention against ours)"
   "bench_graphs 20  the quickstart model (0.85M, launch-bound) in bf16 with train.graphs off and step: tokens/s"
-  "multi_gpu  110  data 2, tensor 2, data 2 ZeRO-1 (fp32 to 1e-4), its bf16 wire (1e-3), tensor 2 bf16 (2%) against one GPU, tiny model (2+ GPUs)"
+  "multi_gpu  140  data 2, tensor 2, data 2 ZeRO-1, pipeline 2, interleaved (fp32 to 1e-4), the bf16 wire (1e-3), tensor 2 bf16 (2%) against one GPU, tiny model (2+ GPUs)"
   "hf_logits   40  tiny llama and gpt2 exported as HF folders, loaded by transformers: logits to 1e-4 (SKIP without it)"
   "memcheck    90  test_cuda (the kernels; not NCCL) under compute-sanitizer memcheck, time-boxed"
   "racecheck   60  attention and reduction cases under compute-sanitizer racecheck, time-boxed"
