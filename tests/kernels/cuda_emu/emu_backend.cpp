@@ -2,7 +2,6 @@
 // cuda_backend.cpp) without cuBLASLt, cuDNN, streams or graphs, on host memory.
 #include "tests/kernels/cuda_emu/emu_backend.h"
 
-#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -24,21 +23,6 @@ namespace trainer {
 namespace testing {
 namespace {
 
-class HostClockTimer final : public EventTimer {
- public:
-  int record() override {
-    marks_.push_back(std::chrono::steady_clock::now());
-    return int(marks_.size()) - 1;
-  }
-  double seconds(int from, int to) override {
-    return std::chrono::duration<double>(marks_.at(size_t(to)) - marks_.at(size_t(from))).count();
-  }
-  void reset() override { marks_.clear(); }
-
- private:
-  std::vector<std::chrono::steady_clock::time_point> marks_;
-};
-
 // Every op runs its launches in the other order from the op before (cuda_emu.h), so the
 // parity harness's second run of an op sees a race the first one hid.
 class EmulatedCudaBackend final : public Backend {
@@ -53,7 +37,8 @@ class EmulatedCudaBackend final : public Backend {
   std::string name() const override { return std::string("cuda emulator (") + dtype_name(act_) + ")"; }
   std::string device_name() const override { return "cuda emulator"; }
   DeviceMemory device_memory() const override { return {}; }
-  std::unique_ptr<EventTimer> make_event_timer() override { return std::make_unique<HostClockTimer>(); }
+  // The emulated ops are synchronous host code, as the CPU backend's: its clock-reading timer.
+  std::unique_ptr<EventTimer> make_event_timer() override { return cpu_->make_event_timer(); }
   DType act_dtype() const override { return act_; }
   void* raw_alloc(size_t bytes) override { return memory_.alloc(bytes); }
   void raw_free(void* ptr) override { memory_.free(ptr); }
@@ -142,7 +127,7 @@ class EmulatedCudaBackend final : public Backend {
   cuda::DeviceMemory memory_;
   cuda::Workspace workspace_;
   cuda::Context ctx_;
-  std::unique_ptr<Backend> cpu_ = make_cpu_backend();  // the matrix products
+  std::unique_ptr<Backend> cpu_ = make_cpu_backend();  // the matrix products and the timer
 };
 
 }  // namespace
