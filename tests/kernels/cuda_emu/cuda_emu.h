@@ -3,7 +3,8 @@
 // and compiled by the host compiler with this header force-included. It provides what device
 // code uses and a host compiler lacks: threadIdx/blockIdx/blockDim/gridDim, __syncthreads,
 // __syncwarp, warp shuffles and votes, the atomics, __shared__ (block-shared storage), dynamic
-// shared memory, the float/bit intrinsics, and launches (::emu::launch, cuda_emu_runtime.cpp).
+// shared memory, the float/bit intrinsics, and launches (::emu::launch, cuda_emu_runtime.cpp),
+// which go to their stream (cuda_emu_cudart.cpp: run at once, or recorded while it is captured).
 //
 // Model (what it checks and what it cannot):
 // - A launch runs its blocks one after another, each block's threads as fibers on one OS
@@ -11,8 +12,9 @@
 //   before the next starts, its lanes each to their next warp operation. So a warp reads
 //   shared memory that another warp has not written yet, or has already overwritten, where a
 //   barrier is missing. Blocks, warps and lanes run in increasing or decreasing order,
-//   switched by alternate_order() (the emulated backend switches before every op), so such a
-//   race shows in one of two runs, which then differ.
+//   switched by alternate_order(), which the runtime calls when the host reads device memory
+//   after kernels ran (cuda_emu_stream.h: host_read), so such a race shows in one of two runs
+//   of an op whose results a test reads in between, which then differ.
 // - Launch configurations are checked as the hardware does (block size, grid dimensions,
 //   dynamic shared memory above 48 KiB only after cudaFuncSetAttribute, at most 227 KiB): a
 //   bad one is a launch error that TRAINER_LAUNCH_CHECK reports. Shared memory, dynamic and
@@ -38,6 +40,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -117,26 +121,33 @@ struct LaunchConfig {
   dim3 grid, block;
   size_t shared = 0;
   const void* kernel = nullptr;
+  cudaStream_t stream = nullptr;
 };
-// Runs `thread` once per thread of the grid (see the model above); a launch error is kept for
-// cudaGetLastError, as a real launch's. Throws std::runtime_error when the kernel misuses a
-// barrier or a warp operation, deadlocks, or throws.
+// Runs `thread` once per thread of the grid (see the model above). Throws std::runtime_error
+// when the kernel misuses a barrier or a warp operation, deadlocks, or throws.
 void run_grid(const LaunchConfig& config, void (*thread)(void*), void* arg);
+// Issues a launch on config.stream: a configuration the hardware refuses is a launch error,
+// kept for cudaGetLastError, and nothing runs; else `run` runs at once, or, while the stream is
+// captured, is recorded into its graph (cuda_emu_cudart.cpp).
+void submit_launch(const LaunchConfig& config, std::function<void()> run);
 
-// Runs `call_kernel(args...)` once per thread of the grid. The arguments are copied once, as a
-// launch does, and each thread calls with its own copy, since a kernel may modify its
-// parameters.
+// Runs `call_kernel(args...)` once per thread of the grid. The arguments are copied once, at
+// the launch (so a captured launch replays the values it had then), and each thread calls with
+// its own copy, since a kernel may modify its parameters.
 template <class F, class... A>
 void run_call(const LaunchConfig& config, F call_kernel, A&&... args) {
   struct Call {
     F call_kernel;
     std::tuple<std::decay_t<A>...> params;
-  } call{call_kernel, std::tuple<std::decay_t<A>...>(std::forward<A>(args)...)};
-  run_grid(config, [](void* p) {
-    Call& c = *static_cast<Call*>(p);
-    std::tuple<std::decay_t<A>...> mine = c.params;
-    std::apply(c.call_kernel, mine);
-  }, &call);
+  };
+  auto call = std::make_shared<Call>(Call{call_kernel, std::tuple<std::decay_t<A>...>(std::forward<A>(args)...)});
+  submit_launch(config, [config, call] {
+    run_grid(config, [](void* p) {
+      Call& c = *static_cast<Call*>(p);
+      std::tuple<std::decay_t<A>...> mine = c.params;
+      std::apply(c.call_kernel, mine);
+    }, call.get());
+  });
 }
 
 // kernel<<<grid, block, shared, stream>>>(args) becomes launch(kernel, grid, block, shared,
@@ -156,8 +167,8 @@ class Launcher {
 };
 
 template <class... P>
-Launcher<P...> launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared = 0, cudaStream_t = nullptr) {
-  return Launcher<P...>(kernel, LaunchConfig{grid, block, shared, reinterpret_cast<const void*>(kernel)});
+Launcher<P...> launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared = 0, cudaStream_t stream = nullptr) {
+  return Launcher<P...>(kernel, LaunchConfig{grid, block, shared, reinterpret_cast<const void*>(kernel), stream});
 }
 
 // A launch of a kernel template whose arguments nvcc deduces: `call_kernel` is a generic
@@ -175,8 +186,8 @@ class DeducedLauncher {
   LaunchConfig config_;
 };
 
-inline DeducedLauncher launch_deduced(dim3 grid, dim3 block, size_t shared = 0, cudaStream_t = nullptr) {
-  return DeducedLauncher(LaunchConfig{grid, block, shared, nullptr});
+inline DeducedLauncher launch_deduced(dim3 grid, dim3 block, size_t shared = 0, cudaStream_t stream = nullptr) {
+  return DeducedLauncher(LaunchConfig{grid, block, shared, nullptr, stream});
 }
 
 }  // namespace emu

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tests/kernels/cuda_emu/cuda_emu.h"
+#include "tests/kernels/cuda_emu/cuda_emu_stream.h"
 
 namespace emu {
 namespace {
@@ -83,6 +84,7 @@ struct Launch {
 thread_local Launch* t_launch = nullptr;
 thread_local cudaError_t t_last_error = cudaSuccess;
 thread_local bool t_reverse = false;
+thread_local bool t_ran_since_read = false;  // a launch ran since the host last read memory
 
 // A fiber's stack with an inaccessible page below it, so an overflow faults instead of
 // corrupting the heap; kept from launch to launch.
@@ -251,6 +253,24 @@ void run_block(Launch& l, bool reverse) {
 
 void alternate_order() { t_reverse = !t_reverse; }
 
+void host_read() {
+  if (t_ran_since_read) alternate_order();
+  t_ran_since_read = false;
+}
+
+void set_last_error(cudaError_t error) { t_last_error = error; }
+
+void submit_launch(const LaunchConfig& config, std::function<void()> run) {
+  const cudaError_t bad = check_config(config);
+  if (bad != cudaSuccess) {
+    t_last_error = bad;
+    return;
+  }
+  if (!config.stream) add_count("launches on the legacy stream", 1);
+  const cudaError_t refused = submit(config.stream, std::move(run));
+  if (refused != cudaSuccess) t_last_error = refused;
+}
+
 void* block_shared_bytes(const void* tag, size_t bytes) {
   Launch& l = launch_in_progress();
   for (auto& [t, storage] : l.static_shared)
@@ -375,6 +395,7 @@ void run_grid(const LaunchConfig& config, void (*thread)(void*), void* arg) {
     return;
   }
   if (t_launch) throw std::logic_error("cuda emulator: a kernel launched another kernel");
+  t_ran_since_read = true;
   Launch l;
   l.config = config;
   l.thread = thread;
@@ -400,30 +421,36 @@ void run_grid(const LaunchConfig& config, void (*thread)(void*), void* arg) {
 
 }  // namespace emu
 
-// ---- the CUDA runtime API, as much as kernels/cuda's host code calls ----
+// ---- the CUDA runtime API of launches: errors and kernel attributes (the rest: cuda_emu_cudart.cpp) ----
 
 extern "C" {
 
 cudaError_t cudaGetLastError() { return std::exchange(emu::t_last_error, cudaSuccess); }
 cudaError_t cudaPeekAtLastError() { return emu::t_last_error; }
 
+// The errors the emulator returns, by name.
+#define EMU_ERRORS(X)                                                                                           \
+  X(cudaSuccess, "no error") X(cudaErrorInvalidConfiguration, "invalid configuration argument")                  \
+  X(cudaErrorInvalidValue, "invalid argument") X(cudaErrorMemoryAllocation, "out of memory")                    \
+  X(cudaErrorInvalidDevice, "invalid device ordinal") X(cudaErrorInvalidResourceHandle, "invalid resource handle") \
+  X(cudaErrorNotSupported, "operation not supported") X(cudaErrorIllegalState, "illegal state")                 \
+  X(cudaErrorStreamCaptureUnsupported, "operation not permitted when stream is capturing")                      \
+  X(cudaErrorStreamCaptureInvalidated, "operation failed due to a previous error during capture")               \
+  X(cudaErrorStreamCaptureImplicit, "operation would make the legacy stream depend on a capturing blocking stream")
+
 const char* cudaGetErrorString(cudaError_t error) {
-  switch (error) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidConfiguration: return "invalid configuration argument (emulated)";
-    case cudaErrorInvalidValue: return "invalid argument (emulated)";
-    case cudaErrorMemoryAllocation: return "out of memory (emulated)";
-    default: return "error (emulated)";
-  }
+#define EMU_ERROR_STRING(code, text) \
+  if (error == code) return text " (emulated)";
+  EMU_ERRORS(EMU_ERROR_STRING)
+#undef EMU_ERROR_STRING
+  return "error (emulated)";
 }
 const char* cudaGetErrorName(cudaError_t error) {
-  switch (error) {
-    case cudaSuccess: return "cudaSuccess";
-    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
-    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
-    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
-    default: return "cudaErrorUnknown";
-  }
+#define EMU_ERROR_NAME(code, text) \
+  if (error == code) return #code;
+  EMU_ERRORS(EMU_ERROR_NAME)
+#undef EMU_ERROR_NAME
+  return "cudaErrorUnknown";
 }
 
 cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
@@ -433,31 +460,6 @@ cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int v
   return cudaSuccess;
 }
 
-cudaError_t cudaMalloc(void** ptr, size_t bytes) {
-  *ptr = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
-  return *ptr ? cudaSuccess : cudaErrorMemoryAllocation;
-}
-cudaError_t cudaFree(void* ptr) {
-  std::free(ptr);
-  return cudaSuccess;
-}
-cudaError_t cudaMemsetAsync(void* dst, int value, size_t bytes, cudaStream_t) {
-  std::memset(dst, value, bytes);
-  return cudaSuccess;
-}
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind, cudaStream_t) {
-  std::memmove(dst, src, bytes);
-  return cudaSuccess;
-}
-cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind) {
-  std::memmove(dst, src, bytes);
-  return cudaSuccess;
-}
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
-cudaError_t cudaGetDevice(int* device) {
-  *device = 0;
-  return cudaSuccess;
-}
 // An H100's or H200's figures (sm_90), for the attributes our host code asks for.
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int) {
   switch (attr) {
@@ -469,10 +471,4 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int) {
     default: return cudaErrorInvalidValue;
   }
 }
-cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
-cudaError_t cudaStreamIsCapturing(cudaStream_t, cudaStreamCaptureStatus* status) {
-  *status = cudaStreamCaptureStatusNone;
-  return cudaSuccess;
-}
-
 }  // extern "C"

@@ -1,7 +1,8 @@
 // Our CUDA kernels run on the CPU emulator (cuda_emu.h) against the CPU backend: the parity
-// tables of tests/kernels/cuda (every op family but the matrix products, which are cuBLASLt's)
-// in both precisions, through the CUDA backend's own host code, attention's tensor-core kernels
-// included (shadow/kernels/cuda/cuda_ptx.cuh stands in for their PTX). This checks what the
+// tables of tests/kernels/cuda in both precisions, through the CUDA backend itself
+// (make_cuda_backend on the emulated runtime), attention's tensor-core kernels included
+// (shadow/kernels/cuda/cuda_ptx.cuh stands in for their PTX); the matrix products' table is
+// test_cublaslt_emu.cpp's, under each of the emulated cuBLASLt's refusals. This checks what the
 // kernels compute: indexing, tails, vector paths, barriers, warp reductions, launch
 // configurations and determinism; never speed, and never instead of a GPU (test_cuda still
 // reports skipped without one). The first cases show the emulator fails what it should;
@@ -18,7 +19,7 @@
 #include "tests/kernels/cuda/parity_cases.h"
 #include "tests/kernels/cuda/parity_llama_cases.h"
 #include "tests/kernels/cuda_emu/cuda_emu_counts.h"
-#include "tests/kernels/cuda_emu/emu_backend.h"
+#include "kernels/cuda/cuda_backend.h"
 #include "tests/kernels/cuda_emu/emu_selftest.h"
 
 namespace trainer::testing {
@@ -65,15 +66,20 @@ TEST_CASE("launches the hardware refuses are launch errors") {
   CHECK(emu_selftest::launch_error(1, 32, 0, 228 * 1024) == cudaErrorInvalidValue);  // past sm_90's 227 KiB
 }
 
+// Every case also checks that each kernel went to the backend's stream (cuda_emu_cudart.cpp): one
+// on the legacy stream would race with it on a GPU, the backend's stream being non-blocking.
 void check_emulated_parity(const std::vector<ParityCase>& cases) {
+  const int64_t legacy_before = emu::count("launches on the legacy stream");
   for (Precision p : {Precision::fp32, Precision::bf16}) {
     std::unique_ptr<Backend> cpu = make_cpu_backend();
     BackendOptions options;
+    options.device = DeviceChoice::cuda;
     options.precision = p;
     options.stochastic_rounding = false;
-    std::unique_ptr<Backend> emulated = make_emulated_cuda_backend(options);
+    std::unique_ptr<Backend> emulated = make_cuda_backend(options);  // on the emulated runtime
     run_parity(*cpu, *emulated, cases);
   }
+  CHECK(emu::count("launches on the legacy stream") == legacy_before);
 }
 
 TEST_CASE("parity encoder") { check_emulated_parity(encoder_parity_cases()); }
