@@ -4,11 +4,16 @@
 # events and stream capture, as a GPU run would take them, only slower. On the tiny model, as
 # scripts/gpu_check.sh checks a GPU: fp32 losses within 1e-4 of the CPU's; bf16 finite,
 # falling and within 2% of fp32; bf16 again and with train.graphs=step bit-identical to the
-# first (the replays counted); and bench --profile on cuda times each op with CUDA events.
+# first (the replays counted); bench --profile on cuda times each op with CUDA events; and,
+# two processes each an emulated GPU of one node over the emulated NCCL (nccl_emu.cpp: MPI
+# underneath, NCCL's stream order and rendezvous sends), data 2 with ZeRO-1 (reduce-scatter
+# and parameter all-gathers in flight), the bf16 wire, tensor 2 and an interleaved pipeline
+# (point-to-point and the ring's wrap-around communicators) against one emulated GPU.
 # Skipped (77) where the build has no trainer_emu (no CUDA toolkit or no python3).
 source "$(dirname "$0")/lib.sh"
 emu="${TRAINER_BUILD_DIR:-}/trainer_emu"
 [ -x "$emu" ] || { echo "SKIP: no $emu (built with the CUDA toolkit and python3 only)"; exit 77; }
+command -v mpiexec >/dev/null || { echo "SKIP: no mpiexec"; exit 77; }
 make_byte_data "$work/data"
 common=(--set "data.train=$work/data/train_*.bin" --set "data.val=$work/data/val_*.bin" --set train.steps=6
         --set eval.every=3 --set checkpoint.dir= --set log.every=1)
@@ -16,10 +21,12 @@ common=(--set "data.train=$work/data/train_*.bin" --set "data.val=$work/data/val
 run() {  # run NAME DEVICE PRECISION ARGS...: 6 steps -> $work/NAME.jsonl
   local name="$1" device="$2" precision="$3"
   shift 3
-  "$emu" train configs/debug/tiny.yaml "${common[@]}" --set "train.device=$device" --set "train.precision=$precision" \
-    --set "log.metrics=$work/$name.jsonl" "$@" >"$work/$name.log" 2>&1 || fail "$name: $(cat "$work/$name.log")"
+  "${launch[@]}" "$emu" train configs/debug/tiny.yaml "${common[@]}" --set "train.device=$device" \
+    --set "train.precision=$precision" --set "log.metrics=$work/$name.jsonl" "$@" >"$work/$name.log" 2>&1 ||
+    fail "$name: $(cat "$work/$name.log")"
   [ "$(losses "$work/$name.jsonl" | wc -l)" = 6 ] || fail "$name: want 6 losses: $(cat "$work/$name.log")"
 }
+launch=()
 
 run cpu_fp32 cpu fp32
 run cuda_fp32 cuda fp32
@@ -49,3 +56,23 @@ grep -q "op profile (rank 0, per step" <<<"$text" || fail "no op table: $text"
 grep -Eq " matmul(\+[a-z_+]+)? +M=32 N=96 K=32 NT bf16" <<<"$text" && grep -Eq " attention_forward +\(" <<<"$text" ||
   fail "no matmul or attention row: $text"
 echo "ok: bench --profile on the emulated GPU: $(grep -c '^ ' <<<"$text") table lines"
+
+# Two emulated GPUs against one. The bf16 wire rounds each reduced gradient (1e-3, as
+# gpu_check.sh) and must not give the fp32 wire's losses (or bf16 did not travel); tensor 2 in
+# bf16 is held as bf16 is.
+run cuda_fp32_4layers cuda fp32 --set model.n_layer=4
+launch=("${MPIEXEC[@]}" -n 2)
+for row in "data2_zero1 fp32 cuda_fp32 1e-4 parallel.data=2 parallel.zero=1" \
+           "data2_zero1_bf16wire fp32 cuda_fp32 1e-3 parallel.data=2 parallel.zero=1 parallel.grad_reduce_dtype=bf16" \
+           "tensor2_bf16 bf16 cuda_bf16 0.02 parallel.tensor=2" \
+           "interleaved2 fp32 cuda_fp32_4layers 1e-4 model.n_layer=4 parallel.pipeline=2 parallel.schedule=interleaved parallel.virtual_stages=2"; do
+  read -r name precision ref rtol keys <<<"$row"
+  sets=()
+  for key in $keys; do sets+=(--set "$key"); done
+  run "$name" cuda "$precision" "${sets[@]}"
+  grep -q "device cuda:0 (.*) = CUDA emulator" "$work/$name.log" || fail "$name: not on the emulated GPUs: $(head -3 "$work/$name.log")"
+  same_losses "$(losses "$work/$name.jsonl")" "$(losses "$work/$ref.jsonl")" "$rtol" || fail "$name against $ref"
+  echo "ok: $name on two emulated GPUs within $rtol of $ref"
+done
+! same_losses "$(losses "$work/data2_zero1_bf16wire.jsonl")" "$(losses "$work/data2_zero1.jsonl")" 0 >/dev/null ||
+  fail "the bf16 wire gave the fp32 wire's losses"

@@ -2,10 +2,11 @@
 # toolkit's headers). Each kernels/cuda .cu file of our kernels is rewritten by
 # emu_translate.py and compiled by the host compiler, with the emulator's header forced in and
 # its cuda_ptx.cuh (mma.sync, ldmatrix and cp.async without PTX) in place of the real one. The
-# emulated runtime (cuda_emu_cudart.cpp) and cuBLASLt (cublaslt_emu.cpp) take the place of
-# libcudart's and libcublasLt's functions in the two executables that link them, so
-# kernels/cuda's host code (CudaBackend, cuda_matmul.cpp, stream capture, events) runs
-# unchanged; cuDNN and NCCL are not emulated.
+# emulated runtime (cuda_emu_cudart.cpp, cuda_emu_streams.cpp), cuBLASLt (cublaslt_emu.cpp) and
+# NCCL over MPI (nccl_emu.cpp) take the place of libcudart's, libcublasLt's and libnccl's
+# functions in the two executables that link them, so kernels/cuda's and parallel/cuda's host
+# code (CudaBackend, cuda_matmul.cpp, stream capture, events, NcclComm) runs unchanged; cuDNN
+# is not emulated.
 # - test_cuda_emu: the parity tables and tests/kernels/cuda's op, matmul, graph and contract
 #   tests against the CPU backend, the emulator's self-tests, whole models.
 # - trainer_emu: the trainer itself, for tests/e2e/test_cuda_emu_train.sh (train.device: cuda).
@@ -44,9 +45,9 @@ if(TRAINER_HAVE_CUDA AND Python3_Interpreter_FOUND)
   list(POP_BACK emu_translated emu_selftest_translated)
   # The kernels and the emulated runtime, compiled once for both executables.
   add_library(trainer_cuda_emu OBJECT ${emu_translated} ${emu_dir}/cuda_emu_runtime.cpp ${emu_dir}/cuda_emu_cudart.cpp
-    ${emu_dir}/cublaslt_emu.cpp)
+    ${emu_dir}/cuda_emu_streams.cpp ${emu_dir}/cublaslt_emu.cpp ${emu_dir}/nccl_emu.cpp)
   target_include_directories(trainer_cuda_emu BEFORE PRIVATE ${emu_dir}/shadow)
-  target_link_libraries(trainer_cuda_emu PRIVATE trainer_kernels)
+  target_link_libraries(trainer_cuda_emu PRIVATE trainer_parallel)  # kernels, MPI and nccl.h
 
   # With them, tests/kernels/cuda's tests that need no cuDNN, through their make_rig.
   set(emu_cuda_tests elementwise xent_adamw layernorm llama_ops init_normal attention gqa_attention matmul graph contract)

@@ -1,0 +1,256 @@
+// NCCL on the CPU emulator: the part of its API that parallel/cuda/nccl_comm.cpp calls, over
+// MPI between the processes of a job, each an emulated GPU (cuda_emu_cudart.cpp), so NcclComm
+// and the trainer's multi-GPU layouts run where no GPU is. As NCCL does:
+// - an operation is work on its stream (cuda_emu_stream.h): it starts when the stream reaches
+//   it, and the stream's later work waits until it completes; the host goes on meanwhile;
+// - a communicator runs its operations in issue order, and a rank's k-th send to a peer meets
+//   the peer's k-th receive from it (MPI's order per source, tag and communicator);
+// - a send completes only once its receive has started (MPI_Issend: the rendezvous case), so a
+//   schedule that needs a send to finish before its peer receives deadlocks here as there;
+// - in place means what NCCL documents: an all-gather whose input is this rank's slice of the
+//   output, a reduce-scatter whose output is its slice of the input; bf16 sums in f32, rounded
+//   at each combination.
+// ncclCommInitRank finds its members through the unique id: the creator's world rank and a
+// tag; members report their world ranks to it, it answers each with the list, and all make the
+// communicator with MPI_Comm_create_group (collective over the members only). Needs MPI
+// initialised, calls MPI from the thread that issues work only, and never frees a
+// communicator's MPI group communicator (MPI_Finalize does; its free is collective).
+#include <mpi.h>
+#include <nccl.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "kernels/base/bf16.h"
+#include "tests/kernels/cuda_emu/cuda_emu_stream.h"
+
+struct ncclComm {
+  MPI_Comm mpi = MPI_COMM_NULL;
+  int rank = 0, size = 1;
+};
+
+namespace emu::nccl {
+namespace {
+
+constexpr int kTagBase = 0x3e000000;  // init exchanges on MPI_COMM_WORLD; far from the trainer's tags
+
+struct Id {
+  int creator;  // world rank
+  int tag;
+};
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+void bf16_sum(void* in, void* inout, int* len, MPI_Datatype*) {
+  const uint16_t* a = static_cast<const uint16_t*>(in);
+  uint16_t* b = static_cast<uint16_t*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = trainer::bf16_from_f32(trainer::f32_from_bf16(a[i]) + trainer::f32_from_bf16(b[i]));
+}
+
+struct Wire {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  size_t bytes = 0;  // per element
+};
+bool wire(ncclDataType_t t, Wire& w) {
+  switch (t) {
+    case ncclFloat32: w = {MPI_FLOAT, 4}; return true;
+    case ncclBfloat16: w = {MPI_UINT16_T, 2}; return true;
+    case ncclInt32: w = {MPI_INT32_T, 4}; return true;
+    case ncclUint8: w = {MPI_BYTE, 1}; return true;
+    default: return false;
+  }
+}
+bool reduction(ncclRedOp_t op, ncclDataType_t t, MPI_Op& out) {
+  if (op == ncclMax && t != ncclBfloat16) return (out = MPI_MAX), true;
+  if (op != ncclSum) return false;
+  if (t != ncclBfloat16) return (out = MPI_SUM), true;
+  static MPI_Op bf16 = [] {
+    MPI_Op o;
+    MPI_Op_create(bf16_sum, 1, &o);
+    return o;
+  }();
+  out = bf16;
+  return true;
+}
+
+bool overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return x < y + b_bytes && y < x + a_bytes;
+}
+
+// One operation on its stream: `start` posts the MPI request when the stream reaches it
+// (scratch holds what must outlive the call); done when MPI says so.
+struct Op {
+  std::function<void(Op&)> start;
+  MPI_Request request = MPI_REQUEST_NULL;
+  std::vector<unsigned char> scratch;
+  bool started = false;
+};
+
+ncclResult_t enqueue(cudaStream_t stream, std::function<void(Op&)> start) {
+  auto op = std::make_shared<Op>();
+  op->start = std::move(start);
+  const cudaError_t e = submit_until_done(stream, [op] {
+    if (!op->started) {
+      op->start(*op);
+      op->started = true;
+    }
+    int done = 0;
+    MPI_Test(&op->request, &done, MPI_STATUS_IGNORE);
+    return done != 0;
+  });
+  return e == cudaSuccess ? ncclSuccess : ncclInvalidUsage;
+}
+
+}  // namespace
+}  // namespace emu::nccl
+
+namespace nc = emu::nccl;
+
+extern "C" {
+
+const char* ncclGetErrorString(ncclResult_t result) {
+  switch (result) {
+    case ncclSuccess: return "no error (emulated NCCL)";
+    case ncclInvalidArgument: return "invalid argument (emulated NCCL)";
+    case ncclInvalidUsage: return "invalid usage (emulated NCCL)";
+    default: return "error (emulated NCCL)";
+  }
+}
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
+  static std::atomic<int> next{0};
+  const nc::Id mine{nc::world_rank(), nc::kTagBase + next++};
+  std::memset(id->internal, 0, sizeof id->internal);
+  std::memcpy(id->internal, &mine, sizeof mine);
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId unique, int rank) {
+  if (nranks < 1 || rank < 0 || rank >= nranks) return ncclInvalidArgument;
+  nc::Id id;
+  std::memcpy(&id, unique.internal, sizeof id);
+  const int me = nc::world_rank();
+  std::vector<int> members(size_t(nranks), -1);  // world rank of each NCCL rank
+  if (me == id.creator) {
+    if (rank != 0) return ncclInvalidUsage;  // NcclComm's creator is its rank 0
+    members[0] = me;
+    for (int i = 1; i < nranks; ++i) {
+      int got[2];
+      MPI_Recv(got, 2, MPI_INT, MPI_ANY_SOURCE, id.tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (got[0] <= 0 || got[0] >= nranks || members[size_t(got[0])] != -1) return ncclInvalidUsage;
+      members[size_t(got[0])] = got[1];
+    }
+    for (int i = 1; i < nranks; ++i)
+      MPI_Send(members.data(), nranks, MPI_INT, members[size_t(i)], id.tag, MPI_COMM_WORLD);
+  } else {
+    const int mine[2] = {rank, me};
+    MPI_Send(mine, 2, MPI_INT, id.creator, id.tag, MPI_COMM_WORLD);
+    MPI_Recv(members.data(), nranks, MPI_INT, id.creator, id.tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  MPI_Group world, group;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_incl(world, nranks, members.data(), &group);
+  auto made = std::make_unique<ncclComm>();
+  const int rc = MPI_Comm_create_group(MPI_COMM_WORLD, group, id.tag, &made->mpi);
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  if (rc != MPI_SUCCESS) return ncclSystemError;
+  made->rank = rank;
+  made->size = nranks;
+  *comm = made.release();
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  emu::drain_all();  // as NCCL, after the communicator's operations have completed
+  delete comm;
+  return ncclSuccess;
+}
+ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  delete comm;
+  return ncclSuccess;
+}
+ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t* state) {
+  *state = ncclSuccess;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataType_t type, ncclRedOp_t op,
+                           ncclComm_t comm, cudaStream_t stream) {
+  nc::Wire w;
+  MPI_Op mpi_op;
+  if (!comm || !nc::wire(type, w) || !nc::reduction(op, type, mpi_op)) return ncclInvalidArgument;
+  if (send != recv && nc::overlaps(send, count * w.bytes, recv, count * w.bytes)) return ncclInvalidArgument;
+  return nc::enqueue(stream, [=](nc::Op& o) {
+    MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, int(count), w.type, mpi_op, comm->mpi, &o.request);
+  });
+}
+
+ncclResult_t ncclReduceScatter(const void* send, void* recv, size_t count, ncclDataType_t type, ncclRedOp_t op,
+                               ncclComm_t comm, cudaStream_t stream) {
+  nc::Wire w;
+  MPI_Op mpi_op;
+  if (!comm || !nc::wire(type, w) || !nc::reduction(op, type, mpi_op)) return ncclInvalidArgument;
+  const size_t in_bytes = count * w.bytes * size_t(comm->size);
+  const bool in_place = recv == static_cast<const unsigned char*>(send) + count * w.bytes * size_t(comm->rank);
+  if (!in_place && nc::overlaps(send, in_bytes, recv, count * w.bytes)) return ncclInvalidArgument;
+  return nc::enqueue(stream, [=](nc::Op& o) {
+    const void* from = send;
+    if (in_place) {  // MPI forbids aliasing: the input travels from a copy taken when the stream gets here
+      o.scratch.assign(static_cast<const unsigned char*>(send), static_cast<const unsigned char*>(send) + in_bytes);
+      from = o.scratch.data();
+    }
+    MPI_Ireduce_scatter_block(from, recv, int(count), w.type, mpi_op, comm->mpi, &o.request);
+  });
+}
+
+ncclResult_t ncclAllGather(const void* send, void* recv, size_t count, ncclDataType_t type, ncclComm_t comm,
+                           cudaStream_t stream) {
+  nc::Wire w;
+  if (!comm || !nc::wire(type, w)) return ncclInvalidArgument;
+  const bool in_place = send == static_cast<const unsigned char*>(recv) + count * w.bytes * size_t(comm->rank);
+  if (!in_place && nc::overlaps(send, count * w.bytes, recv, count * w.bytes * size_t(comm->size)))
+    return ncclInvalidArgument;
+  return nc::enqueue(stream, [=](nc::Op& o) {
+    MPI_Iallgather(in_place ? MPI_IN_PLACE : send, int(count), w.type, recv, int(count), w.type, comm->mpi,
+                   &o.request);
+  });
+}
+
+ncclResult_t ncclBroadcast(const void* send, void* recv, size_t count, ncclDataType_t type, int root,
+                           ncclComm_t comm, cudaStream_t stream) {
+  nc::Wire w;
+  if (!comm || !nc::wire(type, w) || root < 0 || root >= comm->size) return ncclInvalidArgument;
+  return nc::enqueue(stream, [=](nc::Op& o) {
+    if (comm->rank == root && send != recv) std::memmove(recv, send, count * w.bytes);
+    MPI_Ibcast(recv, int(count), w.type, root, comm->mpi, &o.request);
+  });
+}
+
+ncclResult_t ncclSend(const void* send, size_t count, ncclDataType_t type, int peer, ncclComm_t comm,
+                      cudaStream_t stream) {
+  nc::Wire w;
+  if (!comm || !nc::wire(type, w) || peer < 0 || peer >= comm->size) return ncclInvalidArgument;
+  return nc::enqueue(stream, [=](nc::Op& o) {
+    MPI_Issend(send, int(count), w.type, peer, 0, comm->mpi, &o.request);
+  });
+}
+
+ncclResult_t ncclRecv(void* recv, size_t count, ncclDataType_t type, int peer, ncclComm_t comm,
+                      cudaStream_t stream) {
+  nc::Wire w;
+  if (!comm || !nc::wire(type, w) || peer < 0 || peer >= comm->size) return ncclInvalidArgument;
+  return nc::enqueue(stream, [=](nc::Op& o) {
+    MPI_Irecv(recv, int(count), w.type, peer, 0, comm->mpi, &o.request);
+  });
+}
+
+}  // extern "C"
