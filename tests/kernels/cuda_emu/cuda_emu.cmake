@@ -9,6 +9,7 @@
 # is not emulated.
 # - test_cuda_emu: the parity tables and tests/kernels/cuda's op, matmul, graph and contract
 #   tests against the CPU backend, the emulator's self-tests, whole models.
+# - test_parallel_cuda_emu: tests/parallel/cuda's NcclComm cases on one emulated GPU.
 # - trainer_emu: the trainer itself, for tests/e2e/test_cuda_emu_train.sh (train.device: cuda).
 # Unlike test_cuda they run (and can fail) on every machine: they check what the code
 # computes, while test_cuda on a GPU checks the real thing.
@@ -58,6 +59,14 @@ if(TRAINER_HAVE_CUDA AND Python3_Interpreter_FOUND)
   # trainer_app (step graphs, and trainer_model) for the whole-model cases (test_cuda_emu_model.cpp).
   target_link_libraries(test_cuda_emu PRIVATE trainer_app trainer_test_main)
   doctest_discover_tests(test_cuda_emu TEST_PREFIX "cuda_emu: "
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+    PROPERTIES LABELS unit ENVIRONMENT "OMP_NUM_THREADS=2;OPENBLAS_NUM_THREADS=2")
+
+  # NcclComm on one emulated GPU: tests/parallel/cuda's own cases.
+  add_executable(test_parallel_cuda_emu $<TARGET_OBJECTS:trainer_cuda_emu> ${PROJECT_SOURCE_DIR}/tests/support/cuda_main.cpp
+    ${CMAKE_CURRENT_SOURCE_DIR}/parallel/cuda/test_nccl_comm.cpp)
+  target_link_libraries(test_parallel_cuda_emu PRIVATE trainer_parallel trainer_test_util)
+  doctest_discover_tests(test_parallel_cuda_emu TEST_PREFIX "cuda_emu: "
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
     PROPERTIES LABELS unit ENVIRONMENT "OMP_NUM_THREADS=2;OPENBLAS_NUM_THREADS=2")
 

@@ -201,6 +201,20 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
   return emu::issue(stream, [awaited] { return awaited->done.load(); });
 }
 
+// A host function runs on the stream in its turn, never at the call: CUDA runs it on a thread
+// of its own, so the caller goes on while it runs (here it runs when the host next blocks).
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data) {
+  if (stream && stream->capture != CUstream_st::Capture::none) {
+    if (stream->capture == CUstream_st::Capture::active) emu::invalidate_capture();
+    return emu::fail(cudaErrorNotSupported);  // host nodes in graphs: not modelled
+  }
+  emu::resolve(stream)->queue.push_back([fn, user_data] {
+    fn(user_data);
+    return true;
+  });
+  return cudaSuccess;
+}
+
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {
   if (!stream) return emu::fail(cudaErrorStreamCaptureUnsupported);  // the legacy stream is never captured
   if (mode == cudaStreamCaptureModeRelaxed) return emu::fail(cudaErrorNotSupported);  // not modelled

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "kernels/cuda/cuda_check.h"
@@ -145,7 +146,8 @@ TEST_CASE("nccl watchdog child: a collective that never starts" * doctest::skip(
 }
 
 TEST_CASE("nccl watchdog ends a stalled collective with exit code 3 and names it") {
-  const std::string self = binary_dir() + "/tests/test_parallel_cuda";
+  // This test binary itself (test_parallel_cuda, or its build on the CUDA emulator).
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   RunResult r = run_command("TRAINER_WATCHDOG_CHILD=1 timeout 120 " + self +
                             " --no-skip -tc='nccl watchdog child: a collective that never starts'");
   CAPTURE(r.output);
