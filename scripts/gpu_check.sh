@@ -47,7 +47,9 @@
 # nvidia-smi facts and replaces every step's body by `sleep GPU_CHECK_FAKE_SLEEP` (default 0.1);
 # GPU_CHECK_FAKE_BUDGET=S (whole seconds) sets every budget, GPU_CHECK_FAKE_FAIL=a,b makes those steps fail,
 # GPU_CHECK_FAKE_SLOW=a,b makes them sleep GPU_CHECK_FAKE_SLOW_S (default 600).
-# GPU_CHECK_NVIDIA_SMI overrides the nvidia-smi command (the test points it nowhere).
+# GPU_CHECK_NVIDIA_SMI overrides the nvidia-smi command (the test points it nowhere), and
+# GPU_CHECK_BUDGET_SCALE=K (a whole number) multiplies every budget: scripts/gpu_check_emulated.sh
+# runs the trainer steps on the CPU emulator, many times slower than a GPU.
 # shellcheck disable=SC2317  # step_NAME / plan_NAME are called by name
 set -uo pipefail
 
@@ -103,9 +105,9 @@ usage_error() {
   exit 2
 }
 
-step_budget() {  # step_budget ENTRY: the budget, GPU_CHECK_FAKE_BUDGET in fake mode
+step_budget() {  # step_budget ENTRY: the budget (x GPU_CHECK_BUDGET_SCALE), GPU_CHECK_FAKE_BUDGET in fake mode
   if [ "$FAKE" = 1 ] && [ -n "${GPU_CHECK_FAKE_BUDGET:-}" ]; then echo "$GPU_CHECK_FAKE_BUDGET"
-  else awk '{print $2}' <<<"$1"; fi
+  else awk -v k="${GPU_CHECK_BUDGET_SCALE:-1}" '{print $2 * k}' <<<"$1"; fi
 }
 
 write_summary() {  # write_summary [RUNNING_LINE]: summary.txt, atomically
@@ -187,7 +189,8 @@ print_plan() {
   echo "  CUDA arch: the GPU's compute_cap from nvidia-smi (90 below, and when unknown); exit 77 when no GPU answers"
   echo
   for entry in "${STEP_TABLE[@]}"; do
-    read -r name budget desc <<<"$entry"
+    read -r name _ desc <<<"$entry"
+    budget=$(step_budget "$entry")
     n=$((n + 1))
     total=$((total + budget))
     printf '%2d. %-11s %4s s  %s\n' "$n" "$name" "$budget" "$desc"
@@ -219,6 +222,9 @@ main() {
   done
   if ! [[ "$DEADLINE" =~ ^[0-9]+$ ]] || [ "$DEADLINE" -eq 0 ]; then
     usage_error "--deadline $DEADLINE: a whole number of seconds > 0"
+  fi
+  if ! [[ "${GPU_CHECK_BUDGET_SCALE:-1}" =~ ^[1-9][0-9]*$ ]]; then
+    usage_error "GPU_CHECK_BUDGET_SCALE=$GPU_CHECK_BUDGET_SCALE: a whole number > 0"
   fi
   local entry name known=","
   for entry in "${STEP_TABLE[@]}"; do known+="$(awk '{print $1}' <<<"$entry"),"; done

@@ -11,7 +11,7 @@ script=scripts/gpu_check.sh
 compare=scripts/gpu_check_compare.py
 steps=(prereqs gpu build ctest resources data fp32 bf16 determinism bench_124m bench_1p5b bench_cudnn bench_graphs multi_gpu hf_logits memcheck racecheck)
 unset OUT GPU_CHECK_FAKE GPU_CHECK_FAKE_SLEEP GPU_CHECK_FAKE_BUDGET GPU_CHECK_FAKE_FAIL GPU_CHECK_FAKE_SLOW \
-  GPU_CHECK_FAKE_SLOW_S GPU_CHECK_NVIDIA_SMI
+  GPU_CHECK_FAKE_SLOW_S GPU_CHECK_NVIDIA_SMI GPU_CHECK_BUDGET_SCALE
 nobundle=(--bundle "$work/no-bundle")
 
 # (a) --dry-run: every step with its budget and commands, exit 0, nothing created.
@@ -27,8 +27,14 @@ done
 [[ ! -e "$work/dry" ]] || fail "--dry-run created the build directory"
 out=$("$script" --dry-run --deadline 100 "${nobundle[@]}" --build "$work/dry") || fail "--dry-run --deadline"
 grep -q "deadline 100 s" <<<"$out" || fail "--dry-run ignores --deadline"
+# GPU_CHECK_BUDGET_SCALE multiplies every budget (scripts/gpu_check_emulated.sh: the emulator).
+out=$(GPU_CHECK_BUDGET_SCALE=12 "$script" --dry-run "${nobundle[@]}" --build "$work/dry") || fail "--dry-run, scale 12"
+grep -qE "^ *7\. fp32 +480 s  " <<<"$out" || fail "GPU_CHECK_BUDGET_SCALE=12 does not make fp32's 40 s budget 480 s: $out"
 
 # Usage errors exit 2.
+rc=0
+GPU_CHECK_BUDGET_SCALE=0 "$script" --dry-run --build "$work/usage" >/dev/null 2>&1 || rc=$?
+[[ $rc == 2 ]] || fail "GPU_CHECK_BUDGET_SCALE=0: exit $rc, want 2"
 for args in "--deadline" "--deadline abc" "--deadline 0" "--frobnicate" "--only nosuchstep" "extra-positional"; do
   rc=0
   # shellcheck disable=SC2086  # word splitting intended
