@@ -7,16 +7,19 @@
 //   is the matrix as stored (k x m under TRANSA = T). C is not read when beta is 0.
 // - COMPUTE_32F with f32 scale: f32 or bf16 A and B of one type, f32 accumulation in k order,
 //   D of A's type or f32, C of D's type; results rounded to nearest even once.
-// - Epilogues: BIAS adds bias[r] (length m, BIAS_DATA_TYPE, default D's type) before the
-//   rest; GELU_AUX(_BIAS) writes the pre-activation to the aux matrix (D's type, AUX_LD >= m,
-//   a multiple of 8) and GELU (tanh form) to D; DGELU multiplies the product by gelu' of aux;
-//   DGELU_BGRAD also writes the row sums of that result (length m) as the bias gradient, whose
-//   type must be D's: another type is refused by cublasLtMatmul (INVALID_VALUE), not by the
-//   heuristic; BGRADB writes the sums of op(B) over k (length n). Others are not modelled.
+// - Epilogues: BIAS adds bias[r] (length m) before the rest; GELU_AUX(_BIAS) writes the
+//   pre-activation to the aux matrix (D's type, AUX_LD >= m, a multiple of 8) and GELU (tanh
+//   form) to D; DGELU multiplies the product by gelu' of aux; DGELU_BGRAD also writes the row
+//   sums of that result (length m) as the bias gradient; BGRADB writes the sums of op(B) over
+//   k (length n). The bias (or its gradient) is of BIAS_DATA_TYPE, default D's type, and must
+//   be D's type: another is refused by cublasLtMatmul (INVALID_VALUE), not by the heuristic
+//   (set_bias_types can allow f32 beside bf16 D). Other epilogues are not modelled.
 // - Attribute sizes must match the header's types (INVALID_VALUE otherwise).
 // - An algorithm assumes the MIN_ALIGNMENT preferences for A, B, C and D (default 256 bytes)
 //   and, with an epilogue, 16-byte aligned bias and aux pointers; cublasLtMatmul with a
 //   pointer less aligned than that is the hardware's "misaligned address": a runtime_error.
+//   The epilogue pointers' rule is not documented (the heuristic is said to read their
+//   alignment): it is the worst case that cuda_matmul.cpp defends against, kept strict here.
 // - The product is work on the stream (cuda_emu_stream.h), recorded while captured.
 // Refusals beyond these come from set_refusal (cublaslt_emu.h).
 #include <cublasLt.h>
@@ -39,6 +42,7 @@ namespace emu::cublaslt {
 namespace {
 
 thread_local Refusal t_refusal = Refusal::none;
+thread_local BiasTypes t_bias_types = BiasTypes::as_documented;
 
 struct Layout {
   cudaDataType_t type;
@@ -213,6 +217,7 @@ cublasStatus_t set(T& field_value, const void* buf, size_t size) {
 }  // namespace
 
 void set_refusal(Refusal refusal) { t_refusal = refusal; }
+void set_bias_types(BiasTypes types) { t_bias_types = types; }
 
 }  // namespace emu::cublaslt
 
@@ -352,7 +357,10 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
   if (status != CUBLAS_STATUS_SUCCESS) return status;
   if (chosen.epilogue != p.d.epilogue) return CUBLAS_STATUS_INVALID_VALUE;
   const uint32_t e = p.d.epilogue;
-  if (lt::is_bias_gradient(e) && lt::bias_type(p.d, p.D) != p.D.type) return CUBLAS_STATUS_INVALID_VALUE;
+  const cudaDataType_t bias_t = lt::bias_type(p.d, p.D);
+  if (lt::has_bias(e) && bias_t != p.D.type &&
+      !(lt::t_bias_types == lt::BiasTypes::f32_beside_bf16 && bias_t == CUDA_R_32F && p.D.type == CUDA_R_16BF))
+    return CUBLAS_STATUS_INVALID_VALUE;
   const lt::Refusal refusal = lt::t_refusal;
   if (refusal == lt::Refusal::epilogues_in_matmul && e != CUBLASLT_EPILOGUE_DEFAULT) return CUBLAS_STATUS_NOT_SUPPORTED;
   if (refusal == lt::Refusal::separate_c_in_matmul && p.beta != 0.0f && C != D) return CUBLAS_STATUS_NOT_SUPPORTED;

@@ -12,9 +12,10 @@ namespace emu {
 // Issues `work` on `stream`: it runs once everything issued there before has finished (at
 // once when nothing is pending), or, while the stream is captured, is recorded into the graph
 // to run at each of its launches. Work on the legacy stream (nullptr) while this thread
-// captures invalidates that capture, as the hardware's ThreadLocal and Global modes do
-// (cudaErrorStreamCaptureImplicit), and nothing runs; so does work on a stream whose capture
-// was invalidated (cudaErrorStreamCaptureInvalidated).
+// captures invalidates that capture (cudaErrorStreamCaptureImplicit) and nothing runs:
+// stricter than the hardware, which does so only where the captured stream is a blocking one
+// (ours is not), since no work of ours belongs on the legacy stream. Work on a stream whose
+// capture was invalidated fails too (cudaErrorStreamCaptureInvalidated).
 cudaError_t submit(cudaStream_t stream, std::function<void()> work);
 // As submit, for work that finishes later (a collective waiting for its peers): `step` is
 // called, in its turn and again whenever queued work runs, until it returns true; the

@@ -25,6 +25,7 @@
 
 struct CUstream_st {
   enum class Capture { none, active, invalidated } capture = Capture::none;
+  bool destroyed = false;  // cudaStreamDestroy with work pending: freed once that has run
   std::vector<std::function<void()>> nodes;  // recorded while captured
   std::deque<std::function<bool()>> queue;   // issued, not finished; a step returns true once done
 };
@@ -37,6 +38,7 @@ struct EventRecord {
 };
 struct CUevent_st {
   std::shared_ptr<EventRecord> last;  // the record issued last; null: never recorded
+  bool timing = true;                 // false: cudaEventDisableTiming
 };
 struct CUgraph_st {
   std::vector<std::function<void()>> nodes;
@@ -82,6 +84,10 @@ bool progress_once() {
         break;
       }
       moved = true;
+    }
+    if (s->destroyed && s->queue.empty()) {
+      t_streams.erase(t_streams.begin() + std::ptrdiff_t(i--));
+      delete s;
     }
   }
   return moved;
@@ -172,10 +178,14 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
   *greatest = -5;
   return cudaSuccess;
 }
+// Returns at once, as CUDA's: work still queued runs later, and then the stream is freed.
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
-  if (!stream) return emu::fail(cudaErrorInvalidResourceHandle);
-  emu::drain(stream);
+  if (!stream || stream->destroyed) return emu::fail(cudaErrorInvalidResourceHandle);
   if (emu::t_capture == stream) emu::t_capture = nullptr;
+  if (!stream->queue.empty()) {
+    stream->destroyed = true;
+    return cudaSuccess;
+  }
   emu::t_streams.erase(std::remove(emu::t_streams.begin(), emu::t_streams.end(), stream), emu::t_streams.end());
   delete stream;
   return cudaSuccess;
@@ -279,19 +289,30 @@ cudaError_t cudaEventCreate(cudaEvent_t* event) {
   *event = new CUevent_st;
   return cudaSuccess;
 }
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int) { return cudaEventCreate(event); }
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+  *event = new CUevent_st;
+  (*event)->timing = (flags & cudaEventDisableTiming) == 0;
+  return cudaSuccess;
+}
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
   delete event;
   return cudaSuccess;
 }
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   if (!event) return emu::fail(cudaErrorInvalidResourceHandle);
+  // In a graph an event record joins streams into the capture, and querying it is illegal:
+  // not modelled, so refused (stricter than CUDA; our code records none while capturing).
+  if (stream && stream->capture != CUstream_st::Capture::none) {
+    if (stream->capture == CUstream_st::Capture::active) emu::invalidate_capture();
+    return emu::fail(cudaErrorNotSupported);
+  }
   auto record = std::make_shared<EventRecord>();
-  event->last = record;
-  return emu::submit(stream, [record] {
+  const cudaError_t issued = emu::submit(stream, [record] {
     record->at = std::chrono::steady_clock::now();
     record->done.store(true);
   });
+  if (issued == cudaSuccess) event->last = record;
+  return issued;
 }
 // Reads only: NcclComm's monitor thread asks from beside the thread that runs the queues.
 cudaError_t cudaEventQuery(cudaEvent_t event) {
@@ -306,7 +327,8 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   return cudaSuccess;
 }
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
-  if (!start || !end || !start->last || !end->last) return emu::fail(cudaErrorInvalidResourceHandle);
+  if (!start || !end || !start->last || !end->last || !start->timing || !end->timing)
+    return emu::fail(cudaErrorInvalidResourceHandle);
   if (!start->last->done.load() || !end->last->done.load()) return emu::fail(cudaErrorNotReady);
   *ms = std::chrono::duration<float, std::milli>(end->last->at - start->last->at).count();
   return cudaSuccess;

@@ -15,10 +15,16 @@
 // communicator with MPI_Comm_create_group (collective over the members only). Needs MPI
 // initialised, calls MPI from the thread that issues work only, and never frees a
 // communicator's MPI group communicator (MPI_Finalize does; its free is collective).
+// ncclCommAbort ends the communicator's unfinished operations without MPI. Not modelled:
+// NCCL's lazy connection set-up, which may block the host in a first send or receive.
 #include <mpi.h>
 #include <nccl.h>
 
 #include <atomic>
+#include <climits>
+#include <functional>
+#include <stdexcept>
+#include <string>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -27,15 +33,23 @@
 #include "kernels/base/bf16.h"
 #include "tests/kernels/cuda_emu/cuda_emu_stream.h"
 
-struct ncclComm {
+// A communicator's state, shared with its queued operations: ncclCommAbort marks it aborted,
+// and an operation not yet finished then finishes without MPI, as NCCL aborts its kernels.
+struct CommState {
   MPI_Comm mpi = MPI_COMM_NULL;
   int rank = 0, size = 1;
+  bool aborted = false;
+};
+struct ncclComm {
+  std::shared_ptr<CommState> state;
 };
 
 namespace emu::nccl {
 namespace {
 
-constexpr int kTagBase = 0x3e000000;  // init exchanges on MPI_COMM_WORLD; far from the trainer's tags
+// Init exchanges on MPI_COMM_WORLD, under the 32767 every MPI guarantees (the trainer's own MPI
+// traffic runs on duplicated communicators): one tag per init in progress suffices.
+constexpr int kTagBase = 30000, kTags = 2000;
 
 struct Id {
   int creator;  // world rank
@@ -86,28 +100,35 @@ bool overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
 }
 
 // One operation on its stream: `start` posts the MPI request when the stream reaches it
-// (scratch holds what must outlive the call); done when MPI says so.
+// (scratch holds what must outlive the call); done when MPI says so, or at once once aborted.
 struct Op {
-  std::function<void(Op&)> start;
+  std::function<void(Op&, const CommState&)> start;
+  std::shared_ptr<CommState> comm;
   MPI_Request request = MPI_REQUEST_NULL;
   std::vector<unsigned char> scratch;
   bool started = false;
 };
 
-ncclResult_t enqueue(cudaStream_t stream, std::function<void(Op&)> start) {
+ncclResult_t enqueue(ncclComm_t comm, cudaStream_t stream, std::function<void(Op&, const CommState&)> start) {
   auto op = std::make_shared<Op>();
   op->start = std::move(start);
+  op->comm = comm->state;
   const cudaError_t e = submit_until_done(stream, [op] {
+    if (op->comm->aborted) return true;  // a started request is abandoned with its communicator
     if (!op->started) {
-      op->start(*op);
+      op->start(*op, *op->comm);
       op->started = true;
     }
     int done = 0;
-    MPI_Test(&op->request, &done, MPI_STATUS_IGNORE);
+    if (MPI_Test(&op->request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+      throw std::runtime_error("NCCL emulator: MPI_Test failed");
     return done != 0;
   });
   return e == cudaSuccess ? ncclSuccess : ncclInvalidUsage;
 }
+
+// MPI counts are ints: larger operations are beyond the emulator (never a GPU's limit).
+bool fits(size_t count) { return count <= size_t(INT_MAX); }
 
 }  // namespace
 }  // namespace emu::nccl
@@ -127,7 +148,7 @@ const char* ncclGetErrorString(ncclResult_t result) {
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
   static std::atomic<int> next{0};
-  const nc::Id mine{nc::world_rank(), nc::kTagBase + next++};
+  const nc::Id mine{nc::world_rank(), nc::kTagBase + next++ % nc::kTags};
   std::memset(id->internal, 0, sizeof id->internal);
   std::memcpy(id->internal, &mine, sizeof mine);
   return ncclSuccess;
@@ -139,33 +160,39 @@ ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId unique,
   std::memcpy(&id, unique.internal, sizeof id);
   const int me = nc::world_rank();
   std::vector<int> members(size_t(nranks), -1);  // world rank of each NCCL rank
+  // The creator is NcclComm's rank 0; a member that is not one of the id's ranks is misuse.
+  if ((me == id.creator) != (rank == 0)) return ncclInvalidUsage;
+  auto ok = [](int rc) { return rc == MPI_SUCCESS; };
   if (me == id.creator) {
-    if (rank != 0) return ncclInvalidUsage;  // NcclComm's creator is its rank 0
     members[0] = me;
     for (int i = 1; i < nranks; ++i) {
       int got[2];
-      MPI_Recv(got, 2, MPI_INT, MPI_ANY_SOURCE, id.tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      if (got[0] <= 0 || got[0] >= nranks || members[size_t(got[0])] != -1) return ncclInvalidUsage;
+      if (!ok(MPI_Recv(got, 2, MPI_INT, MPI_ANY_SOURCE, id.tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE)))
+        return ncclSystemError;
+      if (got[0] <= 0 || got[0] >= nranks || members[size_t(got[0])] != -1)
+        throw std::runtime_error("NCCL emulator: ncclCommInitRank: two members claim rank " + std::to_string(got[0]));
       members[size_t(got[0])] = got[1];
     }
     for (int i = 1; i < nranks; ++i)
-      MPI_Send(members.data(), nranks, MPI_INT, members[size_t(i)], id.tag, MPI_COMM_WORLD);
+      if (!ok(MPI_Send(members.data(), nranks, MPI_INT, members[size_t(i)], id.tag, MPI_COMM_WORLD)))
+        return ncclSystemError;
   } else {
     const int mine[2] = {rank, me};
-    MPI_Send(mine, 2, MPI_INT, id.creator, id.tag, MPI_COMM_WORLD);
-    MPI_Recv(members.data(), nranks, MPI_INT, id.creator, id.tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (!ok(MPI_Send(mine, 2, MPI_INT, id.creator, id.tag, MPI_COMM_WORLD)) ||
+        !ok(MPI_Recv(members.data(), nranks, MPI_INT, id.creator, id.tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE)))
+      return ncclSystemError;
   }
   MPI_Group world, group;
-  MPI_Comm_group(MPI_COMM_WORLD, &world);
-  MPI_Group_incl(world, nranks, members.data(), &group);
-  auto made = std::make_unique<ncclComm>();
-  const int rc = MPI_Comm_create_group(MPI_COMM_WORLD, group, id.tag, &made->mpi);
+  if (!ok(MPI_Comm_group(MPI_COMM_WORLD, &world))) return ncclSystemError;
+  if (!ok(MPI_Group_incl(world, nranks, members.data(), &group))) return ncclSystemError;
+  auto state = std::make_shared<CommState>();
+  const int rc = MPI_Comm_create_group(MPI_COMM_WORLD, group, id.tag, &state->mpi);
   MPI_Group_free(&group);
   MPI_Group_free(&world);
-  if (rc != MPI_SUCCESS) return ncclSystemError;
-  made->rank = rank;
-  made->size = nranks;
-  *comm = made.release();
+  if (!ok(rc)) return ncclSystemError;
+  state->rank = rank;
+  state->size = nranks;
+  *comm = new ncclComm{std::move(state)};
   return ncclSuccess;
 }
 
@@ -175,6 +202,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   return ncclSuccess;
 }
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  comm->state->aborted = true;
   delete comm;
   return ncclSuccess;
 }
@@ -187,10 +215,10 @@ ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataT
                            ncclComm_t comm, cudaStream_t stream) {
   nc::Wire w;
   MPI_Op mpi_op;
-  if (!comm || !nc::wire(type, w) || !nc::reduction(op, type, mpi_op)) return ncclInvalidArgument;
+  if (!comm || !nc::fits(count) || !nc::wire(type, w) || !nc::reduction(op, type, mpi_op)) return ncclInvalidArgument;
   if (send != recv && nc::overlaps(send, count * w.bytes, recv, count * w.bytes)) return ncclInvalidArgument;
-  return nc::enqueue(stream, [=](nc::Op& o) {
-    MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, int(count), w.type, mpi_op, comm->mpi, &o.request);
+  return nc::enqueue(comm, stream, [=](nc::Op& o, const CommState& c) {
+    MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, int(count), w.type, mpi_op, c.mpi, &o.request);
   });
 }
 
@@ -198,29 +226,29 @@ ncclResult_t ncclReduceScatter(const void* send, void* recv, size_t count, ncclD
                                ncclComm_t comm, cudaStream_t stream) {
   nc::Wire w;
   MPI_Op mpi_op;
-  if (!comm || !nc::wire(type, w) || !nc::reduction(op, type, mpi_op)) return ncclInvalidArgument;
-  const size_t in_bytes = count * w.bytes * size_t(comm->size);
-  const bool in_place = recv == static_cast<const unsigned char*>(send) + count * w.bytes * size_t(comm->rank);
+  if (!comm || !nc::fits(count) || !nc::wire(type, w) || !nc::reduction(op, type, mpi_op)) return ncclInvalidArgument;
+  const size_t in_bytes = count * w.bytes * size_t(comm->state->size);
+  const bool in_place = recv == static_cast<const unsigned char*>(send) + count * w.bytes * size_t(comm->state->rank);
   if (!in_place && nc::overlaps(send, in_bytes, recv, count * w.bytes)) return ncclInvalidArgument;
-  return nc::enqueue(stream, [=](nc::Op& o) {
+  return nc::enqueue(comm, stream, [=](nc::Op& o, const CommState& c) {
     const void* from = send;
     if (in_place) {  // MPI forbids aliasing: the input travels from a copy taken when the stream gets here
       o.scratch.assign(static_cast<const unsigned char*>(send), static_cast<const unsigned char*>(send) + in_bytes);
       from = o.scratch.data();
     }
-    MPI_Ireduce_scatter_block(from, recv, int(count), w.type, mpi_op, comm->mpi, &o.request);
+    MPI_Ireduce_scatter_block(from, recv, int(count), w.type, mpi_op, c.mpi, &o.request);
   });
 }
 
 ncclResult_t ncclAllGather(const void* send, void* recv, size_t count, ncclDataType_t type, ncclComm_t comm,
                            cudaStream_t stream) {
   nc::Wire w;
-  if (!comm || !nc::wire(type, w)) return ncclInvalidArgument;
-  const bool in_place = send == static_cast<const unsigned char*>(recv) + count * w.bytes * size_t(comm->rank);
-  if (!in_place && nc::overlaps(send, count * w.bytes, recv, count * w.bytes * size_t(comm->size)))
+  if (!comm || !nc::fits(count) || !nc::wire(type, w)) return ncclInvalidArgument;
+  const bool in_place = send == static_cast<const unsigned char*>(recv) + count * w.bytes * size_t(comm->state->rank);
+  if (!in_place && nc::overlaps(send, count * w.bytes, recv, count * w.bytes * size_t(comm->state->size)))
     return ncclInvalidArgument;
-  return nc::enqueue(stream, [=](nc::Op& o) {
-    MPI_Iallgather(in_place ? MPI_IN_PLACE : send, int(count), w.type, recv, int(count), w.type, comm->mpi,
+  return nc::enqueue(comm, stream, [=](nc::Op& o, const CommState& c) {
+    MPI_Iallgather(in_place ? MPI_IN_PLACE : send, int(count), w.type, recv, int(count), w.type, c.mpi,
                    &o.request);
   });
 }
@@ -228,28 +256,28 @@ ncclResult_t ncclAllGather(const void* send, void* recv, size_t count, ncclDataT
 ncclResult_t ncclBroadcast(const void* send, void* recv, size_t count, ncclDataType_t type, int root,
                            ncclComm_t comm, cudaStream_t stream) {
   nc::Wire w;
-  if (!comm || !nc::wire(type, w) || root < 0 || root >= comm->size) return ncclInvalidArgument;
-  return nc::enqueue(stream, [=](nc::Op& o) {
-    if (comm->rank == root && send != recv) std::memmove(recv, send, count * w.bytes);
-    MPI_Ibcast(recv, int(count), w.type, root, comm->mpi, &o.request);
+  if (!comm || !nc::fits(count) || !nc::wire(type, w) || root < 0 || root >= comm->state->size) return ncclInvalidArgument;
+  return nc::enqueue(comm, stream, [=](nc::Op& o, const CommState& c) {
+    if (c.rank == root && send != recv) std::memmove(recv, send, count * w.bytes);
+    MPI_Ibcast(recv, int(count), w.type, root, c.mpi, &o.request);
   });
 }
 
 ncclResult_t ncclSend(const void* send, size_t count, ncclDataType_t type, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
   nc::Wire w;
-  if (!comm || !nc::wire(type, w) || peer < 0 || peer >= comm->size) return ncclInvalidArgument;
-  return nc::enqueue(stream, [=](nc::Op& o) {
-    MPI_Issend(send, int(count), w.type, peer, 0, comm->mpi, &o.request);
+  if (!comm || !nc::fits(count) || !nc::wire(type, w) || peer < 0 || peer >= comm->state->size) return ncclInvalidArgument;
+  return nc::enqueue(comm, stream, [=](nc::Op& o, const CommState& c) {
+    MPI_Issend(send, int(count), w.type, peer, 0, c.mpi, &o.request);
   });
 }
 
 ncclResult_t ncclRecv(void* recv, size_t count, ncclDataType_t type, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
   nc::Wire w;
-  if (!comm || !nc::wire(type, w) || peer < 0 || peer >= comm->size) return ncclInvalidArgument;
-  return nc::enqueue(stream, [=](nc::Op& o) {
-    MPI_Irecv(recv, int(count), w.type, peer, 0, comm->mpi, &o.request);
+  if (!comm || !nc::fits(count) || !nc::wire(type, w) || peer < 0 || peer >= comm->state->size) return ncclInvalidArgument;
+  return nc::enqueue(comm, stream, [=](nc::Op& o, const CommState& c) {
+    MPI_Irecv(recv, int(count), w.type, peer, 0, c.mpi, &o.request);
   });
 }
 
