@@ -25,11 +25,6 @@ thread_local int t_device = 0;
 // Live allocations, for cudaMemGetInfo and to refuse freeing what cudaMalloc did not give.
 thread_local std::map<void*, size_t> t_allocations;
 
-cudaError_t fail(cudaError_t error) {
-  set_last_error(error);
-  return error;
-}
-
 }  // namespace
 }  // namespace emu
 

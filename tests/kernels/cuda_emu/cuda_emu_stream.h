@@ -34,5 +34,10 @@ bool refused_while_capturing();
 void host_read();
 // The error cudaGetLastError returns next.
 void set_last_error(cudaError_t error);
+// A failing runtime call's result: `error`, also kept for cudaGetLastError.
+inline cudaError_t fail(cudaError_t error) {
+  set_last_error(error);
+  return error;
+}
 
 }  // namespace emu

@@ -61,14 +61,22 @@ thread_local CUstream_st* t_capture = nullptr;
 
 CUstream_st* resolve(cudaStream_t stream) { return stream ? stream : &t_legacy; }
 
-cudaError_t fail(cudaError_t error) {
-  set_last_error(error);
-  return error;
-}
 
 void invalidate_capture() {
   t_capture->capture = CUstream_st::Capture::invalidated;
   t_capture->nodes.clear();
+}
+
+// Work that graphs here do not model, issued to a captured stream: the capture is invalidated
+// and the call fails with `error`. True where that happened.
+bool refused_in_capture(cudaStream_t stream, cudaError_t error) {
+  if (!stream || stream->capture == CUstream_st::Capture::none) return false;
+  if (stream->capture == CUstream_st::Capture::active) {
+    stream->capture = CUstream_st::Capture::invalidated;
+    stream->nodes.clear();
+  }
+  fail(error);
+  return true;
 }
 
 // One pass over every queue, each run from its front while its steps finish; true if any did.
@@ -134,10 +142,7 @@ cudaError_t submit(cudaStream_t stream, std::function<void()> work) {
 }
 
 cudaError_t submit_until_done(cudaStream_t stream, std::function<bool()> step) {
-  if (stream && stream->capture != CUstream_st::Capture::none) {
-    if (stream->capture == CUstream_st::Capture::active) invalidate_capture();
-    return fail(cudaErrorStreamCaptureUnsupported);  // not modelled in graphs
-  }
+  if (refused_in_capture(stream, cudaErrorStreamCaptureUnsupported)) return cudaErrorStreamCaptureUnsupported;
   return issue(stream, std::move(step));
 }
 
@@ -202,10 +207,8 @@ cudaError_t cudaDeviceSynchronize() {
 }
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int) {
   if (!event) return emu::fail(cudaErrorInvalidResourceHandle);
-  if (stream && stream->capture != CUstream_st::Capture::none) {
-    if (stream->capture == CUstream_st::Capture::active) emu::invalidate_capture();
-    return emu::fail(cudaErrorNotSupported);  // cross-stream dependencies in graphs: not modelled
-  }
+  // Cross-stream dependencies in graphs: not modelled.
+  if (emu::refused_in_capture(stream, cudaErrorNotSupported)) return cudaErrorNotSupported;
   std::shared_ptr<EventRecord> awaited = event->last;  // the record issued last, as CUDA takes it
   if (!awaited) return cudaSuccess;
   return emu::issue(stream, [awaited] { return awaited->done.load(); });
@@ -214,10 +217,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 // A host function runs on the stream in its turn, never at the call: CUDA runs it on a thread
 // of its own, so the caller goes on while it runs (here it runs when the host next blocks).
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data) {
-  if (stream && stream->capture != CUstream_st::Capture::none) {
-    if (stream->capture == CUstream_st::Capture::active) emu::invalidate_capture();
-    return emu::fail(cudaErrorNotSupported);  // host nodes in graphs: not modelled
-  }
+  if (emu::refused_in_capture(stream, cudaErrorNotSupported)) return cudaErrorNotSupported;  // host nodes
   emu::resolve(stream)->queue.push_back([fn, user_data] {
     fn(user_data);
     return true;
@@ -302,10 +302,7 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   if (!event) return emu::fail(cudaErrorInvalidResourceHandle);
   // In a graph an event record joins streams into the capture, and querying it is illegal:
   // not modelled, so refused (stricter than CUDA; our code records none while capturing).
-  if (stream && stream->capture != CUstream_st::Capture::none) {
-    if (stream->capture == CUstream_st::Capture::active) emu::invalidate_capture();
-    return emu::fail(cudaErrorNotSupported);
-  }
+  if (emu::refused_in_capture(stream, cudaErrorNotSupported)) return cudaErrorNotSupported;
   auto record = std::make_shared<EventRecord>();
   const cudaError_t issued = emu::submit(stream, [record] {
     record->at = std::chrono::steady_clock::now();
