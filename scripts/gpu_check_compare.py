@@ -312,7 +312,9 @@ def cmd_bench(args):
         parts.append("MFU n/a" + (f" ({kind})" if kind else ""))
     step = num("step_s")
     if step is not None:
-        split = [f"{k[:-2]} {num(k):.3f}" for k in ("forward_s", "backward_s", "optimizer_s") if num(k) is not None]
+        # Under train.graphs: step bench cannot split a replay: forward_s and backward_s are null.
+        passes = ("forward_s", "backward_s") if num("forward_s") is not None else ("forward_backward_s",)
+        split = [f"{k[:-2].replace('_', '+')} {num(k):.3f}" for k in passes + ("optimizer_s",) if num(k) is not None]
         parts.append(f"step {step:.3f} s" + (f" ({', '.join(split)})" if split else ""))
     if num("peak_memory_bytes") is not None:
         parts.append(f"peak alloc {gib(num('peak_memory_bytes'))}")

@@ -118,8 +118,8 @@ csv_field() {  # quotes a CSV field
   local s="${1//\"/\"\"}"
   printf '"%s"' "$s"
 }
-echo "layout,data,tensor,pipeline,zero,micro_batch,schedule,status,reason,tokens_per_s,tokens_per_s_per_rank,mfu,step_s,forward_s,backward_s,optimizer_s,comm_s,bubble_s,peak_memory_bytes,plan_step_s,plan_memory_bytes" >"$csv"
-bench_fields=(tokens_per_s tokens_per_s_per_rank mfu step_s forward_s backward_s optimizer_s comm_s bubble_s peak_memory_bytes)
+echo "layout,data,tensor,pipeline,zero,micro_batch,schedule,status,reason,tokens_per_s,tokens_per_s_per_rank,mfu,step_s,forward_s,backward_s,forward_backward_s,optimizer_s,comm_s,bubble_s,peak_memory_bytes,plan_step_s,plan_memory_bytes" >"$csv"
+bench_fields=(tokens_per_s tokens_per_s_per_rank mfu step_s forward_s backward_s forward_backward_s optimizer_s comm_s bubble_s peak_memory_bytes)
 total=$(wc -l <"$layout_list")
 n=0
 while IFS=$'\x1f' read -r key status reason plan_step plan_mem fits; do
@@ -148,7 +148,11 @@ while IFS=$'\x1f' read -r key status reason plan_step plan_mem fits; do
     if [[ $rc -eq 0 && -n "$json" ]] && values="$("$python" - "$json" "${bench_fields[@]}" <<'PY'
 import json, sys
 d = json.loads(sys.argv[1])
-print(",".join(format(d[k], ".6g") if isinstance(d[k], float) else str(d[k]) for k in sys.argv[2:]))
+# A field bench leaves null (forward_s and backward_s under train.graphs: step) or does not print
+# (an older trainer: forward_backward_s) becomes an empty cell.
+def cell(v):
+    return "" if v is None else format(v, ".6g") if isinstance(v, float) else str(v)
+print(",".join(cell(d.get(k)) for k in sys.argv[2:]))
 PY
 )"; then
       status=ok
@@ -171,7 +175,7 @@ PY
     fi
     reason="${reason:0:300}"
   fi
-  [[ -n "$values" && "$status" == ok ]] || values=",,,,,,,,,"
+  [[ -n "$values" && "$status" == ok ]] || values=",,,,,,,,,,"
   printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$(csv_field "$key")" "$d" "$t" "$p" "$z" "$mb" "$sched" "$status" \
     "$(csv_field "$reason")" "$values" "$plan_step" "$plan_mem" >>"$csv"
   printf 'sweep: [%d/%d] %-22s %-8s %s\n' "$n" "$total" "$key" "$status" "$reason"

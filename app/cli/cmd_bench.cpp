@@ -129,8 +129,8 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
     t.trace_after_step();
   }
   if (t.profiler()) t.profiler()->clear();
-  // sums: total, forward, backward, optimizer, comm, bubble
-  double sums[6] = {0, 0, 0, 0, 0, 0};
+  // sums: total, forward, backward, optimizer, comm, bubble, forward+backward
+  double sums[7] = {0, 0, 0, 0, 0, 0, 0};
   double last_loss = 0;
   for (int i = 0; i < o.steps; ++i) {
     StepResult r = t.train_step();
@@ -140,6 +140,7 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
     sums[3] += r.times.optimizer_s;
     sums[4] += r.times.grad_sync_s;
     sums[5] += r.times.pipeline_wait_s;
+    sums[6] += r.times.forward_s + r.times.backward_s;
     last_loss = r.loss;
     if (t.profiler()) t.profiler()->collect();
     t.trace_after_step();
@@ -150,11 +151,11 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
   float my_bubble = float(sums[5] / o.steps);
   mpi.world().all_gather(make_tensor(bubbles.data(), DType::f32, Device::cpu, {int64_t(bubbles.size())}),
                          make_tensor(&my_bubble, DType::f32, Device::cpu, {1}));
-  float red[8];
-  for (int i = 0; i < 6; ++i) red[i] = float(sums[i] / o.steps);
-  red[6] = float(peak_rss_bytes());
-  red[7] = float(t.memory().total());
-  mpi.world().all_reduce(make_tensor(red, DType::f32, Device::cpu, {8}), ReduceOp::max);
+  float red[9];
+  for (int i = 0; i < 7; ++i) red[i] = float(sums[i] / o.steps);
+  red[7] = float(peak_rss_bytes());
+  red[8] = float(t.memory().total());
+  mpi.world().all_reduce(make_tensor(red, DType::f32, Device::cpu, {9}), ReduceOp::max);
   const int64_t alloc_peak = int64_t(t.backend().peak_allocated_bytes());
   float dev[1] = {float(alloc_peak)};
   mpi.world().all_reduce(make_tensor(dev, DType::f32, Device::cpu, {1}), ReduceOp::max);
@@ -168,7 +169,7 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
   const double fpt = flops_per_token(t.config(), recipe.train.seq_len);
   const double mfu = mfu_of(fpt * tok_s / world, peak);
   const bool cuda = backend.device() == Device::cuda;
-  const double peak_mem = cuda ? double(dev[0]) : double(red[6]);
+  const double peak_mem = cuda ? double(dev[0]) : double(red[7]);
   // What the device itself says is in use (on rank 0's device).
   const DeviceMemory dm = backend.device_memory();
   if (!rank0) return 0;
@@ -180,10 +181,13 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
   for (float b : bubbles) bubble_mean += double(b) / double(bubbles.size());
   const double bubble_measured = step_s > 0 ? bubble_mean / step_s : 0.0;
   const double bubble_model = p.pipeline > 1 ? bubble_fraction(pipe_shape_from(recipe)) : 0.0;
+  // Replayed graphs run forward and backward as one: no split to report (null), only their sum.
+  const bool graphs = t.step_graphs() != nullptr;
+  const auto pass_json = [&](float seconds) { return graphs ? std::string("null") : fmt::format("{:.6g}", seconds); };
   if (o.json) {
     fmt::print(
         "{{\"tokens_per_s\": {:.6g}, \"tokens_per_s_per_rank\": {:.6g}, \"mfu\": {}, \"step_s\": {:.6g}, "
-        "\"forward_s\": {:.6g}, \"backward_s\": {:.6g}, \"optimizer_s\": {:.6g}, \"comm_s\": {:.6g}, "
+        "\"forward_s\": {}, \"backward_s\": {}, \"forward_backward_s\": {:.6g}, \"optimizer_s\": {:.6g}, \"comm_s\": {:.6g}, "
         "\"bubble_s\": {:.6g}, \"bubble_s_per_rank\": [{:.6g}], \"peak_memory_bytes\": {:.0f}, \"planned_memory_bytes\": {:.0f}, "
         "\"bubble_fraction\": {:.6g}, \"bubble_fraction_model\": {:.6g}, "
         "\"world\": {}, \"data\": {}, \"tensor\": {}, \"pipeline\": {}, \"zero\": {}, \"schedule\": \"{}\", "
@@ -193,7 +197,8 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
         "\"loss\": {:.6g}, \"device_name\": \"{}\", \"peak_kind\": \"{}\", \"device_memory_used_bytes\": {}, "
         "\"device_memory_total_bytes\": {}, \"startup_s\": {:.6g}, \"init_params_s\": {:.6g}, "
         "\"memory_bandwidth_bytes_per_s\": {}, \"roofline\": {}, \"graphs\": {}, \"profile\": {}}}\n",
-        tok_s, tok_s / world, mfu_json, step_s, red[1], red[2], red[3], red[4], red[5], fmt::join(bubbles, ", "), peak_mem, double(red[7]),
+        tok_s, tok_s / world, mfu_json, step_s, pass_json(red[1]), pass_json(red[2]), red[6], red[3], red[4], red[5],
+        fmt::join(bubbles, ", "), peak_mem, double(red[8]),
         bubble_measured, bubble_model, world, p.data, p.tensor, p.pipeline, p.zero, schedule_name(p.schedule),
         p.virtual_stages, recipe.train.micro_batch,
         recipe.train.global_batch, recipe.train.seq_len, backend.name(), precision_name(precision), fpt, peak.flops,
@@ -209,7 +214,7 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
     if (const StepGraphRunner* g = t.step_graphs())
       fmt::print("  step         {:.4f} s = forward+backward {:.4f} (graph replays) + optimizer {:.4f} + comm {:.4f} "
                  "(slowest rank each)\n  graphs       {}\n",
-                 step_s, red[1], red[3], red[4], graphs_text(*g));
+                 step_s, red[6], red[3], red[4], graphs_text(*g));
     else
       fmt::print("  step         {:.4f} s = forward {:.4f} + backward {:.4f} + optimizer {:.4f} + comm {:.4f} + "
                  "bubble {:.4f} (slowest rank each)\n",
@@ -220,7 +225,7 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
                  p.virtual_stages > 1 ? fmt::format(" over {} virtual stages", p.virtual_stages) : "",
                  100 * bubble_measured, 100 * bubble_model);
     fmt::print("  peak memory  {} per rank ({}; planned {})\n", format_bytes(int64_t(peak_mem)),
-               cuda ? "device allocations" : "resident set", format_bytes(int64_t(red[7])));
+               cuda ? "device allocations" : "resident set", format_bytes(int64_t(red[8])));
     fmt::print("  device       {}: {} of {} in use as the device reports it\n", backend.device_name(),
                format_bytes(dm.used_bytes()), format_bytes(dm.total_bytes));
     if (t.profiler()) {

@@ -10,7 +10,7 @@ check() {  # json expected_world [profiled]
   /usr/bin/python3 - "$@" <<'PY' || fail "bad bench JSON: $1"
 import json, sys
 d = json.loads(sys.argv[1])
-need = ["tokens_per_s", "tokens_per_s_per_rank", "mfu", "step_s", "forward_s", "backward_s", "optimizer_s",
+need = ["tokens_per_s", "tokens_per_s_per_rank", "mfu", "step_s", "forward_s", "backward_s", "forward_backward_s", "optimizer_s",
         "comm_s", "bubble_s", "peak_memory_bytes", "planned_memory_bytes", "world", "data", "tensor", "pipeline",
         "zero", "schedule", "micro_batch", "global_batch", "seq_len", "device", "precision", "flops_per_token",
         "peak_flops_per_rank", "device_name", "peak_kind", "device_memory_used_bytes", "device_memory_total_bytes",
@@ -22,6 +22,11 @@ assert d["world"] == int(sys.argv[2]), d["world"]
 assert d["tokens_per_s"] > 0 and 0 < d["mfu"] < 1, d
 assert abs(d["tokens_per_s_per_rank"] * d["world"] - d["tokens_per_s"]) < 1e-5 * d["tokens_per_s"]
 assert d["forward_s"] > 0 and d["backward_s"] > 0 and d["step_s"] >= d["forward_s"], d
+# Their sum, each rank's own (the slowest rank's; one rank here or ranks of similar passes).
+# (6 printed digits each: a relative 1e-5 of slack.)
+assert (d["forward_s"] + d["backward_s"]) * (1 + 1e-5) >= d["forward_backward_s"] > 0, d
+assert d["forward_backward_s"] * (1 + 1e-5) >= max(d["forward_s"], d["backward_s"]), d
+assert d["graphs"] is None, d["graphs"]
 assert d["peak_memory_bytes"] > d["planned_memory_bytes"] > 0, d
 assert abs(d["tokens_per_s"] * d["step_s"] - d["global_batch"] * d["seq_len"]) < 1e-3 * d["global_batch"] * d["seq_len"]
 assert d["device_name"] and d["peak_kind"].startswith("cpu fp32"), d

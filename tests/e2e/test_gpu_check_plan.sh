@@ -219,6 +219,12 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['tokens_pe
   || fail "bench JSON not saved"
 grep -q '^matmul_forward  *0.3  *960  *75.0%' "$m/profile.txt" || fail "profile table: $(cat "$m/profile.txt")"
 grep -q 'some warning' "$m/profile.txt" || fail "profile: the text lines are lost"
+# Under train.graphs: step bench cannot split the replays: forward_s and backward_s are null and
+# the line gives their sum.
+echo '{"tokens_per_s": 2000, "step_s": 0.05, "forward_s": null, "backward_s": null, "forward_backward_s": 0.04, "optimizer_s": 0.01}' \
+  >"$m/graphs.out"
+expect 0 '^g, 2,000 tok/s, step 0.050 s \(forward\+backward 0.040, optimizer 0.010\)$' \
+  bench "$m/graphs.out" "$m/graphs.json" "$m/profile_graphs.txt" g
 # trainer bench's own shape: a list of rows per op and shape; an op's shapes add up in the note.
 echo '{"tokens_per_s": 1000, "mfu": null, "peak_kind": "unknown peak", "profile": [{"op": "gelu", "shape": "4x8", "calls_per_step": 2, "seconds_per_step": 0.002}, {"op": "matmul", "shape": "4x8x8", "calls_per_step": 4, "seconds_per_step": 0.004}, {"op": "matmul", "shape": "4x8x32", "calls_per_step": 4, "seconds_per_step": 0.002}]}' \
   >"$m/bench2.out"

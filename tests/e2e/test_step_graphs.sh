@@ -48,6 +48,10 @@ same llama 10
 # bench: the counts in the JSON and the report's graphs line.
 out=$("$trainer" bench configs/debug/tiny.yaml --set train.graphs=step --steps 3 --warmup 1 --json) || fail "bench: $out"
 grep -q '"graphs": {"eager": 2, "captures": 2, "replays": 6, "max_nodes": [1-9][0-9]*}' <<<"$out" || fail "bench JSON: $out"
+# A replay is forward and backward in one: no split (null), their sum in forward_backward_s.
+/usr/bin/python3 -c "import json,sys; d=json.loads(sys.argv[1])
+assert d['forward_s'] is None and d['backward_s'] is None and 0 < d['forward_backward_s'] <= d['step_s'], d" "$out" \
+  || fail "bench JSON passes under graphs: $out"
 out=$("$trainer" bench configs/debug/tiny.yaml --steps 1 --json) || fail "bench: $out"
 grep -q '"graphs": null' <<<"$out" || fail "bench JSON without graphs: $out"
 out=$("$trainer" bench configs/debug/tiny.yaml --set train.graphs=step --steps 2 --warmup 1) || fail "bench: $out"

@@ -72,6 +72,8 @@ ok = by["2x2x1:1:2:1f1b"]
 assert ok["status"] == "ok" and ok["reason"] == "", ok
 assert float(ok["tokens_per_s"]) == 2211 and float(ok["tokens_per_s_per_rank"]) == 552, ok
 assert float(ok["peak_memory_bytes"]) == 2000 and float(ok["bubble_s"]) == 0.05, ok
+# A field the bench JSON lacks (this stand-in prints no forward_backward_s) is an empty cell.
+assert float(ok["forward_s"]) == 0.1 and ok["forward_backward_s"] == "" and float(ok["optimizer_s"]) == 0.05, ok
 assert float(ok["plan_step_s"]) > 0 and int(ok["plan_memory_bytes"]) > 0, ok
 assert (ok["data"], ok["tensor"], ok["pipeline"], ok["zero"], ok["micro_batch"], ok["schedule"]) == \
     ("2", "2", "1", "1", "2", "1f1b"), ok
