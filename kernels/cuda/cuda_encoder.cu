@@ -1,8 +1,10 @@
 // Token + position embedding, forward and backward.
 // Backward is deterministic without floating-point atomics: the positions of the batch are
-// bucketed by vocabulary row with a stable counting sort (integer counts only), then one
-// block owns each (row, 256-channel slice) of dwte and sums its bucket's rows of dout in
-// position order. dwpe sums over the batch per (t, c) in batch order.
+// bucketed by vocabulary row with a stable counting sort (integer counts only), which also
+// lists the rows the batch touches; one thread owns each (touched row, channel) of dwte and
+// sums its bucket's rows of dout in position order. dwpe sums over the batch per (t, c) in
+// batch order.
+#include <algorithm>
 #include <string>
 
 #include "kernels/base/check.h"
@@ -83,29 +85,41 @@ __global__ void sort_chunk_prefix_kernel(int32_t* hist, int32_t* count, int64_t 
   count[v] = running;
 }
 
-// start[v] = exclusive prefix sum of count over rows; one block of 1024 threads, each owning a
-// contiguous segment, segment totals scanned in shared memory (Hillis-Steele).
+// start[v] = exclusive prefix sum of count over rows, and touched[0, n) the rows whose count is
+// not 0, ascending, with n in touched[Vl]. One block of 1024 threads, each owning a contiguous
+// segment of rows; the segments' totals (positions, touched rows) are scanned in shared memory
+// (Hillis-Steele).
 constexpr int kScanThreads = 1024;
-__global__ void sort_row_starts_kernel(int32_t* start, const int32_t* count, int64_t Vl) {
+__global__ void sort_row_starts_kernel(int32_t* start, int32_t* touched, const int32_t* count, int64_t Vl) {
   __shared__ int32_t sums[kScanThreads];
+  __shared__ int32_t rows[kScanThreads];
   const int64_t per = (Vl + kScanThreads - 1) / kScanThreads;
   const int64_t begin = threadIdx.x * per;
   const int64_t end = min(Vl, begin + per);
-  int32_t local = 0;
-  for (int64_t v = begin; v < end; ++v) local += count[v];
+  int32_t local = 0, local_rows = 0;
+  for (int64_t v = begin; v < end; ++v) {
+    local += count[v];
+    local_rows += count[v] != 0;
+  }
   sums[threadIdx.x] = local;
+  rows[threadIdx.x] = local_rows;
   __syncthreads();
   for (int offset = 1; offset < kScanThreads; offset <<= 1) {
     const int32_t add = threadIdx.x >= offset ? sums[threadIdx.x - offset] : 0;
+    const int32_t add_rows = threadIdx.x >= offset ? rows[threadIdx.x - offset] : 0;
     __syncthreads();
     sums[threadIdx.x] += add;
+    rows[threadIdx.x] += add_rows;
     __syncthreads();
   }
   int32_t running = sums[threadIdx.x] - local;  // exclusive
+  int32_t next_row = rows[threadIdx.x] - local_rows;
   for (int64_t v = begin; v < end; ++v) {
     start[v] = running;
     running += count[v];
+    if (count[v] != 0) touched[next_row++] = static_cast<int32_t>(v);
   }
+  if (threadIdx.x == kScanThreads - 1) touched[Vl] = rows[threadIdx.x];
 }
 
 // sorted[start[v] + hist[g, v] + rank within the chunk] = p, stable in p.
@@ -122,18 +136,35 @@ __global__ void sort_scatter_kernel(int32_t* sorted, const int32_t* tokens, cons
   sorted[start[v] + hist[blockIdx.x * Vl + v] + rank] = static_cast<int32_t>(p);
 }
 
-// Block (v, slice): dwte[v, c] += sum over the bucket of v (positions ascending) of dout[p, c].
+// dwte[v, c] += sum over the bucket of v (positions ascending) of dout[p, c], for each touched
+// row v = touched[i]: blocks stride over i (a fixed grid, so the launch does not grow with the
+// vocabulary) and blockIdx.y picks the 256-channel slice. A bucket can hold a few percent of the
+// batch (frequent tokens), so its loads go kUnroll at a time and are then added in order: the
+// same sum, bit for bit, with kUnroll loads in flight instead of one.
+constexpr int kDwteUnroll = 8;
+constexpr int kDwteBlocks = 2048;  // per slice; about 8 blocks per SM on 132 SMs, twice over
 template <class T>
-__global__ void encoder_dwte_kernel(float* dwte, const T* dout, const int32_t* sorted,
-                                    const int32_t* start, const int32_t* count, int64_t C) {
-  const int64_t v = blockIdx.x;
-  const int32_t n = count[v];
+__global__ void encoder_dwte_kernel(float* dwte, const T* dout, const int32_t* sorted, const int32_t* start,
+                                    const int32_t* count, const int32_t* touched, int64_t Vl, int64_t C) {
   const int64_t c = blockIdx.y * int64_t(blockDim.x) + threadIdx.x;
-  if (n == 0 || c >= C) return;
-  const int32_t* bucket = sorted + start[v];
-  float acc = 0;
-  for (int32_t k = 0; k < n; ++k) acc += to_f32(dout[int64_t(bucket[k]) * C + c]);
-  dwte[v * C + c] += acc;
+  if (c >= C) return;
+  const int32_t n_touched = touched[Vl];
+  for (int32_t i = blockIdx.x; i < n_touched; i += gridDim.x) {
+    const int64_t v = touched[i];
+    const int32_t n = count[v];
+    const int32_t* bucket = sorted + start[v];
+    float acc = 0;
+    int32_t k = 0;
+    for (; k + kDwteUnroll <= n; k += kDwteUnroll) {
+      float x[kDwteUnroll];
+#pragma unroll
+      for (int u = 0; u < kDwteUnroll; ++u) x[u] = to_f32(dout[int64_t(bucket[k + u]) * C + c]);
+#pragma unroll
+      for (int u = 0; u < kDwteUnroll; ++u) acc += x[u];
+    }
+    for (; k < n; ++k) acc += to_f32(dout[int64_t(bucket[k]) * C + c]);
+    dwte[v * C + c] += acc;
+  }
 }
 
 }  // namespace
@@ -178,11 +209,13 @@ void encoder_backward(const Context& ctx, const EncoderBackwardOp& op) {
     plan.take<int32_t>(Vl);
     plan.take<int32_t>(Vl);
     plan.take<int32_t>(N);
+    plan.take<int32_t>(Vl + 1);
     ScratchCarver carve(ctx.workspace->get(plan.bytes()));
     int32_t* hist = carve.take<int32_t>(chunks * Vl);
     int32_t* count = carve.take<int32_t>(Vl);
     int32_t* start = carve.take<int32_t>(Vl);
     int32_t* sorted = carve.take<int32_t>(N);
+    int32_t* touched = carve.take<int32_t>(Vl + 1);  // touched rows, then their number
     const int32_t* tok = tokens.ptr<const int32_t>();
     TRAINER_CUDA_CHECK(cudaMemsetAsync(hist, 0, sizeof(int32_t) * chunks * Vl, ctx.stream));
     sort_count_kernel<<<static_cast<unsigned>(chunks), kSortChunk, 0, ctx.stream>>>(hist, tok, N, vocab_start, Vl);
@@ -190,14 +223,16 @@ void encoder_backward(const Context& ctx, const EncoderBackwardOp& op) {
     sort_chunk_prefix_kernel<<<static_cast<unsigned>(ceil_div(Vl, kThreads)), kThreads, 0, ctx.stream>>>(
         hist, count, chunks, Vl);
     TRAINER_LAUNCH_CHECK();
-    sort_row_starts_kernel<<<1, kScanThreads, 0, ctx.stream>>>(start, count, Vl);
+    sort_row_starts_kernel<<<1, kScanThreads, 0, ctx.stream>>>(start, touched, count, Vl);
     TRAINER_LAUNCH_CHECK();
     sort_scatter_kernel<<<static_cast<unsigned>(chunks), kSortChunk, 0, ctx.stream>>>(
         sorted, tok, hist, start, N, vocab_start, Vl);
     TRAINER_LAUNCH_CHECK();
-    const dim3 grid(static_cast<unsigned>(Vl), static_cast<unsigned>(ceil_div(C, kThreads)));
-    encoder_dwte_kernel<T><<<grid, kThreads, 0, ctx.stream>>>(dwte.ptr<float>(), dout.ptr<const T>(),
-                                                              sorted, start, count, C);
+    // At most min(N, Vl) rows are touched: no more blocks than that.
+    const int64_t blocks = std::min<int64_t>(kDwteBlocks, std::min(N, Vl));
+    const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(ceil_div(C, kThreads)));
+    encoder_dwte_kernel<T><<<grid, kThreads, 0, ctx.stream>>>(dwte.ptr<float>(), dout.ptr<const T>(), sorted,
+                                                              start, count, touched, Vl, C);
     TRAINER_LAUNCH_CHECK();
   });
 }

@@ -109,7 +109,12 @@ inline std::vector<ParityCase> encoder_parity_cases() {
   };
   const Row rows[] = {{2, 5, 8, 11, 0, 11, Positions::learned},   {3, 7, 13, 9, 4, 20, Positions::learned},
                       {2, 33, 40, 50, 0, 50, Positions::none},    {4, 64, 64, 7, 0, 7, Positions::learned},
-                      {2, 600, 24, 30, 0, 30, Positions::learned}};
+                      {2, 600, 24, 30, 0, 30, Positions::learned},
+                      // The backward's row list: a sparse batch over two channel slices; more
+                      // touched rows (~2500) than the dwte kernel's blocks; buckets of ~700
+                      // positions (its unrolled loads and their tail).
+                      {1, 64, 300, 5000, 0, 5000, Positions::learned}, {2, 2000, 16, 4000, 0, 4000, Positions::none},
+                      {3, 700, 40, 3, 0, 3, Positions::none}};
   std::vector<ParityCase> cases;
   for (const Row& r : rows) {
     const bool wpe = r.wpe == Positions::learned;
