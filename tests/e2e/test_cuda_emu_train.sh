@@ -8,7 +8,8 @@
 # two processes each an emulated GPU of one node over the emulated NCCL (nccl_emu.cpp: MPI
 # underneath, NCCL's stream order and rendezvous sends), data 2 with ZeRO-1 (reduce-scatter
 # and parameter all-gathers in flight), the bf16 wire, tensor 2 and an interleaved pipeline
-# (point-to-point and the ring's wrap-around communicators) against one emulated GPU.
+# (point-to-point and the ring's wrap-around communicators) against one emulated GPU; and
+# train.attention: cudnn on the emulated cuDNN (cudnn_emu.cpp).
 # Skipped (77) where the build has no trainer_emu (no CUDA toolkit or no python3).
 source "$(dirname "$0")/lib.sh"
 emu="${TRAINER_BUILD_DIR:-}/trainer_emu"
@@ -49,6 +50,18 @@ done
 grep -q "^train.graphs: step: 2 micro-batches eager, 2 graphs captured (.*), 10 replays$" "$work/cuda_bf16_graphs.log" ||
   fail "graphs: $(grep graphs "$work/cuda_bf16_graphs.log")"
 echo "ok: bf16 again and with graphs bit-identical; $(grep '^train.graphs' "$work/cuda_bf16_graphs.log")"
+
+# train.attention: cudnn, its graphs on the emulated cuDNN (cudnn_emu.cpp): within 2% of our
+# kernels' bf16 run (both round P and dS to bf16, in different places), and its plans replayed
+# from captured graphs bit-identical to its eager run.
+run cuda_bf16_cudnn cuda bf16 --set train.attention=cudnn
+run cuda_bf16_cudnn_graphs cuda bf16 --set train.attention=cudnn --set train.graphs=step
+same_losses "$(losses "$work/cuda_bf16_cudnn.jsonl")" "$(losses "$work/cuda_bf16.jsonl")" 0.02 || fail "cudnn against flash"
+same_losses "$(losses "$work/cuda_bf16_cudnn_graphs.jsonl")" "$(losses "$work/cuda_bf16_cudnn.jsonl")" 0 ||
+  fail "cudnn with graphs differs from cudnn"
+! same_losses "$(losses "$work/cuda_bf16_cudnn.jsonl")" "$(losses "$work/cuda_bf16.jsonl")" 0 >/dev/null ||
+  fail "cudnn's losses are flash's to the bit: did cuDNN run? $(head -5 "$work/cuda_bf16_cudnn.log")"
+echo "ok: attention cudnn within 2% of flash, and with graphs bit-identical: $(losses "$work/cuda_bf16_cudnn.jsonl" | tail -1)"
 
 text=$("$emu" bench configs/debug/tiny.yaml --set train.device=cuda --set train.precision=bf16 --steps 2 --warmup 1 \
   --profile 2>&1) || fail "bench --profile on cuda: $text"

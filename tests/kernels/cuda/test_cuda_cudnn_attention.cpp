@@ -3,7 +3,8 @@
 // both ways (direct, the backend's choice, and cuDNN's f32 accumulation); direct is bit-identical
 // run to run; what cuDNN cannot take (fp32, a head size off its limits, a backward length the
 // loaded cuDNN refuses: T = 1, and T off 128 before 9.15.1) is a configuration error.
-// Built only with cuDNN; each case is skipped without a GPU (cuda_main.cpp).
+// Built only with cuDNN; each case is skipped without a GPU (cuda_main.cpp), and runs on the CUDA
+// emulator's cuDNN in test_cuda_emu.
 #ifdef TRAINER_HAVE_CUDNN
 
 #include "kernels/cuda/cuda_workspace.h"
@@ -20,6 +21,27 @@ struct Shape {
 
 // bf16 rounds P and dS to bf16 inside the products as well as the outputs (as for our kernels).
 constexpr double kTol = 3e-2;
+// The backward also starts from cuDNN's own bf16 O, and with grouped heads rounds each query
+// head's dK and dV to bf16 before their sum over the group (cudnn-frontend's "fullhead"
+// tensors, in the I/O type), which costs most where the heads' terms cancel. On the CUDA
+// emulator's cuDNN (test_cuda_emu) the worst element of these cases is 8.4% off the f32 CPU
+// (a dV of {1, 256, 4, 2, 64}), the others 2.5-4.0%, and the mean error 0.21-0.24%; our own
+// kernels' worst on the same inputs is 4.0%. A wrong term moves the mean by far more.
+constexpr double kBackwardTol = 0.1;
+constexpr double kBackwardMeanTol = 1e-2;
+
+// The mean error against the mean magnitude, sum |got - want| / sum |want|: rounding leaves it
+// well under the worst element's, a wrong term does not.
+void check_mean_close(const std::vector<float>& got, const std::vector<float>& want, double tol, const std::string& what) {
+  REQUIRE(got.size() == want.size());
+  double err = 0, mag = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    err += std::fabs(double(got[i]) - double(want[i]));
+    mag += std::fabs(double(want[i]));
+  }
+  INFO(what << ": mean error " << err / mag << " of the mean magnitude");
+  CHECK(err <= tol * mag);
+}
 
 std::unique_ptr<Backend> make_cudnn_backend(Precision precision = Precision::bf16) {
   BackendOptions options;
@@ -91,7 +113,8 @@ TEST_CASE("attention cudnn matches the CPU forward and backward (dQ written dire
     }
     gpu->attention_backward(dqkv, d, q, out, lse, int(s.H), int(s.Hkv));
     const std::vector<float> first = g.read(dqkv);
-    check_close(first, want.dqkv, kTol, "cudnn dqkv");
+    check_close(first, want.dqkv, kBackwardTol, "cudnn dqkv");
+    check_mean_close(first, want.dqkv, kBackwardMeanTol, "cudnn dqkv");
     gpu->attention_backward(dqkv, d, q, out, lse, int(s.H), int(s.Hkv));
     check_equal(g.read(dqkv), first, "cudnn dqkv run to run");
   }
@@ -119,7 +142,9 @@ TEST_CASE("attention cudnn with dQ accumulated in f32 matches the CPU") {
     Tensor dqkv = g.poisoned(DType::bf16, {s.B, s.T, s.width()});
     attention.backward(ctx, AttentionBackwardOp{dqkv, g.upload(c.dout, DType::bf16, {s.B, s.T, C}), q, out, lse,
                                                 int(s.H), int(s.Hkv)});
-    check_close(g.read(dqkv), c.want.dqkv, kTol, "cudnn dqkv (accumulated dQ)");
+    const std::vector<float> got = g.read(dqkv);
+    check_close(got, c.want.dqkv, kBackwardTol, "cudnn dqkv (accumulated dQ)");
+    check_mean_close(got, c.want.dqkv, kBackwardMeanTol, "cudnn dqkv (accumulated dQ)");
   }
 }
 

@@ -3,10 +3,11 @@
 # emu_translate.py and compiled by the host compiler, with the emulator's header forced in and
 # its cuda_ptx.cuh (mma.sync, ldmatrix and cp.async without PTX) in place of the real one. The
 # emulated runtime (cuda_emu_cudart.cpp, cuda_emu_streams.cpp), cuBLASLt (cublaslt_emu.cpp) and
-# NCCL over MPI (nccl_emu.cpp) take the place of libcudart's, libcublasLt's and libnccl's
-# functions in the two executables that link them, so kernels/cuda's and parallel/cuda's host
-# code (CudaBackend, cuda_matmul.cpp, stream capture, events, NcclComm) runs unchanged; cuDNN
-# is not emulated.
+# NCCL over MPI (nccl_emu.cpp) and, with cuDNN's headers, cuDNN's backend API (cudnn_emu.cpp)
+# take the place of libcudart's, libcublasLt's, libnccl's and libcudnn's functions in the
+# executables that link them, so kernels/cuda's and parallel/cuda's host code (CudaBackend,
+# cuda_matmul.cpp, stream capture, events, NcclComm, the cuDNN attention graphs) runs
+# unchanged.
 # - test_cuda_emu: the parity tables and tests/kernels/cuda's op, matmul, graph and contract
 #   tests against the CPU backend, the emulator's self-tests, whole models.
 # - test_parallel_cuda_emu: tests/parallel/cuda's NcclComm cases on one emulated GPU.
@@ -47,17 +48,24 @@ if(TRAINER_HAVE_CUDA AND Python3_Interpreter_FOUND)
   # The kernels and the emulated runtime, compiled once for both executables.
   add_library(trainer_cuda_emu OBJECT ${emu_translated} ${emu_dir}/cuda_emu_runtime.cpp ${emu_dir}/cuda_emu_cudart.cpp
     ${emu_dir}/cuda_emu_streams.cpp ${emu_dir}/cublaslt_emu.cpp ${emu_dir}/nccl_emu.cpp)
+  if(TRAINER_HAVE_CUDNN)  # cuDNN's backend API over the same runtime (train.attention: cudnn)
+    target_sources(trainer_cuda_emu PRIVATE ${emu_dir}/cudnn_emu.cpp)
+  endif()
   target_include_directories(trainer_cuda_emu BEFORE PRIVATE ${emu_dir}/shadow)
   target_link_libraries(trainer_cuda_emu PRIVATE trainer_parallel)  # kernels, MPI and nccl.h
 
-  # With them, tests/kernels/cuda's tests that need no cuDNN, through their make_rig.
-  set(emu_cuda_tests elementwise xent_adamw layernorm llama_ops init_normal attention gqa_attention matmul graph contract)
+  # With them, tests/kernels/cuda's tests through their make_rig (cudnn_attention's with cuDNN's headers).
+  set(emu_cuda_tests elementwise xent_adamw layernorm llama_ops init_normal attention gqa_attention matmul graph contract
+      cudnn_attention)
   list(TRANSFORM emu_cuda_tests REPLACE "(.+)" "${CMAKE_CURRENT_SOURCE_DIR}/kernels/cuda/test_cuda_\\1.cpp")
   add_executable(test_cuda_emu $<TARGET_OBJECTS:trainer_cuda_emu> ${emu_selftest_translated} ${emu_dir}/test_cuda_emu.cpp
     ${emu_dir}/test_cuda_emu_model.cpp ${emu_dir}/test_cublaslt_emu.cpp ${emu_dir}/test_emu_runtime.cpp ${emu_cuda_tests})
   target_include_directories(test_cuda_emu BEFORE PRIVATE ${emu_dir}/shadow)  # the self-tests' cp.async
   # trainer_app (step graphs, and trainer_model) for the whole-model cases (test_cuda_emu_model.cpp).
   target_link_libraries(test_cuda_emu PRIVATE trainer_app trainer_test_main)
+  if(TRAINER_HAVE_CUDNN)
+    target_sources(test_cuda_emu PRIVATE ${emu_dir}/test_cudnn_emu.cpp)
+  endif()
   doctest_discover_tests(test_cuda_emu TEST_PREFIX "cuda_emu: "
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
     PROPERTIES LABELS unit ENVIRONMENT "OMP_NUM_THREADS=2;OPENBLAS_NUM_THREADS=2")
