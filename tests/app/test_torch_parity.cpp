@@ -191,7 +191,7 @@ TEST_CASE("torch parity: 5 optimizer steps match scripts/reference/gpt2_torch.py
     const std::vector<float>& ref = torch_final.tensors.at(name);
     const double rel = relative_l2(ours, ref);
     CHECK_MESSAGE(rel <= 1e-4, name << ": relative L2 difference " << rel);
-    if (!(rel <= worst_weight)) {
+    if (is_worse(rel, worst_weight)) {
       worst_weight = rel;
       worst_name = name;
     }

@@ -209,7 +209,7 @@ void run_variant(const Variant& v) {
   for (const ParamSpec& s : table) {
     const double rel = relative_l2(trained.at(s.name), torch_final.at(s.name));
     CHECK_MESSAGE(rel <= 1e-5, std::string(v.name) << " " << s.name << ": relative L2 difference " << rel);
-    if (!(rel <= worst)) {
+    if (is_worse(rel, worst)) {
       worst = rel;
       worst_name = s.name;
     }

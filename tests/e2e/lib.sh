@@ -50,7 +50,10 @@ layout_args() {
 # same_losses A B TOL: the "step loss" lines of A and B agree to TOL relative.
 same_losses() {
   paste <(echo "$1") <(echo "$2") | awk -v tol="$3" '
+    function finite(x) { return x ~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/ }
     { if ($1 != $3) { print "step mismatch: " $0; bad = 1; next }
+      # A NaN, an infinity or null agrees with nothing (awk would compare it as equal or 0).
+      if (!finite($2) || !finite($4)) { print "loss not finite at step " $1 ": " $2 " vs " $4; bad = 1; next }
       d = $2 - $4; if (d < 0) d = -d; r = $4 < 0 ? -$4 : $4;
       if (d > tol * r) { print "loss differs at step " $1 ": " $2 " vs " $4; bad = 1 } }
     END { exit bad }'

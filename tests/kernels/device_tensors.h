@@ -15,6 +15,7 @@
 
 #include "kernels/backend.h"
 #include "kernels/base/bf16.h"
+#include "tests/support/test_util.h"
 
 namespace trainer::testing {
 
@@ -111,7 +112,7 @@ inline void check_close(const std::vector<float>& got, const std::vector<float>&
   size_t at = 0;
   for (size_t i = 0; i < got.size(); ++i) {
     const double err = std::fabs(double(got[i]) - double(want[i])) / (std::fabs(double(want[i])) + mean_abs + 1e-30);
-    if (!(err <= worst)) {  // NaN becomes the worst
+    if (is_worse(err, worst)) {
       worst = err;
       at = i;
     }

@@ -50,7 +50,7 @@ void check_close(const std::vector<A>& got, const std::vector<B>& want, double r
   for (size_t i = 0; i < got.size(); ++i) {
     const double g = double(got[i]), w = double(want[i]);
     const double excess = std::fabs(g - w) - (atol + rtol * std::fabs(w));
-    if (!(excess <= worst_excess)) {  // NaN counts as the worst
+    if (is_worse(excess, worst_excess)) {
       worst_excess = excess;
       worst = i;
     }

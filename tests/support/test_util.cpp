@@ -65,7 +65,7 @@ double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b, do
   double worst = 0;
   for (size_t i = 0; i < a.size(); ++i) {
     double d = std::fabs(double(a[i]) - double(b[i])) / std::max(std::fabs(double(b[i])), floor);
-    if (!(d <= worst)) worst = d;  // NaN propagates as the worst
+    if (is_worse(d, worst)) worst = d;
   }
   return worst;
 }

@@ -28,7 +28,14 @@ std::string read_text_file(const std::string& path);
 // Deterministic pseudo-random floats in [lo, hi) from a seed.
 std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f);
 
-// max |a - b| / max(|b|, floor) over all elements.
+// max |a - b| / max(|b|, floor) over all elements; NaN where any element's difference is NaN.
 double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b, double floor = 1e-6);
+
+// Whether `candidate` replaces `worst` in a search for the worst error: larger, or NaN. A NaN,
+// once the worst, stays it (a plain `!(candidate <= worst)` would let the next number replace
+// it, and a NaN anywhere but last would go unseen).
+inline bool is_worse(double candidate, double worst) {
+  return candidate != candidate ? worst == worst : candidate > worst;
+}
 
 }  // namespace trainer::testing

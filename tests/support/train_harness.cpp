@@ -13,6 +13,7 @@
 
 #include "app/engine/trainer.h"
 #include "model/param_table.h"
+#include "tests/support/test_util.h"
 
 namespace trainer::testing {
 
@@ -192,7 +193,7 @@ double max_weight_diff(const std::map<std::string, std::vector<float>>& a,
       ref2 += double(it->second[i]) * double(it->second[i]);
     }
     double rel = std::sqrt(diff2) / std::max(std::sqrt(ref2), 1e-12);
-    if (!(rel <= worst)) {
+    if (is_worse(rel, worst)) {
       worst = rel;
       if (where) *where = name;
     }
