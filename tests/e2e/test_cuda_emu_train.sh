@@ -74,12 +74,17 @@ echo "ok: bench --profile on the emulated GPU: $(grep -c '^ ' <<<"$text") table 
 # gpu_check.sh) and must not give the fp32 wire's losses (or bf16 did not travel); tensor 2 in
 # bf16 is held as bf16 is.
 run cuda_fp32_4layers cuda fp32 --set model.n_layer=4
-launch=("${MPIEXEC[@]}" -n 2)
-for row in "data2_zero1 fp32 cuda_fp32 1e-4 parallel.data=2 parallel.zero=1" \
-           "data2_zero1_bf16wire fp32 cuda_fp32 1e-3 parallel.data=2 parallel.zero=1 parallel.grad_reduce_dtype=bf16" \
-           "tensor2_bf16 bf16 cuda_bf16 0.02 parallel.tensor=2" \
-           "interleaved2 fp32 cuda_fp32_4layers 1e-4 model.n_layer=4 parallel.pipeline=2 parallel.schedule=interleaved parallel.virtual_stages=2"; do
-  read -r name precision ref rtol keys <<<"$row"
+# The deferred rows run the emulator's adversarial order (TRAINER_EMU_ORDER=deferred: work
+# runs only when the host blocks, the streams created last first), so a collective that does not
+# wait for the compute stream's event reads its buffer before the kernels that write it.
+for row in "data2_zero1 eager fp32 cuda_fp32 1e-4 parallel.data=2 parallel.zero=1" \
+           "data2_zero1_bf16wire eager fp32 cuda_fp32 1e-3 parallel.data=2 parallel.zero=1 parallel.grad_reduce_dtype=bf16" \
+           "tensor2_bf16 eager bf16 cuda_bf16 0.02 parallel.tensor=2" \
+           "interleaved2 eager fp32 cuda_fp32_4layers 1e-4 model.n_layer=4 parallel.pipeline=2 parallel.schedule=interleaved parallel.virtual_stages=2" \
+           "data2_zero3_deferred deferred fp32 cuda_fp32 1e-4 parallel.data=2 parallel.zero=3" \
+           "tensor2_deferred deferred fp32 cuda_fp32 1e-4 parallel.tensor=2"; do
+  read -r name order precision ref rtol keys <<<"$row"
+  launch=("${MPIEXEC[@]}" -x "TRAINER_EMU_ORDER=$order" -n 2)
   sets=()
   for key in $keys; do sets+=(--set "$key"); done
   run "$name" cuda "$precision" "${sets[@]}"

@@ -77,6 +77,15 @@ if(TRAINER_HAVE_CUDA AND Python3_Interpreter_FOUND)
   doctest_discover_tests(test_parallel_cuda_emu TEST_PREFIX "cuda_emu: "
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
     PROPERTIES LABELS unit ENVIRONMENT "OMP_NUM_THREADS=2;OPENBLAS_NUM_THREADS=2")
+  # Again in the emulator's adversarial stream order (cuda_emu_streams.cpp): work runs only when
+  # the host blocks, newest streams first, so a missing wait on the compute stream shows.
+  # One ctest test running each case in its own process (a second doctest_discover_tests of a
+  # target would replace the first's tests).
+  add_test(NAME "cuda_emu deferred: test_parallel_cuda_emu"
+    COMMAND bash ${emu_dir}/run_each_case.sh $<TARGET_FILE:test_parallel_cuda_emu>
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties("cuda_emu deferred: test_parallel_cuda_emu" PROPERTIES LABELS unit
+    ENVIRONMENT "OMP_NUM_THREADS=2;OPENBLAS_NUM_THREADS=2;TRAINER_EMU_ORDER=deferred")
 
   add_executable(trainer_emu ${PROJECT_SOURCE_DIR}/app/cli/main.cpp $<TARGET_OBJECTS:trainer_cuda_emu>)
   target_link_libraries(trainer_emu PRIVATE trainer_app)

@@ -69,8 +69,11 @@ cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
 
 cudaError_t cudaMalloc(void** ptr, size_t bytes) {
   if (emu::refused_while_capturing()) return cudaErrorStreamCaptureUnsupported;
-  *ptr = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
+  const size_t rounded = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
+  *ptr = std::aligned_alloc(256, rounded);
   if (!*ptr) return emu::fail(cudaErrorMemoryAllocation);
+  // CUDA promises nothing of new memory: NaN bytes here, so that what reads before writing shows.
+  std::memset(*ptr, 0xFF, rounded);
   emu::t_allocations[*ptr] = bytes;
   return cudaSuccess;
 }

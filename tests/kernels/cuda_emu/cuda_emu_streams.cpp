@@ -9,9 +9,15 @@
 // while a thread captures (ThreadLocal or Global mode) invalidates the capture and fails the
 // call; cudaStreamEndCapture then returns cudaErrorStreamCaptureInvalidated and no graph.
 // Queues are run by the thread that issues (the main thread); cudaEventQuery only reads.
+// TRAINER_EMU_ORDER=deferred changes the order (an adversary for cross-stream dependencies):
+// nothing runs at its issue, only when the host blocks, and then the streams created last run
+// first. A collective issued on its own stream without waiting for the compute stream's event
+// then reads its buffer before the kernels that write it have run, where eager order (the
+// default: work runs at its issue when its stream is idle) would hide the missing wait.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -61,6 +67,18 @@ thread_local CUstream_st* t_capture = nullptr;
 
 CUstream_st* resolve(cudaStream_t stream) { return stream ? stream : &t_legacy; }
 
+enum class Order { eager, deferred };
+Order order() {
+  static const Order o = [] {
+    const char* v = std::getenv("TRAINER_EMU_ORDER");
+    const std::string s = v ? v : "eager";
+    if (s != "eager" && s != "deferred")
+      throw std::runtime_error("TRAINER_EMU_ORDER=" + s + ": valid: eager, deferred");
+    return s == "deferred" ? Order::deferred : Order::eager;
+  }();
+  return o;
+}
+
 
 void invalidate_capture() {
   t_capture->capture = CUstream_st::Capture::invalidated;
@@ -80,9 +98,12 @@ bool refused_in_capture(cudaStream_t stream, cudaError_t error) {
 }
 
 // One pass over every queue, each run from its front while its steps finish; true if any did.
+// Streams in creation order, or newest first in deferred order.
 bool progress_once() {
   bool moved = false;
-  for (size_t i = 0; i < t_streams.size(); ++i) {
+  const bool reverse = order() == Order::deferred;
+  for (size_t n = 0; n < t_streams.size(); ++n) {
+    const size_t i = reverse ? t_streams.size() - 1 - n : n;
     CUstream_st* s = t_streams[i];
     while (!s->queue.empty()) {
       std::function<bool()> step = std::move(s->queue.front());
@@ -94,8 +115,9 @@ bool progress_once() {
       moved = true;
     }
     if (s->destroyed && s->queue.empty()) {
-      t_streams.erase(t_streams.begin() + std::ptrdiff_t(i--));
+      t_streams.erase(t_streams.begin() + std::ptrdiff_t(i));
       delete s;
+      --n;  // the same n next names the stream after it (before it, newest first)
     }
   }
   return moved;
@@ -122,7 +144,7 @@ cudaError_t issue(cudaStream_t stream, std::function<bool()> step) {
     invalidate_capture();
     return fail(cudaErrorStreamCaptureImplicit);
   }
-  if (s->queue.empty() && step()) return cudaSuccess;
+  if (order() == Order::eager && s->queue.empty() && step()) return cudaSuccess;
   s->queue.push_back(std::move(step));
   return cudaSuccess;
 }

@@ -13,7 +13,9 @@
 //   writes each element's index along AXIS, over x's shape.
 // - Matmul: c = a b over the last two dimensions, f32 accumulation in k order; a leading
 //   dimension of a or b broadcasts when its extent is 1, or, when it divides c's, serves c's
-//   indices in consecutive groups (grouped-query attention's heads).
+//   indices in consecutive groups (grouped-query attention's heads). Before 9.6 a non-virtual
+//   f32 c is added to, as the engines add into the backward's dQ accumulator (cudnn-frontend
+//   zeroes it first there; later versions zero it themselves).
 // - Reduction (ADD, MAX) over the dimensions where y is smaller than x: y's extent 1, or one
 //   that divides x's, summing consecutive groups; in x's index order.
 // - Reshape: y is a view of x's memory through y's own dimensions and strides (a transpose
@@ -54,7 +56,7 @@ std::atomic<size_t> g_version{91900};
 std::atomic<Refusal> g_refusal{Refusal::none};
 thread_local std::string t_last_error;
 
-constexpr int64_t kWorkspaceBytes = 4096;  // what every plan asks for, so the workspace path runs
+std::atomic<int64_t> g_workspace_bytes{4096};  // what every plan asks for (set_workspace_bytes)
 
 cudnnStatus_t error(cudnnStatus_t status, const std::string& why) {
   t_last_error = why;
@@ -321,6 +323,10 @@ bool check_shapes(const Graph& g, const Op& op, std::string& why) {
         return why = "GEN_INDEX: axis out of range or y not x's shape", false;
       if (op.mode == CUDNN_POINTWISE_BINARY_SELECT && (op.b == 0 || op.t == 0))
         return why = "BINARY_SELECT needs b and t", false;
+      if ((op.mode == CUDNN_POINTWISE_ADD || op.mode == CUDNN_POINTWISE_SUB || op.mode == CUDNN_POINTWISE_MUL ||
+           op.mode == CUDNN_POINTWISE_DIV || op.mode == CUDNN_POINTWISE_CMP_GE) &&
+          op.b == 0)
+        return why = "a binary pointwise mode without b", false;
       return true;
     case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR: {
       const TensorInfo &a = T(op.x), &b = T(op.b);
@@ -344,6 +350,8 @@ bool check_shapes(const Graph& g, const Op& op, std::string& why) {
 
 cudnnStatus_t finalize_graph(Desc& d) {
   if (!d.has(CUDNN_ATTR_OPERATIONGRAPH_OPS)) return error(CUDNN_STATUS_BAD_PARAM, "an operation graph without operations");
+  if (g_version.load() < 90800 && !d.has(CUDNN_ATTR_OPERATIONGRAPH_HANDLE))
+    return error(CUDNN_STATUS_BAD_PARAM, "an operation graph without a handle (required before cuDNN 9.8)");
   if (g_refusal.load() == Refusal::graph_finalize)
     return error(CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN, "the emulator refuses every graph (cudnn_emu.h)");
   auto graph = std::make_shared<Graph>();
@@ -527,14 +535,18 @@ void run_op(const Op& op, std::map<int64_t, Memory>& mem) {
       a_dims[n] = K;
       b_dims[m] = K;
       const int64_t a_step = x->at[n], b_step = b->at[m];
+      // Before 9.6 an engine adds its product into a non-virtual f32 output (the backward's dQ
+      // accumulator, which the caller zeroes first); from 9.6 on it zeroes that itself.
+      const bool accumulate = y.device && Y.dtype == CUDNN_DATA_FLOAT && g_version.load() < 90600;
       for_each_index(Y.dims, [&](const std::vector<int64_t>& idx) {
         std::vector<int64_t> ai = idx, bi = idx;
         ai[n] = 0;
         bi[m] = 0;
         const int64_t a0 = offset_of(*x, ai, a_dims), b0 = offset_of(*b, bi, b_dims);
-        float acc = 0;
+        const int64_t at = dot(idx, y.at);
+        float acc = accumulate ? y.load(at) : 0.0f;
         for (int64_t k = 0; k < K; ++k) acc += x->load(a0 + k * a_step) * b->load(b0 + k * b_step);
-        y.store(dot(idx, y.at), acc);
+        y.store(at, acc);
       });
       return;
     }
@@ -609,6 +621,7 @@ void execute(const Run& run) {
 
 void set_version(size_t version) { g_version = version; }
 void set_refusal(Refusal refusal) { g_refusal = refusal; }
+void set_workspace_bytes(int64_t bytes) { g_workspace_bytes = bytes; }
 
 }  // namespace emu::cudnn
 
@@ -630,6 +643,7 @@ const char* cudnnGetErrorString(cudnnStatus_t status) {
     case CUDNN_STATUS_NOT_SUPPORTED: return "CUDNN_STATUS_NOT_SUPPORTED";
     case CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN: return "CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN";
     case CUDNN_STATUS_NOT_SUPPORTED_DATA_TYPE: return "CUDNN_STATUS_NOT_SUPPORTED_DATA_TYPE";
+    case CUDNN_STATUS_NOT_SUPPORTED_SHAPE: return "CUDNN_STATUS_NOT_SUPPORTED_SHAPE";
     case CUDNN_STATUS_EXECUTION_FAILED: return "CUDNN_STATUS_EXECUTION_FAILED";
     default: return "CUDNN_STATUS (another)";
   }
@@ -777,7 +791,7 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descriptor
   }
   if (d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR && name == CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE) {
     if (requested < 1 || !values) return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
-    *static_cast<int64_t*>(values) = ec::kWorkspaceBytes;
+    *static_cast<int64_t*>(values) = ec::g_workspace_bytes.load();
     if (count) *count = 1;
     return CUDNN_STATUS_SUCCESS;
   }
@@ -796,7 +810,8 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t
   const auto uids = pack->get<int64_t>(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS);
   const auto pointers = pack->get<void*>(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS);
   void* workspace = pack->one<void*>(CUDNN_ATTR_VARIANT_PACK_WORKSPACE);
-  if (ec::kWorkspaceBytes > 0 && !workspace) return ec::error(CUDNN_STATUS_BAD_PARAM_NULL_POINTER, "the plan needs a workspace");
+  const int64_t workspace_bytes = ec::g_workspace_bytes.load();
+  if (workspace_bytes > 0 && !workspace) return ec::error(CUDNN_STATUS_BAD_PARAM_NULL_POINTER, "the plan needs a workspace");
   ec::Run run;
   run.graph = plan->graph;
   for (size_t i = 0; i < uids.size(); ++i) {
@@ -819,8 +834,8 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t
       return ec::error(CUDNN_STATUS_BAD_PARAM, "the variant pack lacks tensor " + std::to_string(uid));
   // The plan's workspace is the engine's until it finishes: scribble on it, as an engine may.
   auto* ws = static_cast<unsigned char*>(workspace);
-  const cudaError_t e = emu::submit(handle->stream, [run, ws] {
-    std::memset(ws, 0xA5, size_t(ec::kWorkspaceBytes));
+  const cudaError_t e = emu::submit(handle->stream, [run, ws, workspace_bytes] {
+    if (workspace_bytes > 0) std::memset(ws, 0xA5, size_t(workspace_bytes));
     ec::execute(run);
   });
   return e == cudaSuccess ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_EXECUTION_FAILED;

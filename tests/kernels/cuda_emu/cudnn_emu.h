@@ -4,11 +4,16 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace emu::cudnn {
 
 // What cudnnGetVersion returns (major * 10000 + minor * 100 + patch); 91900 (9.19.0) at start.
 void set_version(size_t version);
+
+// The workspace every execution plan asks for: 4096 bytes at start, so that the workspace path
+// runs; 0 as many real attention plans report.
+void set_workspace_bytes(int64_t bytes);
 
 enum class Refusal {
   none,               // every graph the emulator can compute has an engine

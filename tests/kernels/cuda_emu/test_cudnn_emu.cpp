@@ -3,7 +3,8 @@
 // cannot share a misreading with cudnn_attention.cpp and still pass), and what the API refuses;
 // then cudnn_attention.cpp under the versions and refusals its rules name: cuDNN 9.10.0 (known
 // bugs), 9.5 (-FLT_MAX for the mask, T a multiple of 128 for the backward, the dQ accumulator
-// zeroed by us), and no engine at each stage of the build. test_cuda_cudnn_attention.cpp's own
+// zeroed by us: the emulated engine adds into it before 9.6), plans without a workspace, and
+// no engine at each stage of the build. test_cuda_cudnn_attention.cpp's own
 // cases run on the emulator as well (test_cuda_emu).
 #include <cudnn.h>
 #include <doctest/doctest.h>
@@ -34,6 +35,7 @@ struct EmuSettings {
   ~EmuSettings() {
     emu::cudnn::set_version(91900);
     emu::cudnn::set_refusal(emu::cudnn::Refusal::none);
+    emu::cudnn::set_workspace_bytes(4096);
   }
 };
 
@@ -278,6 +280,13 @@ TEST_CASE("cudnn attention on cuDNN 9.5 with dQ accumulated: we zero the accumul
   attention.backward(ctx, AttentionBackwardOp{gd, g.upload(dout, DType::bf16, {s.B, s.T, C}), gq, gout, glse,
                                               int(s.H), int(s.Hkv)});
   check_close(g.read(gd), c.read(cd), 0.1, "dqkv (accumulated dQ, cuDNN 9.5)");
+}
+
+TEST_CASE("cudnn attention with plans that need no workspace (as many real ones report)") {
+  EmuSettings restore;
+  emu::cudnn::set_workspace_bytes(0);
+  auto gpu = make_cudnn_backend();
+  check_against_cpu(*gpu, {2, 64, 4, 2, 64}, 750, true);
 }
 
 TEST_CASE("cudnn attention: no engine at any stage of the build is a configuration error saying where") {
