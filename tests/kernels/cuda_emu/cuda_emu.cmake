@@ -49,7 +49,8 @@ if(TRAINER_HAVE_CUDA AND Python3_Interpreter_FOUND)
   add_library(trainer_cuda_emu OBJECT ${emu_translated} ${emu_dir}/cuda_emu_runtime.cpp ${emu_dir}/cuda_emu_cudart.cpp
     ${emu_dir}/cuda_emu_streams.cpp ${emu_dir}/cublaslt_emu.cpp ${emu_dir}/nccl_emu.cpp)
   if(TRAINER_HAVE_CUDNN)  # cuDNN's backend API over the same runtime (train.attention: cudnn)
-    target_sources(trainer_cuda_emu PRIVATE ${emu_dir}/cudnn_emu.cpp)
+    target_sources(trainer_cuda_emu PRIVATE ${emu_dir}/cudnn_emu.cpp ${emu_dir}/cudnn_emu_graph.cpp
+      ${emu_dir}/cudnn_emu_run.cpp)
   endif()
   target_include_directories(trainer_cuda_emu BEFORE PRIVATE ${emu_dir}/shadow)
   target_link_libraries(trainer_cuda_emu PRIVATE trainer_parallel)  # kernels, MPI and nccl.h

@@ -27,23 +27,23 @@
 //   non-virtual tensor, with 16-byte aligned pointers (by-value: a host address read at the
 //   call), and a workspace when the plan asks for one.
 // - Execution is work on the handle's stream (cuda_emu_stream.h).
-// cudnn_emu.h sets the version reported and the refusals (no engine) tests need.
+// cudnn_emu.h sets the version reported, the refusals (no engine) and the workspace tests need.
+// Here: the settings and the C API; the descriptors' rules are in cudnn_emu_graph.cpp, the
+// interpreter in cudnn_emu_run.cpp (cudnn_emu_internal.h between them).
+#include <cudnn.h>
+
 #include <cudnn.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
-#include "kernels/base/bf16.h"
 #include "tests/kernels/cuda_emu/cuda_emu_stream.h"
 #include "tests/kernels/cuda_emu/cudnn_emu.h"
+#include "tests/kernels/cuda_emu/cudnn_emu_internal.h"
 
 struct cudnnContext {
   cudaStream_t stream = nullptr;
@@ -54,14 +54,8 @@ namespace {
 
 std::atomic<size_t> g_version{91900};
 std::atomic<Refusal> g_refusal{Refusal::none};
-thread_local std::string t_last_error;
-
 std::atomic<int64_t> g_workspace_bytes{4096};  // what every plan asks for (set_workspace_bytes)
-
-cudnnStatus_t error(cudnnStatus_t status, const std::string& why) {
-  t_last_error = why;
-  return status;
-}
+thread_local std::string t_last_error;
 
 int64_t element_bytes(cudnnBackendAttributeType_t type) {
   switch (type) {
@@ -127,497 +121,15 @@ cudnnBackendAttributeType_t expected_type(cudnnBackendAttributeName_t name) {
   }
 }
 
-struct Desc;
-
-// A finalized tensor descriptor's facts.
-struct TensorInfo {
-  cudnnDataType_t dtype = CUDNN_DATA_FLOAT;
-  std::vector<int64_t> dims, strides;
-  int64_t uid = 0, alignment = 0;
-  bool is_virtual = false, by_value = false;
-  int64_t elements() const {
-    int64_t n = 1;
-    for (int64_t d : dims) n *= d;
-    return n;
-  }
-  int64_t span() const {  // elements of memory the strides reach, plus one
-    int64_t s = 1;
-    for (size_t i = 0; i < dims.size(); ++i) s += (dims[i] - 1) * strides[i];
-    return s;
-  }
-};
-
-// One operation of a graph, resolved to its tensors' facts.
-struct Op {
-  cudnnBackendDescriptorType_t kind;
-  int64_t x = 0, b = 0, t = 0, y = 0;  // tensor uids (0: none); matmul: x = a, b = b, y = c
-  cudnnPointwiseMode_t mode = CUDNN_POINTWISE_IDENTITY;
-  int64_t axis = -1;
-  float alpha1 = 1, alpha2 = 1;
-  cudnnReduceTensorOp_t reduce = CUDNN_REDUCE_TENSOR_ADD;
-};
-
-struct Graph {
-  std::map<int64_t, TensorInfo> tensors;
-  std::vector<Op> ops;  // in dependency order
-};
-
-struct Desc {
-  cudnnBackendDescriptorType_t type;
-  bool finalized = false;
-  struct Attr {
-    cudnnBackendAttributeType_t type;
-    int64_t count;
-    std::vector<unsigned char> bytes;
-  };
-  std::map<int, Attr> attrs;
-  TensorInfo tensor;                 // a tensor's, once finalized
-  std::shared_ptr<Graph> graph;      // an operation graph's, heuristics', engine config's, plan's
-  cudnnHandle_t handle = nullptr;    // a plan's
-
-  bool has(cudnnBackendAttributeName_t n) const { return attrs.count(int(n)) != 0; }
-  template <class T>
-  std::vector<T> get(cudnnBackendAttributeName_t n) const {
-    const Attr& a = attrs.at(int(n));
-    std::vector<T> out(size_t(a.count));
-    std::memcpy(out.data(), a.bytes.data(), a.bytes.size());
-    return out;
-  }
-  template <class T>
-  T one(cudnnBackendAttributeName_t n) const {
-    const Attr& a = attrs.at(int(n));
-    T out{};
-    std::memcpy(&out, a.bytes.data(), std::min(sizeof(T), a.bytes.size()));
-    return out;
-  }
-  Desc* desc(cudnnBackendAttributeName_t n) const { return static_cast<Desc*>(one<void*>(n)); }
-};
-
-// ---- finalize ----
-
-cudnnStatus_t finalize_tensor(Desc& d) {
-  for (auto n : {CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_ATTR_TENSOR_STRIDES,
-                 CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT})
-    if (!d.has(n)) return error(CUDNN_STATUS_BAD_PARAM, "a tensor lacks attribute " + std::to_string(int(n)));
-  TensorInfo& t = d.tensor;
-  t.dtype = d.one<cudnnDataType_t>(CUDNN_ATTR_TENSOR_DATA_TYPE);
-  t.dims = d.get<int64_t>(CUDNN_ATTR_TENSOR_DIMENSIONS);
-  t.strides = d.get<int64_t>(CUDNN_ATTR_TENSOR_STRIDES);
-  t.uid = d.one<int64_t>(CUDNN_ATTR_TENSOR_UNIQUE_ID);
-  t.alignment = d.one<int64_t>(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT);
-  t.is_virtual = d.has(CUDNN_ATTR_TENSOR_IS_VIRTUAL) && d.one<bool>(CUDNN_ATTR_TENSOR_IS_VIRTUAL);
-  t.by_value = d.has(CUDNN_ATTR_TENSOR_IS_BY_VALUE) && d.one<bool>(CUDNN_ATTR_TENSOR_IS_BY_VALUE);
-  if (t.dims.size() != t.strides.size() || t.dims.empty() || t.dims.size() > 8)
-    return error(CUDNN_STATUS_BAD_PARAM, "tensor " + std::to_string(t.uid) + ": dimensions and strides differ in count");
-  for (size_t i = 0; i < t.dims.size(); ++i)
-    if (t.dims[i] < 1 || t.strides[i] < 1)
-      return error(CUDNN_STATUS_BAD_PARAM, "tensor " + std::to_string(t.uid) + ": a dimension or stride below 1");
-  if (t.dtype != CUDNN_DATA_FLOAT && t.dtype != CUDNN_DATA_BFLOAT16 && t.dtype != CUDNN_DATA_INT32 &&
-      t.dtype != CUDNN_DATA_BOOLEAN)
-    return error(CUDNN_STATUS_NOT_SUPPORTED_DATA_TYPE, "tensor " + std::to_string(t.uid) + ": data type not emulated");
-  if (t.alignment < 1) return error(CUDNN_STATUS_BAD_PARAM, "tensor " + std::to_string(t.uid) + ": no alignment");
-  if (t.by_value && (t.is_virtual || t.elements() != 1 || t.dtype != CUDNN_DATA_FLOAT))
-    return error(CUDNN_STATUS_NOT_SUPPORTED, "tensor " + std::to_string(t.uid) + ": by value, but not one f32 scalar");
-  return CUDNN_STATUS_SUCCESS;
-}
-
-// The tensor an operation's attribute names, finalized.
-const TensorInfo* tensor_at(const Desc& op, cudnnBackendAttributeName_t n) {
-  if (!op.has(n)) return nullptr;
-  const Desc* t = op.desc(n);
-  return t && t->type == CUDNN_BACKEND_TENSOR_DESCRIPTOR && t->finalized ? &t->tensor : nullptr;
-}
-
-cudnnStatus_t finalize_operation(Desc& d) {
-  using N = cudnnBackendAttributeName_t;
-  const auto require = [&](std::initializer_list<N> names) {
-    for (N n : names)
-      if (!d.has(n)) return false;
-    return true;
-  };
-  const auto finalized_desc = [&](N n, cudnnBackendDescriptorType_t type) {
-    const Desc* p = d.desc(n);
-    return p && p->type == type && p->finalized;
-  };
-  bool ok = true;
-  switch (d.type) {
-    case CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR:
-      ok = require({CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_ATTR_OPERATION_POINTWISE_XDESC,
-                    CUDNN_ATTR_OPERATION_POINTWISE_YDESC}) &&
-           finalized_desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-      break;
-    case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR:
-      ok = require({CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_ATTR_OPERATION_MATMUL_BDESC,
-                    CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_ATTR_OPERATION_MATMUL_DESC}) &&
-           finalized_desc(CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_BACKEND_MATMUL_DESCRIPTOR);
-      break;
-    case CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR:
-      ok = require({CUDNN_ATTR_OPERATION_REDUCTION_DESC, CUDNN_ATTR_OPERATION_REDUCTION_XDESC,
-                    CUDNN_ATTR_OPERATION_REDUCTION_YDESC}) &&
-           finalized_desc(CUDNN_ATTR_OPERATION_REDUCTION_DESC, CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
-      break;
-    case CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR:
-      ok = require({CUDNN_ATTR_OPERATION_RESHAPE_XDESC, CUDNN_ATTR_OPERATION_RESHAPE_YDESC});
-      break;
-    default: return error(CUDNN_STATUS_NOT_SUPPORTED, "operation type " + std::to_string(int(d.type)) + " not emulated");
-  }
-  if (!ok) return error(CUDNN_STATUS_BAD_PARAM, "an operation lacks a required, finalized attribute");
-  return CUDNN_STATUS_SUCCESS;
-}
-
-// Resolves one operation descriptor against the graph's tensors; false when a shape is wrong.
-bool resolve(const Desc& d, Graph& g, Op& op, std::string& why) {
-  op.kind = d.type;
-  const auto add = [&](cudnnBackendAttributeName_t n, int64_t& uid) {
-    const TensorInfo* t = tensor_at(d, n);
-    if (!t) return d.has(n) ? (why = "an operation names an unfinalized tensor", false) : true;
-    const auto it = g.tensors.find(t->uid);
-    if (it != g.tensors.end() && (it->second.dims != t->dims || it->second.strides != t->strides ||
-                                  it->second.dtype != t->dtype || it->second.is_virtual != t->is_virtual)) {
-      why = "two different tensors share unique id " + std::to_string(t->uid);
-      return false;
-    }
-    g.tensors[t->uid] = *t;
-    uid = t->uid;
-    return true;
-  };
-  switch (d.type) {
-    case CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: {
-      const Desc* pw = d.desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR);
-      op.mode = pw->one<cudnnPointwiseMode_t>(CUDNN_ATTR_POINTWISE_MODE);
-      if (pw->has(CUDNN_ATTR_POINTWISE_AXIS)) op.axis = pw->one<int64_t>(CUDNN_ATTR_POINTWISE_AXIS);
-      if (d.has(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1)) op.alpha1 = d.one<float>(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1);
-      if (d.has(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2)) op.alpha2 = d.one<float>(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2);
-      return add(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, op.x) && add(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, op.b) &&
-             add(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, op.t) && add(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, op.y);
-    }
-    case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR:
-      return add(CUDNN_ATTR_OPERATION_MATMUL_ADESC, op.x) && add(CUDNN_ATTR_OPERATION_MATMUL_BDESC, op.b) &&
-             add(CUDNN_ATTR_OPERATION_MATMUL_CDESC, op.y);
-    case CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR:
-      op.reduce = d.desc(CUDNN_ATTR_OPERATION_REDUCTION_DESC)->one<cudnnReduceTensorOp_t>(CUDNN_ATTR_REDUCTION_OPERATOR);
-      return add(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, op.x) && add(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, op.y);
-    default:
-      return add(CUDNN_ATTR_OPERATION_RESHAPE_XDESC, op.x) && add(CUDNN_ATTR_OPERATION_RESHAPE_YDESC, op.y);
-  }
-}
-
-// An input of extent `in` serving an output of extent `out` along one dimension: equal, 1
-// (broadcast) or, where allowed, a divisor (consecutive groups).
-bool serves(int64_t in, int64_t out, bool groups) { return in == out || in == 1 || (groups && out % in == 0); }
-
-bool check_shapes(const Graph& g, const Op& op, std::string& why) {
-  const auto T = [&](int64_t uid) -> const TensorInfo& { return g.tensors.at(uid); };
-  const TensorInfo& y = T(op.y);
-  const size_t rank = y.dims.size();
-  const auto same_rank = [&](int64_t uid) { return uid == 0 || T(uid).dims.size() == rank; };
-  if (!same_rank(op.x) || !same_rank(op.b) || !same_rank(op.t)) return why = "operands of different ranks", false;
-  switch (op.kind) {
-    case CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR:
-      for (int64_t in : {op.x, op.b, op.t}) {
-        if (in == 0 || (op.mode == CUDNN_POINTWISE_GEN_INDEX && in == op.x)) continue;
-        for (size_t i = 0; i < rank; ++i)
-          if (!serves(T(in).dims[i], y.dims[i], false)) return why = "a pointwise input does not broadcast to y", false;
-      }
-      if (op.mode == CUDNN_POINTWISE_GEN_INDEX && (op.axis < 0 || op.axis >= int64_t(rank) || T(op.x).dims != y.dims))
-        return why = "GEN_INDEX: axis out of range or y not x's shape", false;
-      if (op.mode == CUDNN_POINTWISE_BINARY_SELECT && (op.b == 0 || op.t == 0))
-        return why = "BINARY_SELECT needs b and t", false;
-      if ((op.mode == CUDNN_POINTWISE_ADD || op.mode == CUDNN_POINTWISE_SUB || op.mode == CUDNN_POINTWISE_MUL ||
-           op.mode == CUDNN_POINTWISE_DIV || op.mode == CUDNN_POINTWISE_CMP_GE) &&
-          op.b == 0)
-        return why = "a binary pointwise mode without b", false;
-      return true;
-    case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR: {
-      const TensorInfo &a = T(op.x), &b = T(op.b);
-      if (rank < 2) return why = "matmul of rank below 2", false;
-      const size_t m = rank - 2, n = rank - 1;
-      if (a.dims[m] != y.dims[m] || b.dims[n] != y.dims[n] || a.dims[n] != b.dims[m])
-        return why = "matmul: (M, K) x (K, N) -> (M, N) does not hold", false;
-      for (size_t i = 0; i < m; ++i)
-        if (!serves(a.dims[i], y.dims[i], true) || !serves(b.dims[i], y.dims[i], true))
-          return why = "matmul: a batch dimension does not broadcast", false;
-      return true;
-    }
-    case CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR:
-      for (size_t i = 0; i < rank; ++i)
-        if (!serves(y.dims[i], T(op.x).dims[i], true)) return why = "reduction: y's extent does not divide x's", false;
-      return true;
-    default:
-      return true;  // a reshape's view is bounded when it runs
-  }
-}
-
-cudnnStatus_t finalize_graph(Desc& d) {
-  if (!d.has(CUDNN_ATTR_OPERATIONGRAPH_OPS)) return error(CUDNN_STATUS_BAD_PARAM, "an operation graph without operations");
-  if (g_version.load() < 90800 && !d.has(CUDNN_ATTR_OPERATIONGRAPH_HANDLE))
-    return error(CUDNN_STATUS_BAD_PARAM, "an operation graph without a handle (required before cuDNN 9.8)");
-  if (g_refusal.load() == Refusal::graph_finalize)
-    return error(CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN, "the emulator refuses every graph (cudnn_emu.h)");
-  auto graph = std::make_shared<Graph>();
-  std::vector<Op> pending;
-  std::string why;
-  for (void* p : d.get<void*>(CUDNN_ATTR_OPERATIONGRAPH_OPS)) {
-    const Desc* op_desc = static_cast<const Desc*>(p);
-    if (!op_desc || !op_desc->finalized) return error(CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED, "an operation is not finalized");
-    Op op;
-    if (!resolve(*op_desc, *graph, op, why)) return error(CUDNN_STATUS_BAD_PARAM, why);
-    pending.push_back(op);
-  }
-  // Each virtual tensor has exactly one producer; non-virtual outputs too.
-  std::map<int64_t, int> producers;
-  for (const Op& op : pending) ++producers[op.y];
-  for (const auto& [uid, n] : producers)
-    if (n > 1) return error(CUDNN_STATUS_BAD_PARAM, "tensor " + std::to_string(uid) + " has several producers");
-  for (const auto& [uid, t] : graph->tensors) {
-    if (t.is_virtual && !producers.count(uid))
-      return error(CUDNN_STATUS_BAD_PARAM, "virtual tensor " + std::to_string(uid) + " has no producer");
-  }
-  // Dependency order: an operation runs once all its virtual inputs exist.
-  std::map<int64_t, bool> ready;
-  for (const auto& [uid, t] : graph->tensors) ready[uid] = !t.is_virtual && !producers.count(uid);
-  while (!pending.empty()) {
-    bool progressed = false;
-    for (auto it = pending.begin(); it != pending.end();) {
-      const bool inputs = (it->x == 0 || ready[it->x]) && (it->b == 0 || ready[it->b]) && (it->t == 0 || ready[it->t]);
-      if (!inputs) {
-        ++it;
-        continue;
-      }
-      if (!check_shapes(*graph, *it, why)) return error(CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH, why);
-      ready[it->y] = true;
-      graph->ops.push_back(*it);
-      it = pending.erase(it);
-      progressed = true;
-    }
-    if (!progressed) return error(CUDNN_STATUS_BAD_PARAM, "the operation graph has a cycle or an input nobody writes");
-  }
-  d.graph = graph;
-  return CUDNN_STATUS_SUCCESS;
-}
-
-// ---- execution ----
-
-// A tensor's memory during one run: a device pointer (addressed through the tensor's strides),
-// or (virtual, by value) the run's own f32 buffer, addressed row-major by logical index.
-struct Memory {
-  const TensorInfo* info = nullptr;
-  char* device = nullptr;
-  std::vector<float> own;
-  std::vector<int64_t> at;  // addressing strides: the tensor's own on the device, row-major in `own`
-
-  float load(int64_t offset) const {
-    if (!device) return own.at(size_t(offset));
-    const char* p = device + offset * dtype_bytes();
-    switch (info->dtype) {
-      case CUDNN_DATA_FLOAT: {
-        float v;
-        std::memcpy(&v, p, 4);
-        return v;
-      }
-      case CUDNN_DATA_BFLOAT16: {
-        uint16_t h;
-        std::memcpy(&h, p, 2);
-        return trainer::f32_from_bf16(h);
-      }
-      case CUDNN_DATA_INT32: {
-        int32_t v;
-        std::memcpy(&v, p, 4);
-        return float(v);
-      }
-      default: return *p ? 1.0f : 0.0f;
-    }
-  }
-  void store(int64_t offset, float v) {
-    switch (info->dtype) {
-      case CUDNN_DATA_BFLOAT16: v = trainer::f32_from_bf16(trainer::bf16_from_f32(v)); break;
-      case CUDNN_DATA_INT32: v = float(int32_t(v)); break;
-      case CUDNN_DATA_BOOLEAN: v = v != 0.0f ? 1.0f : 0.0f; break;
-      default: break;
-    }
-    if (!device) {
-      own.at(size_t(offset)) = v;
-      return;
-    }
-    char* p = device + offset * dtype_bytes();
-    switch (info->dtype) {
-      case CUDNN_DATA_FLOAT: std::memcpy(p, &v, 4); break;
-      case CUDNN_DATA_BFLOAT16: {
-        const uint16_t h = trainer::bf16_from_f32(v);
-        std::memcpy(p, &h, 2);
-        break;
-      }
-      case CUDNN_DATA_INT32: {
-        const int32_t i = int32_t(v);
-        std::memcpy(p, &i, 4);
-        break;
-      }
-      default: *p = v != 0.0f; break;
-    }
-  }
-  int64_t dtype_bytes() const {
-    return info->dtype == CUDNN_DATA_BFLOAT16 ? 2 : info->dtype == CUDNN_DATA_BOOLEAN ? 1 : 4;
-  }
-};
-
-// Every index of `dims`, last dimension fastest.
-template <class F>
-void for_each_index(const std::vector<int64_t>& dims, F f) {
-  std::vector<int64_t> idx(dims.size(), 0);
-  int64_t total = 1;
-  for (int64_t d : dims) total *= d;
-  for (int64_t n = 0; n < total; ++n) {
-    f(idx);
-    for (size_t i = dims.size(); i-- > 0;) {
-      if (++idx[i] < dims[i]) break;
-      idx[i] = 0;
-    }
-  }
-}
-
-// Where in m's memory output index `idx` reads, m's extent serving the output's as serves()
-// allows.
-int64_t offset_of(const Memory& m, const std::vector<int64_t>& idx, const std::vector<int64_t>& out_dims) {
-  const TensorInfo& t = *m.info;
-  int64_t off = 0;
-  for (size_t i = 0; i < idx.size(); ++i) {
-    const int64_t e = t.dims[i] == out_dims[i] ? idx[i] : t.dims[i] == 1 ? 0 : idx[i] / (out_dims[i] / t.dims[i]);
-    off += e * m.at[i];
-  }
-  return off;
-}
-int64_t dot(const std::vector<int64_t>& idx, const std::vector<int64_t>& strides) {
-  int64_t off = 0;
-  for (size_t i = 0; i < idx.size(); ++i) off += idx[i] * strides[i];
-  return off;
-}
-std::vector<int64_t> row_major(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> strides(dims.size(), 1);
-  for (size_t i = dims.size() - 1; i-- > 0;) strides[i] = strides[i + 1] * dims[i + 1];
-  return strides;
-}
-
-float pointwise_value(const Op& op, float x, float b, float t, const std::vector<int64_t>& idx) {
-  switch (op.mode) {
-    case CUDNN_POINTWISE_ADD: return op.alpha1 * x + op.alpha2 * b;
-    case CUDNN_POINTWISE_SUB: return op.alpha1 * x - op.alpha2 * b;
-    case CUDNN_POINTWISE_MUL: return (op.alpha1 * x) * (op.alpha2 * b);
-    case CUDNN_POINTWISE_DIV: return (op.alpha1 * x) / (op.alpha2 * b);
-    case CUDNN_POINTWISE_EXP: return std::exp(op.alpha1 * x);
-    case CUDNN_POINTWISE_LOG: return std::log(op.alpha1 * x);
-    case CUDNN_POINTWISE_IDENTITY: return op.alpha1 * x;
-    case CUDNN_POINTWISE_CMP_GE: return x >= b ? 1.0f : 0.0f;
-    case CUDNN_POINTWISE_BINARY_SELECT: return t != 0.0f ? x : b;
-    case CUDNN_POINTWISE_GEN_INDEX: return float(idx[size_t(op.axis)]);
-    default: throw std::runtime_error("cudnn emulator: pointwise mode " + std::to_string(int(op.mode)) + " not emulated");
-  }
-}
-
-void run_op(const Op& op, std::map<int64_t, Memory>& mem) {
-  Memory& y = mem.at(op.y);
-  const TensorInfo& Y = *y.info;
-  const auto in = [&](int64_t uid) -> const Memory* { return uid ? &mem.at(uid) : nullptr; };
-  const Memory *x = in(op.x), *b = in(op.b), *t = in(op.t);
-  switch (op.kind) {
-    case CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR:
-      for_each_index(Y.dims, [&](const std::vector<int64_t>& idx) {
-        const bool gen = op.mode == CUDNN_POINTWISE_GEN_INDEX;
-        const float xv = gen ? 0.0f : x->load(offset_of(*x, idx, Y.dims));
-        const float bv = b ? b->load(offset_of(*b, idx, Y.dims)) : 0.0f;
-        const float tv = t ? t->load(offset_of(*t, idx, Y.dims)) : 0.0f;
-        y.store(dot(idx, y.at), pointwise_value(op, xv, bv, tv, idx));
-      });
-      return;
-    case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR: {
-      const size_t r = Y.dims.size(), m = r - 2, n = r - 1;
-      const int64_t K = x->info->dims[n];
-      std::vector<int64_t> a_dims = Y.dims, b_dims = Y.dims;  // the shapes a and b serve: (.., M, K), (.., K, N)
-      a_dims[n] = K;
-      b_dims[m] = K;
-      const int64_t a_step = x->at[n], b_step = b->at[m];
-      // Before 9.6 an engine adds its product into a non-virtual f32 output (the backward's dQ
-      // accumulator, which the caller zeroes first); from 9.6 on it zeroes that itself.
-      const bool accumulate = y.device && Y.dtype == CUDNN_DATA_FLOAT && g_version.load() < 90600;
-      for_each_index(Y.dims, [&](const std::vector<int64_t>& idx) {
-        std::vector<int64_t> ai = idx, bi = idx;
-        ai[n] = 0;
-        bi[m] = 0;
-        const int64_t a0 = offset_of(*x, ai, a_dims), b0 = offset_of(*b, bi, b_dims);
-        const int64_t at = dot(idx, y.at);
-        float acc = accumulate ? y.load(at) : 0.0f;
-        for (int64_t k = 0; k < K; ++k) acc += x->load(a0 + k * a_step) * b->load(b0 + k * b_step);
-        y.store(at, acc);
-      });
-      return;
-    }
-    case CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR: {
-      const bool is_max = op.reduce == CUDNN_REDUCE_TENSOR_MAX;
-      if (!is_max && op.reduce != CUDNN_REDUCE_TENSOR_ADD)
-        throw std::runtime_error("cudnn emulator: reduction " + std::to_string(int(op.reduce)) + " not emulated");
-      std::vector<float> acc(size_t(Y.elements()), is_max ? -INFINITY : 0.0f);
-      const std::vector<int64_t> dense = row_major(Y.dims);  // acc's
-      const TensorInfo& X = *x->info;
-      for_each_index(X.dims, [&](const std::vector<int64_t>& idx) {
-        int64_t a = 0;
-        for (size_t i = 0; i < idx.size(); ++i) a += (Y.dims[i] == 1 ? 0 : idx[i] / (X.dims[i] / Y.dims[i])) * dense[i];
-        const float v = x->load(dot(idx, x->at));
-        acc[size_t(a)] = is_max ? std::max(acc[size_t(a)], v) : acc[size_t(a)] + v;
-      });
-      for_each_index(Y.dims, [&](const std::vector<int64_t>& idx) { y.store(dot(idx, y.at), acc[size_t(dot(idx, dense))]); });
-      return;
-    }
-    default: {  // reshape: y's element idx is the one of x at the place y's strides give it
-      const TensorInfo& X = *x->info;
-      std::vector<float> view;  // x's values by place (its declared strides)
-      if (!x->device) {
-        view.assign(size_t(X.span()), std::nanf(""));
-        std::vector<bool> taken(view.size(), false);
-        for_each_index(X.dims, [&](const std::vector<int64_t>& idx) {
-          const int64_t place = dot(idx, X.strides);
-          if (taken[size_t(place)])
-            throw std::runtime_error("cudnn emulator: a reshape views a virtual tensor whose strides overlap");
-          taken[size_t(place)] = true;
-          view[size_t(place)] = x->load(dot(idx, x->at));
-        });
-      }
-      const int64_t limit = X.span();
-      for_each_index(Y.dims, [&](const std::vector<int64_t>& idx) {
-        const int64_t place = dot(idx, Y.strides);
-        if (place >= limit) throw std::runtime_error("cudnn emulator: a reshape's view reaches past its input");
-        y.store(dot(idx, y.at), x->device ? x->load(place) : view[size_t(place)]);
-      });
-      return;
-    }
-  }
-}
-
-struct Run {
-  std::shared_ptr<Graph> graph;
-  std::map<int64_t, char*> pointers;  // device tensors
-  std::map<int64_t, float> values;    // by-value scalars, read at the call
-};
-
-void execute(const Run& run) {
-  std::map<int64_t, Memory> mem;
-  for (const auto& [uid, info] : run.graph->tensors) {
-    Memory m;
-    m.info = &info;
-    if (info.by_value) {
-      m.own.assign(1, run.values.at(uid));
-      m.at = row_major(info.dims);
-    } else if (info.is_virtual) {
-      m.own.assign(size_t(info.elements()), std::nanf(""));  // unwritten elements read as NaN
-      m.at = row_major(info.dims);
-    } else {
-      m.device = run.pointers.at(uid);
-      m.at = info.strides;
-    }
-    mem.emplace(uid, std::move(m));
-  }
-  for (const Op& op : run.graph->ops) run_op(op, mem);
-}
-
 }  // namespace
+
+size_t version() { return g_version.load(); }
+Refusal refusal() { return g_refusal.load(); }
+int64_t workspace_bytes() { return g_workspace_bytes.load(); }
+cudnnStatus_t error(cudnnStatus_t status, const std::string& why) {
+  t_last_error = why;
+  return status;
+}
 
 void set_version(size_t version) { g_version = version; }
 void set_refusal(Refusal refusal) { g_refusal = refusal; }
@@ -814,6 +326,7 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t
   if (workspace_bytes > 0 && !workspace) return ec::error(CUDNN_STATUS_BAD_PARAM_NULL_POINTER, "the plan needs a workspace");
   ec::Run run;
   run.graph = plan->graph;
+  run.version = ec::version();
   for (size_t i = 0; i < uids.size(); ++i) {
     const auto it = run.graph->tensors.find(uids[i]);
     if (it == run.graph->tensors.end() || it->second.is_virtual)
