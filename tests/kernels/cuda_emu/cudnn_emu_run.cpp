@@ -13,6 +13,9 @@ namespace {
 // An input of extent `in` serving an output of extent `out` along one dimension: equal, 1
 // (broadcast) or, where allowed, a divisor (consecutive groups).
 bool serves(int64_t in, int64_t out, bool groups) { return in == out || in == 1 || (groups && out % in == 0); }
+// The index along an extent `small` that serves index i of an extent `big` (small divides
+// big): i itself when equal, 0 for a broadcast, i's group of big / small otherwise.
+int64_t served(int64_t i, int64_t small, int64_t big) { return i / (big / small); }
 
 // A tensor's memory during one run: a device pointer (addressed through the tensor's strides),
 // or (virtual, by value) the run's own f32 buffer, addressed row-major by logical index.
@@ -44,14 +47,15 @@ struct Memory {
       default: return *p ? 1.0f : 0.0f;
     }
   }
+  // v rounded once to the tensor's type: in `own` as the f32 of that value, on the device as it.
   void store(int64_t offset, float v) {
-    switch (info->dtype) {
-      case CUDNN_DATA_BFLOAT16: v = trainer::f32_from_bf16(trainer::bf16_from_f32(v)); break;
-      case CUDNN_DATA_INT32: v = float(int32_t(v)); break;
-      case CUDNN_DATA_BOOLEAN: v = v != 0.0f ? 1.0f : 0.0f; break;
-      default: break;
-    }
     if (!device) {
+      switch (info->dtype) {
+        case CUDNN_DATA_BFLOAT16: v = trainer::f32_from_bf16(trainer::bf16_from_f32(v)); break;
+        case CUDNN_DATA_INT32: v = float(int32_t(v)); break;
+        case CUDNN_DATA_BOOLEAN: v = v != 0.0f ? 1.0f : 0.0f; break;
+        default: break;
+      }
       own.at(size_t(offset)) = v;
       return;
     }
@@ -96,10 +100,7 @@ void for_each_index(const std::vector<int64_t>& dims, F f) {
 int64_t offset_of(const Memory& m, const std::vector<int64_t>& idx, const std::vector<int64_t>& out_dims) {
   const TensorInfo& t = *m.info;
   int64_t off = 0;
-  for (size_t i = 0; i < idx.size(); ++i) {
-    const int64_t e = t.dims[i] == out_dims[i] ? idx[i] : t.dims[i] == 1 ? 0 : idx[i] / (out_dims[i] / t.dims[i]);
-    off += e * m.at[i];
-  }
+  for (size_t i = 0; i < idx.size(); ++i) off += served(idx[i], t.dims[i], out_dims[i]) * m.at[i];
   return off;
 }
 int64_t dot(const std::vector<int64_t>& idx, const std::vector<int64_t>& strides) {
@@ -175,7 +176,7 @@ void run_op(const Op& op, std::map<int64_t, Memory>& mem, size_t version) {
       const TensorInfo& X = *x->info;
       for_each_index(X.dims, [&](const std::vector<int64_t>& idx) {
         int64_t a = 0;
-        for (size_t i = 0; i < idx.size(); ++i) a += (Y.dims[i] == 1 ? 0 : idx[i] / (X.dims[i] / Y.dims[i])) * dense[i];
+        for (size_t i = 0; i < idx.size(); ++i) a += served(idx[i], Y.dims[i], X.dims[i]) * dense[i];
         const float v = x->load(dot(idx, x->at));
         acc[size_t(a)] = is_max ? std::max(acc[size_t(a)], v) : acc[size_t(a)] + v;
       });

@@ -20,7 +20,7 @@
 #include "kernels/cuda/cuda_workspace.h"
 #include "kernels/cuda/cudnn_attention.h"
 #include "kernels/cuda/cudnn_graph.h"
-#include "tests/kernels/cuda/cuda_test_util.h"
+#include "tests/kernels/cuda/cudnn_attention_cases.h"
 #include "tests/kernels/cuda_emu/cudnn_emu.h"
 
 namespace trainer::testing {
@@ -190,41 +190,24 @@ TEST_CASE("emulated cuDNN refuses what the backend API does") {
 
 // ---- cudnn_attention.cpp's version rules and refusals ----
 
-struct Shape {
-  int64_t B, T, H, Hkv, D;
-  int64_t width() const { return (H + 2 * Hkv) * D; }
-};
+using namespace cudnn_attention;
 
-std::unique_ptr<Backend> make_cudnn_backend() {
-  BackendOptions options;
-  options.device = DeviceChoice::cuda;
-  options.precision = Precision::bf16;
-  options.attention = AttentionImpl::cudnn;
-  return make_cuda_backend(options);
-}
-
-// The CPU's forward and backward next to cudnn's, with the tolerances of
-// test_cuda_cudnn_attention.cpp (which says where they come from).
+// The CPU's forward (and backward) next to cudnn's, with test_cuda_cudnn_attention.cpp's
+// tolerances (cudnn_attention_cases.h says where they come from).
 void check_against_cpu(Backend& gpu, const Shape& s, uint64_t seed, bool backward) {
   auto cpu = make_cpu_backend();
+  const Case c = make_case(*cpu, s, seed);
   const int64_t C = s.H * s.D;
-  const auto qkv = rounded(random_floats(s.B * s.T * s.width(), seed, -1.5f, 1.5f), DType::bf16);
-  const auto dout = rounded(random_floats(s.B * s.T * C, seed + 1), DType::bf16);
-  Tensors c(*cpu), g(gpu);
-  Tensor cq = c.upload(qkv, DType::f32, {s.B, s.T, s.width()});
-  Tensor cout = c.alloc(DType::f32, {s.B, s.T, C}), clse = c.alloc(DType::f32, {s.B, s.H, s.T});
-  cpu->attention_forward(cout, clse, cq, int(s.H), int(s.Hkv));
-  Tensor gq = g.upload(qkv, DType::bf16, {s.B, s.T, s.width()});
+  Tensors g(gpu);
+  Tensor gq = g.upload(c.qkv, DType::bf16, {s.B, s.T, s.width()});
   Tensor gout = g.poisoned(DType::bf16, {s.B, s.T, C}), glse = g.poisoned(DType::f32, {s.B, s.H, s.T});
   gpu.attention_forward(gout, glse, gq, int(s.H), int(s.Hkv));
-  check_close(g.read(gout), c.read(cout), 3e-2, "out");
-  check_close(g.read(glse), c.read(clse), 1e-3, "lse");
+  check_close(g.read(gout), c.want.out, kTol, "out");
+  check_close(g.read(glse), c.want.lse, 1e-3, "lse");
   if (!backward) return;
-  Tensor cd = c.alloc(DType::f32, {s.B, s.T, s.width()});
-  cpu->attention_backward(cd, c.upload(dout, DType::f32, {s.B, s.T, C}), cq, cout, clse, int(s.H), int(s.Hkv));
   Tensor gd = g.poisoned(DType::bf16, {s.B, s.T, s.width()});
-  gpu.attention_backward(gd, g.upload(dout, DType::bf16, {s.B, s.T, C}), gq, gout, glse, int(s.H), int(s.Hkv));
-  check_close(g.read(gd), c.read(cd), 0.1, "dqkv");
+  gpu.attention_backward(gd, g.upload(c.dout, DType::bf16, {s.B, s.T, C}), gq, gout, glse, int(s.H), int(s.Hkv));
+  check_close(g.read(gd), c.want.dqkv, kBackwardTol, "dqkv");
 }
 
 TEST_CASE("cudnn attention: cuDNN 9.10.0 and 9.10.1 are refused by name") {
@@ -265,21 +248,15 @@ TEST_CASE("cudnn attention on cuDNN 9.5 with dQ accumulated: we zero the accumul
   auto cpu = make_cpu_backend();
   const Shape s{1, 128, 2, 1, 64};
   const int64_t C = s.H * s.D;
-  const auto qkv = rounded(random_floats(s.B * s.T * s.width(), 730, -1.5f, 1.5f), DType::bf16);
-  const auto dout = rounded(random_floats(s.B * s.T * C, 731), DType::bf16);
-  Tensors c(*cpu), g(*gpu);
-  Tensor cq = c.upload(qkv, DType::f32, {s.B, s.T, s.width()});
-  Tensor cout = c.alloc(DType::f32, {s.B, s.T, C}), clse = c.alloc(DType::f32, {s.B, s.H, s.T});
-  cpu->attention_forward(cout, clse, cq, int(s.H), int(s.Hkv));
-  Tensor cd = c.alloc(DType::f32, {s.B, s.T, s.width()});
-  cpu->attention_backward(cd, c.upload(dout, DType::f32, {s.B, s.T, C}), cq, cout, clse, int(s.H), int(s.Hkv));
-  Tensor gq = g.upload(qkv, DType::bf16, {s.B, s.T, s.width()});
+  const Case k = make_case(*cpu, s, 730);
+  Tensors g(*gpu);
+  Tensor gq = g.upload(k.qkv, DType::bf16, {s.B, s.T, s.width()});
   Tensor gout = g.poisoned(DType::bf16, {s.B, s.T, C}), glse = g.poisoned(DType::f32, {s.B, s.H, s.T});
   attention.forward(ctx, AttentionForwardOp{gout, glse, gq, int(s.H), int(s.Hkv)});
   Tensor gd = g.poisoned(DType::bf16, {s.B, s.T, s.width()});
-  attention.backward(ctx, AttentionBackwardOp{gd, g.upload(dout, DType::bf16, {s.B, s.T, C}), gq, gout, glse,
+  attention.backward(ctx, AttentionBackwardOp{gd, g.upload(k.dout, DType::bf16, {s.B, s.T, C}), gq, gout, glse,
                                               int(s.H), int(s.Hkv)});
-  check_close(g.read(gd), c.read(cd), 0.1, "dqkv (accumulated dQ, cuDNN 9.5)");
+  check_close(g.read(gd), k.want.dqkv, kBackwardTol, "dqkv (accumulated dQ, cuDNN 9.5)");
 }
 
 TEST_CASE("cudnn attention with plans that need no workspace (as many real ones report)") {
