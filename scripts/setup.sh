@@ -11,16 +11,22 @@
 #   TRAINER_ASAN=1             the clang build with ASan + UBSan and the libFuzzer harnesses
 #                              (RelWithDebInfo, CUDA off; scripts/test.sh --sanitize and
 #                              scripts/fuzz.sh use it in build-asan/); adds clang's packages
+#   CCACHE_DISABLE=1           compile without ccache (used as the C/C++ compiler launcher
+#                              whenever it is installed; the full package set installs it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev doctest-dev
           libopenmpi-dev openmpi-bin libopenblas-openmp-dev libxxhash-dev zlib1g-dev libzstd-dev
           python3 python3-torch python3-numpy python3-matplotlib python3-yaml
-          slurmd slurmctld slurm-client munge)
+          slurmd slurmctld slurm-client munge ccache)
 # slurmd, slurmctld, slurm-client, munge: the slurm tests' one-node cluster (tests/slurm/). The
 # tests start daemons of their own: Slurm's services stay down without /etc/slurm/slurm.conf,
 # and a system munged that apt may start is not the one they talk to.
+# ccache: scripts/test.sh builds the same C++ sources twice, in build/ (CUDA on) and in
+# build-nocuda/; they differ only in -D definitions that two files read, so ccache's
+# preprocessor mode serves the second build's other objects from the first (measured on a fresh
+# clone: the CPU-only build 4.6 min -> 28 s, 243 of its 250 compiles served).
 if [[ "${SETUP_PACKAGES:-all}" == quickstart ]]; then
   # doctest-dev: CMake configures the tests even when only the trainer is built.
   PACKAGES=(cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev doctest-dev
@@ -54,6 +60,9 @@ if [[ "${TRAINER_ASAN:-0}" == 1 ]]; then
 else
   CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release "-DTRAINER_CUDA=${TRAINER_CUDA:-AUTO}")
   [[ "${TRAINER_WERROR:-0}" == 1 ]] && CMAKE_ARGS+=(-DTRAINER_WERROR=ON)
+fi
+if command -v ccache >/dev/null 2>&1; then
+  CMAKE_ARGS+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 cmake -S . -B "$BUILD_DIR" "${CMAKE_ARGS[@]}" >/dev/null
 if [[ -n "${BUILD_TARGETS:-}" ]]; then
