@@ -12,12 +12,13 @@ bench_profile_flag() {  # --profile when this trainer's bench has it (being adde
   if [ "$DRY_RUN" = 1 ]; then echo "--profile"; return; fi
   "$TRAINER" bench --help 2>/dev/null | grep -q -- '--profile' && echo "--profile"
 }
-bench_cmd() {  # bench_cmd 124m|1p5b|cudnn|graphs_off|graphs_step
+bench_cmd() {  # bench_cmd 124m|1p5b|cudnn|cudnn_1p5b|graphs_off|graphs_step
   local recipe mb gb steps warmup attention=auto graphs=()
   case "$1" in
     124m) recipe=gpt2-124m.yaml mb=32 gb=32 steps=20 warmup=3 ;;
     1p5b) recipe=gpt2-1.5b.yaml mb=8 gb=64 steps=3 warmup=1 ;;
     cudnn) recipe=gpt2-124m.yaml mb=32 gb=32 steps=20 warmup=3 attention=cudnn ;;
+    cudnn_1p5b) recipe=gpt2-1.5b.yaml mb=8 gb=64 steps=3 warmup=1 attention=cudnn ;;
     graphs_*) recipe=quickstart.yaml mb=32 gb=64 steps=100 warmup=3 graphs=(--set "train.graphs=${1#graphs_}") ;;
   esac
   CMD=("$TRAINER" bench "$ROOT/configs/$recipe" --set train.device=cuda --set train.precision=bf16
@@ -38,9 +39,10 @@ bench_measured_ceilings() {
   [ "$("$NVSMI" --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" = "NVIDIA H200" ]
 }
 
-bench_label() {  # bench_label 124m|1p5b|cudnn|graphs_off|graphs_step: the name in the comparison table
+bench_label() {  # bench_label 124m|1p5b|cudnn|cudnn_1p5b|graphs_off|graphs_step: the name in the comparison table
   case "$1" in
     cudnn) echo "gpt2-124m, attention cudnn" ;;
+    cudnn_1p5b) echo "gpt2-1.5b, attention cudnn" ;;
     graphs_*) echo "quickstart 0.85M (32 x 64, 2 accumulated), train.graphs ${1#graphs_}" ;;
     *) echo "gpt2-${1/1p5b/1.5b}" ;;
   esac
@@ -69,7 +71,7 @@ PY
   for f in "$WORK"/profile_*.txt; do [ -f "$f" ] && { cat "$f"; echo; } >>"$OUT/profiles.txt"; done
   return 0
 }
-bench_step() {  # bench_step 124m|1p5b|cudnn
+bench_step() {  # bench_step 124m|1p5b|cudnn|cudnn_1p5b
   need_trainer || return $?
   local out="$WORK/bench_$1.out" err="$WORK/bench_$1.err" rc
   rm -f "$WORK/bench_$1.json" "$WORK/profile_$1.txt"
@@ -78,7 +80,7 @@ bench_step() {  # bench_step 124m|1p5b|cudnn
   x "${CMD[@]}" 2>&1 >"$out" | tee "$err"
   rc=${PIPESTATUS[0]}
   cat "$out"
-  if [ "$rc" != 0 ] && [ "$1" = cudnn ] && grep -q 'this build has no cuDNN' "$err"; then
+  if [ "$rc" != 0 ] && [[ $1 == cudnn* ]] && grep -q 'this build has no cuDNN' "$err"; then
     result "this build has no cuDNN (configure found none)"
     return 77
   fi
@@ -97,8 +99,25 @@ plan_bench_124m() { bench_plan 124m; }
 step_bench_124m() { bench_step 124m; }
 plan_bench_1p5b() { bench_plan 1p5b; }
 step_bench_1p5b() { bench_step 1p5b; }
+# attention_ratio CUDNN OURS: "cuDNN attention 1.23x our kernels' tokens/s (A against B); " when
+# both benches gave tokens/s, else nothing: which attention the goals' runs should use.
+attention_ratio() {
+  [ -f "$WORK/bench_$1.json" ] && [ -f "$WORK/bench_$2.json" ] || return 0
+  python3 - "$WORK/bench_$1.json" "$WORK/bench_$2.json" <<'PY'
+import json, sys
+cudnn, ours = (json.load(open(p)).get("tokens_per_s") for p in sys.argv[1:])
+if all(isinstance(v, (int, float)) and v > 0 for v in (cudnn, ours)):
+    print(f"cuDNN attention {cudnn / ours:.2f}x our kernels' tokens/s ({cudnn:,.0f} against {ours:,.0f}); ", end="")
+PY
+}
+bench_cudnn_step() {  # bench_cudnn_step CUDNN OURS: the cuDNN bench, its result led by the ratio
+  bench_step "$1" || return $?
+  result "$(attention_ratio "$1" "$2")$(head -n 1 "$STEP_RESULT")"
+}
 plan_bench_cudnn() { bench_plan cudnn; }
-step_bench_cudnn() { bench_step cudnn; }
+step_bench_cudnn() { bench_cudnn_step cudnn 124m; }
+plan_bench_cudnn_1p5b() { bench_plan cudnn_1p5b; }
+step_bench_cudnn_1p5b() { bench_cudnn_step cudnn_1p5b 1p5b; }
 
 plan_bench_graphs() {
   bench_plan graphs_off

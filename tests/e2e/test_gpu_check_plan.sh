@@ -9,7 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 script=scripts/gpu_check.sh
 compare=scripts/gpu_check_compare.py
-steps=(prereqs gpu build ctest resources data fp32 bf16 determinism bench_124m bench_1p5b bench_cudnn bench_graphs multi_gpu hf_logits memcheck racecheck)
+steps=(prereqs gpu build ctest resources data fp32 bf16 determinism bench_124m bench_1p5b bench_cudnn bench_cudnn_1p5b bench_graphs multi_gpu hf_logits memcheck racecheck)
 unset OUT GPU_CHECK_FAKE GPU_CHECK_FAKE_SLEEP GPU_CHECK_FAKE_BUDGET GPU_CHECK_FAKE_FAIL GPU_CHECK_FAKE_SLOW \
   GPU_CHECK_FAKE_SLOW_S GPU_CHECK_NVIDIA_SMI GPU_CHECK_BUDGET_SCALE
 nobundle=(--bundle "$work/no-bundle")
@@ -107,6 +107,10 @@ done
   grep -qx '{"check": "124m", "tokens_per_s": 1}' "$OUT/bench.jsonl" || fail "bench.jsonl: $(cat "$OUT/bench.jsonl")"
   grep -qx '{"check": "cudnn", "tokens_per_s": 2}' "$OUT/bench.jsonl" || fail "bench.jsonl: $(cat "$OUT/bench.jsonl")"
   grep -qx '# gpt2-124m table' "$OUT/profiles.txt" || fail "profiles.txt: $(cat "$OUT/profiles.txt")"
+  # The cuDNN benches' results lead with their speed against our kernels', when both ran.
+  ratio=$(attention_ratio cudnn 124m)
+  [[ $ratio == "cuDNN attention 2.00x our kernels' tokens/s (2 against 1); " ]] || fail "attention_ratio: '$ratio'"
+  [[ -z $(attention_ratio cudnn_1p5b 1p5b) ]] || fail "attention_ratio without the benches: not empty"
 ) || exit 1
 
 # The timeout is capped at the time left: a step that would sleep 60 s is cut at the deadline.
