@@ -31,12 +31,16 @@ bench_cmd() {  # bench_cmd 124m|1p5b|cudnn|cudnn_1p5b|graphs_off|graphs_step
   [ -n "$p" ] && CMD+=("$p")
   [ -n "$p" ] && bench_measured_ceilings && CMD+=(--ceilings measured)
 }
-# True on the GPU whose ceilings are on record (flops.h: the plain "NVIDIA H200" in bf16), when
-# this trainer's bench has --ceilings: %roof then reads against what a kernel can reach there.
+# True on the GPUs whose ceilings are on record (flops.cpp, bf16: the plain "NVIDIA H200" and the
+# H100 SXM the lent machines report), when this trainer's bench has --ceilings: %roof then reads
+# against what a kernel can reach there.
 bench_measured_ceilings() {
   [ "$DRY_RUN" = 1 ] && return 1
   "$TRAINER" bench --help 2>/dev/null | grep -q -- '--ceilings' || return 1
-  [ "$("$NVSMI" --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" = "NVIDIA H200" ]
+  case "$("$NVSMI" --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" in
+    "NVIDIA H200" | "NVIDIA H100 80GB HBM3") return 0 ;;
+  esac
+  return 1
 }
 
 bench_label() {  # bench_label 124m|1p5b|cudnn|cudnn_1p5b|graphs_off|graphs_step: the name in the comparison table
@@ -49,7 +53,7 @@ bench_label() {  # bench_label 124m|1p5b|cudnn|cudnn_1p5b|graphs_off|graphs_step
 }
 bench_plan() {
   bench_cmd "$1"
-  local how="(--profile when trainer bench has it; with --ceilings measured on an NVIDIA H200)"
+  local how="(--profile when trainer bench has it; with --ceilings measured on an NVIDIA H200 or H100 SXM)"
   [[ $1 == graphs_* ]] && how="(no --profile: a graph's ops are not timed one by one)"
   show "$(quote "${CMD[@]}") > $WORK/bench_$1.out   $how"
   show "python3 $COMPARE bench $WORK/bench_$1.out $WORK/bench_$1.json $WORK/profile_$1.txt $(quote "$(bench_label "$1")")"

@@ -142,7 +142,7 @@ void add_plan_command(CLI::App& app, CommandList& commands) {
   opt->ceilings_option = sub->add_option(
       "--ceilings", opt->ceilings,
       "the figures --ops reads against: datasheet (the default; MFU's peak) or measured (what a copy and a bf16 "
-      "GEMM reached on the device; an H200 in bf16: 4.3 TB/s, 790 TFLOP/s)");
+      "GEMM reached on the device; in bf16, an H200: 4.3 TB/s, 790 TFLOP/s; an H100 SXM: 3.0 TB/s, 798 TFLOP/s)");
   opt->bandwidth_option = sub->add_option("--bandwidth", opt->bandwidth_gbs,
                                           "device memory bandwidth in GB/s for --ops's floors (default: --ceilings')");
   sub->add_option("--top", opt->top, "layouts --search prints (default 20)")->check(int_in(1, int64_t(1) << 30));

@@ -38,8 +38,9 @@ namespace {
 // its variant word (any case: the driver writes "A100-PCIE-40GB" and "H100 PCIe"); rows with a
 // variant come first so "H100 PCIe" is not taken for the SXM part. GH200's figure is the 96 GB
 // HBM3 part's (the 144 GB HBM3e part has 4.9 TB/s: bench --bandwidth says so). The measured
-// columns (0 = none on record) are flops.h's Ceilings::measured: the plain H200 (SXM) only, the
-// part the driver names "NVIDIA H200"; the NVL part was never measured.
+// columns (0 = none on record) are flops.h's Ceilings::measured: the plain H200 (SXM), the part
+// the driver names "NVIDIA H200", and the H100 SXM ("NVIDIA H100 80GB HBM3"), each on the machines
+// lent to this project; the NVL and PCIe parts were never measured.
 struct PeakRow {
   const char* model;
   const char* variant;  // "" = any
@@ -51,7 +52,7 @@ struct PeakRow {
 };
 const PeakRow kPeaks[] = {
     {"H100", "PCIe", 756, 51, 2.0},      {"H100", "NVL", 835, 60, 3.9},   {"H200", "NVL", 835, 60, 4.8},
-    {"GH200", "", 989, 67, 4.0},         {"H200", "", 989, 67, 4.8, 790, 4.3}, {"H100", "", 989, 67, 3.35},
+    {"GH200", "", 989, 67, 4.0},         {"H200", "", 989, 67, 4.8, 790, 4.3}, {"H100", "", 989, 67, 3.35, 798, 3.0},
     {"A100", "40GB", 312, 19.5, 1.555},  {"A100", "PCIe", 312, 19.5, 1.935}, {"A100", "", 312, 19.5, 2.039},
     {"L40S", "", 362, 91.6, 0.864},      {"L4", "", 121, 30.3, 0.3},      {"A10", "", 125, 31.2, 0.6},
 };
@@ -138,8 +139,9 @@ RooflineChoice roofline_for(Device device, const std::string& device_name, DType
   const bool bf16 = act_dtype == DType::bf16;
   const auto unmeasured = [&](const char* what) {
     return ConfigError(fmt::format(
-        "--ceilings measured: no measured {} is on record for '{}'{} (only for an NVIDIA H200 in bf16: 4.3 TB/s "
-        "and 790 TFLOP/s); valid: --ceilings datasheet, or give the figures yourself with --bandwidth GB/s and "
+        "--ceilings measured: no measured {} is on record for '{}'{} (only in bf16 for an NVIDIA H200: 4.3 TB/s "
+        "and 790 TFLOP/s, and an H100 SXM: 3.0 TB/s and 798 TFLOP/s); valid: --ceilings datasheet, or give the "
+        "figures yourself with --bandwidth GB/s and "
         "--set train.peak_tflops=T",
         what, device_name, bf16 ? " in bf16" : " in fp32"));
   };

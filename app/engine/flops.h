@@ -64,9 +64,10 @@ struct Roofline {
 
 // Which figures a roofline floor is read against: the data sheet's (also MFU's denominator), or
 // the ceilings measured on the device itself, which are what a kernel can reach: a
-// device-to-device copy (bytes read + written) and an 8192^3 bf16 GEMM on random data. Only the
-// NVIDIA H200 in bf16 has measured figures on record (4.3 TB/s and 790 TFLOP/s, measured on the
-// H200 machines lent to this project, 2026-10/11).
+// device-to-device copy (bytes read + written) and an 8192^3 bf16 GEMM on random data. Only two
+// GPUs in bf16 have measured figures on record, each from the machines lent to this project: the
+// NVIDIA H200 (4.3 TB/s and 790 TFLOP/s, 2026-10/11) and the H100 SXM, "NVIDIA H100 80GB HBM3"
+// (3.0 TB/s and 798 TFLOP/s, 2026-11-13).
 enum class Ceilings : uint8_t { datasheet, measured };
 inline constexpr EnumName<Ceilings> kCeilingsNames[] = {{Ceilings::datasheet, "datasheet"},
                                                         {Ceilings::measured, "measured"}};

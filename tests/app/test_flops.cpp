@@ -96,16 +96,19 @@ TEST_CASE("a roofline reads against the data sheet, the measured ceilings or the
   CHECK(sheet.roof.bytes_per_s == doctest::Approx(4.8e12));
   CHECK(sheet.roof.flops_per_s == doctest::Approx(989e12));
   CHECK(sheet.describe() == "4800 GB/s (data sheet) and 989 TFLOP/s (data sheet)");
-  // Measured on the device: an H200 (SXM) in bf16 only.
+  // Measured on the device: an H200 (SXM) or an H100 SXM, in bf16 only.
   const RooflineChoice measured = roofline_for(Device::cuda, "NVIDIA H200", DType::bf16, Ceilings::measured, 0, 0);
   CHECK(measured.roof.bytes_per_s == doctest::Approx(4.3e12));
   CHECK(measured.roof.flops_per_s == doctest::Approx(790e12));
   CHECK(measured.describe() == "4300 GB/s (measured) and 790 TFLOP/s (measured)");
   CHECK(roofline_for(Device::cuda, "H200", DType::bf16, Ceilings::measured, 0, 0).roof.flops_per_s ==
         doctest::Approx(790e12));
+  // And an H100 SXM; its PCIe part keeps only the data sheet's.
+  CHECK(roofline_for(Device::cuda, "NVIDIA H100 80GB HBM3", DType::bf16, Ceilings::measured, 0, 0).describe() ==
+        "3000 GB/s (measured) and 798 TFLOP/s (measured)");
   // No measured figure falls back to the data sheet's: each gap is a user error naming the device.
   for (const auto& [device, name, dtype] :
-       {std::tuple{Device::cuda, "NVIDIA H200 NVL", DType::bf16}, std::tuple{Device::cuda, "NVIDIA H100 80GB HBM3", DType::bf16},
+       {std::tuple{Device::cuda, "NVIDIA H200 NVL", DType::bf16}, std::tuple{Device::cuda, "NVIDIA H100 PCIe", DType::bf16},
         std::tuple{Device::cuda, "NVIDIA H200", DType::f32}, std::tuple{Device::cpu, "AMD EPYC", DType::f32},
         std::tuple{Device::cuda, "NVIDIA GeForce RTX 4090", DType::bf16}}) {
     CAPTURE(name);
