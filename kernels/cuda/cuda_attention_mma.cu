@@ -18,7 +18,12 @@
 // Results do not depend on kM, nor on the backward's tile sizes: every row meets its 16-wide
 // chunks of the other side in the same ascending order, and chunks past the causal diagonal
 // add exact zeros. The forward's key tile (kTile) does matter: the online softmax rescales per
-// tile.
+// tile. For the same reason a warp skips every tile that is past the diagonal for all its rows
+// (keys, in dK/dV), and all tiles when its rows lie past T: there the forward's update is the
+// identity (the row max stays, its correction is exp2(0) = 1, P = 0) and the backward's adds
+// zeros, so skipping changes no value (at most the sign of an exact zero). At T = 1024 that
+// is 5.6% of the forward's products and 8.3% of the backward's (D = 64).
+#include <climits>
 #include <cmath>
 #include <string>
 
@@ -75,10 +80,11 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
     m[a][0] = m[a][1] = -INFINITY;
     l[a][0] = l[a][1] = 0.0f;
   }
-  for (int kt = 0; kt <= last; ++kt) {
+  const int warp_end = warp_last_tile(q0 + wr, 16 * kM, kTile, last, T_len);
+  int kt = 0;
+  for (; kt <= warp_end; ++kt) {
     const int k0 = kt * kTile;
-    if (kt > 0 && kt < last) kv.issue(kt + 1, rows_bh.k, s3, rows_bh.v, s3, k0 + kTile, T_len);
-    kv.wait(kt < last);
+    kv.arrive(kt, last, rows_bh.k, s3, rows_bh.v, s3, T_len);
     const bf16* Ks = kv.first(kt);
     const bf16* Vs = kv.second(kt);
     float s[kM][kTile / 8][4] = {};
@@ -122,6 +128,10 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
       }
     }
     gemm_pz<D, kTile, kM>(o, s, Vs, LD);
+    kv.release();
+  }
+  for (; kt <= last; ++kt) {  // past the warp's diagonal: its share of the copies and the barriers
+    kv.arrive(kt, last, rows_bh.k, s3, rows_bh.v, s3, T_len);
     kv.release();
   }
 #pragma unroll
@@ -187,10 +197,11 @@ __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, 
   load_a_rows<D, kM>(qa, Qs, LD, wr);
   load_a_rows<D, kM>(da, dOs, LD, wr);
   float dq[kM][D / 8][4] = {};
-  for (int kt = 0; kt <= last; ++kt) {
+  const int warp_end = warp_last_tile(q0 + wr, 16 * kM, kBk, last, T_len);
+  int kt = 0;
+  for (; kt <= warp_end; ++kt) {
     const int k0 = kt * kBk;
-    if (kt > 0 && kt < last) kv.issue(kt + 1, rows_bh.k, s3, rows_bh.v, s3, k0 + kBk, T_len);
-    kv.wait(kt < last);
+    kv.arrive(kt, last, rows_bh.k, s3, rows_bh.v, s3, T_len);
     const bf16* Ks = kv.first(kt);
     const bf16* Vs = kv.second(kt);
     float s[kM][kBk / 8][4] = {}, dp[kM][kBk / 8][4] = {};
@@ -209,6 +220,10 @@ __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, 
           s[m][nt][e] = p * (dp[m][nt][e] - row_d[m][r]);  // dS
         }
     gemm_pz<D, kBk, kM>(dq, s, Ks, LD);
+    kv.release();
+  }
+  for (; kt <= last; ++kt) {  // past the warp's diagonal: its share of the copies and the barriers
+    kv.arrive(kt, last, rows_bh.k, s3, rows_bh.v, s3, T_len);
     kv.release();
   }
 #pragma unroll
@@ -270,6 +285,8 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_mma_kernel(bf16* dqkv,
   const int wr = warp * 16 * kM;
   int keys[kM][2];
   warp_rows<kM>(keys, k0 + wr);
+  // Queries before the warp's first key see none of its keys; a warp with no key inside T skips all.
+  const int warp_first = k0 + wr < T_len ? k0 + wr : INT_MAX;
   float dk[kM][D / 8][4] = {};
   float dv[kM][D / 8][4] = {};
   for (int i = 0; i < iterations; ++i) {
@@ -277,6 +294,10 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_mma_kernel(bf16* dqkv,
     const bool more = i + 1 < iterations;
     if (more) issue(i + 1);
     TileRing<D, kBq>::wait(more);
+    if (q0 + kBq - 1 < warp_first) {
+      TileRing<D, kBq>::release();
+      continue;
+    }
     const bf16* Qs = qdo.first(i);
     const bf16* dOs = qdo.second(i);
     const float* lse_s = stats_s + (i % 2) * 2 * kBq;

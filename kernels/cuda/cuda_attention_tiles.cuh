@@ -23,6 +23,13 @@ __device__ __forceinline__ void warp_rows(int (&rows)[kM][2], int base) {
     for (int r = 0; r < 2; ++r) rows[m][r] = base + 16 * m + 8 * r + g;
 }
 
+// Of key tiles 0..last (`tile` keys each), the last one with a key at or before a row of the
+// warp's `count` rows from `first`; -1 when the warp has no row before T_len. The tiles after
+// it are past the causal diagonal for every row of the warp.
+__device__ __forceinline__ int warp_last_tile(int first, int count, int tile, int last, int T_len) {
+  return first < T_len ? min(last, (first + count - 1) / tile) : -1;
+}
+
 // rows x D tile from global rows row0.. (row stride `stride` elements) into shared memory
 // (row stride ld), rows at or past T_len zero, with cp.async (no register round trip): complete
 // once a cp_async_wait covers the group the caller commits.
@@ -61,6 +68,12 @@ struct TileRing {
     else
       cp_async_wait<0>();
     __syncthreads();
+  }
+  // Iteration kt of a walk over pairs 0..last whose first two were issued up front: issues pair
+  // kt + 1 (rows (kt + 1) kRows.. of a and b) behind it, then waits for pair kt.
+  __device__ void arrive(int kt, int last, const bf16* a, int64_t sa, const bf16* b, int64_t sb, int T_len) const {
+    if (kt > 0 && kt < last) issue(kt + 1, a, sa, b, sb, (kt + 1) * kRows, T_len);
+    wait(kt < last);
   }
   // Every warp is done with the current pair's buffer.
   __device__ static void release() { __syncthreads(); }

@@ -96,6 +96,7 @@ inline void ptx_mma_m16n8k16_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_
     }
   }
   const int lane = ::emu::lane_id(), g = lane / 4, t = lane % 4;
+  if (lane == 0) ::emu::add_count("mma m16n8k16", 1);  // one per warp instruction
   for (int e = 0; e < 4; ++e) {
     const int row = g + 8 * (e / 2), col = 2 * t + e % 2;
     float s = 0;
