@@ -61,9 +61,11 @@ else
   CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release "-DTRAINER_CUDA=${TRAINER_CUDA:-AUTO}")
   [[ "${TRAINER_WERROR:-0}" == 1 ]] && CMAKE_ARGS+=(-DTRAINER_WERROR=ON)
 fi
-if command -v ccache >/dev/null 2>&1; then
-  CMAKE_ARGS+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-fi
+# ccache only where it can keep its cache (it stops every compile where it cannot), and an
+# existing build folder forgets it where it is gone.
+ccache_dir=$(ccache -k cache_dir 2>/dev/null) && mkdir -p "$ccache_dir" 2>/dev/null && [[ -w "$ccache_dir" ]] &&
+  launcher=ccache || launcher=""
+CMAKE_ARGS+=("-DCMAKE_C_COMPILER_LAUNCHER=$launcher" "-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher")
 cmake -S . -B "$BUILD_DIR" "${CMAKE_ARGS[@]}" >/dev/null
 if [[ -n "${BUILD_TARGETS:-}" ]]; then
   read -r -a targets <<<"$BUILD_TARGETS"

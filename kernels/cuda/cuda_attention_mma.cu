@@ -81,57 +81,55 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(bf16* o
     l[a][0] = l[a][1] = 0.0f;
   }
   const int warp_end = warp_last_tile(q0 + wr, 16 * kM, kTile, last, T_len);
-  int kt = 0;
-  for (; kt <= warp_end; ++kt) {
+  for (int kt = 0; kt <= last; ++kt) {
     const int k0 = kt * kTile;
     kv.arrive(kt, last, rows_bh.k, s3, rows_bh.v, s3, T_len);
-    const bf16* Ks = kv.first(kt);
-    const bf16* Vs = kv.second(kt);
-    float s[kM][kTile / 8][4] = {};
-    gemm_ayt<D, kTile, kM>(s, qa, Ks, LD);
+    // Past its last tile (warp_last_tile), a warp takes its share of the copies and the barriers only.
+    if (kt <= warp_end) {
+      const bf16* Ks = kv.first(kt);
+      const bf16* Vs = kv.second(kt);
+      float s[kM][kTile / 8][4] = {};
+      gemm_ayt<D, kTile, kM>(s, qa, Ks, LD);
 #pragma unroll
-    for (int a = 0; a < kM; ++a) {
-      float mx[2] = {-INFINITY, -INFINITY};
+      for (int a = 0; a < kM; ++a) {
+        float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-      for (int nt = 0; nt < kTile / 8; ++nt)
+        for (int nt = 0; nt < kTile / 8; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int key = k0 + nt * 8 + 2 * t + (e & 1);
-          const float v = (key > rows[a][e / 2] || key >= T_len) ? -INFINITY : s[a][nt][e] * scale_log2;
-          s[a][nt][e] = v;
-          mx[e / 2] = fmaxf(mx[e / 2], v);
-        }
-      float corr[2], base[2];
+          for (int e = 0; e < 4; ++e) {
+            const int key = k0 + nt * 8 + 2 * t + (e & 1);
+            const float v = (key > rows[a][e / 2] || key >= T_len) ? -INFINITY : s[a][nt][e] * scale_log2;
+            s[a][nt][e] = v;
+            mx[e / 2] = fmaxf(mx[e / 2], v);
+          }
+        float corr[2], base[2];
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-        const float m_new = fmaxf(m[a][r], mx[r]);
-        base[r] = m_new == -INFINITY ? 0.0f : m_new;  // a fully masked row stays all zero
-        corr[r] = exp2f(m[a][r] - base[r]);
-        m[a][r] = m_new;
-        l[a][r] *= corr[r];
-      }
-#pragma unroll
-      for (int nt = 0; nt < kTile / 8; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          s[a][nt][e] = exp2f(s[a][nt][e] - base[e / 2]);
-          l[a][e / 2] += s[a][nt][e];
+        for (int r = 0; r < 2; ++r) {
+          mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+          mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+          const float m_new = fmaxf(m[a][r], mx[r]);
+          base[r] = m_new == -INFINITY ? 0.0f : m_new;  // a fully masked row stays all zero
+          corr[r] = exp2f(m[a][r] - base[r]);
+          m[a][r] = m_new;
+          l[a][r] *= corr[r];
         }
 #pragma unroll
-      for (int dn = 0; dn < D / 8; ++dn) {
-        o[a][dn][0] *= corr[0];
-        o[a][dn][1] *= corr[0];
-        o[a][dn][2] *= corr[1];
-        o[a][dn][3] *= corr[1];
+        for (int nt = 0; nt < kTile / 8; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            s[a][nt][e] = exp2f(s[a][nt][e] - base[e / 2]);
+            l[a][e / 2] += s[a][nt][e];
+          }
+#pragma unroll
+        for (int dn = 0; dn < D / 8; ++dn) {
+          o[a][dn][0] *= corr[0];
+          o[a][dn][1] *= corr[0];
+          o[a][dn][2] *= corr[1];
+          o[a][dn][3] *= corr[1];
+        }
       }
+      gemm_pz<D, kTile, kM>(o, s, Vs, LD);
     }
-    gemm_pz<D, kTile, kM>(o, s, Vs, LD);
-    kv.release();
-  }
-  for (; kt <= last; ++kt) {  // past the warp's diagonal: its share of the copies and the barriers
-    kv.arrive(kt, last, rows_bh.k, s3, rows_bh.v, s3, T_len);
     kv.release();
   }
 #pragma unroll
@@ -198,32 +196,30 @@ __global__ void __launch_bounds__(kThreads) attention_dq_mma_kernel(bf16* dqkv, 
   load_a_rows<D, kM>(da, dOs, LD, wr);
   float dq[kM][D / 8][4] = {};
   const int warp_end = warp_last_tile(q0 + wr, 16 * kM, kBk, last, T_len);
-  int kt = 0;
-  for (; kt <= warp_end; ++kt) {
+  for (int kt = 0; kt <= last; ++kt) {
     const int k0 = kt * kBk;
     kv.arrive(kt, last, rows_bh.k, s3, rows_bh.v, s3, T_len);
-    const bf16* Ks = kv.first(kt);
-    const bf16* Vs = kv.second(kt);
-    float s[kM][kBk / 8][4] = {}, dp[kM][kBk / 8][4] = {};
-    gemm_ayt<D, kBk, kM>(s, qa, Ks, LD);
-    gemm_ayt<D, kBk, kM>(dp, da, Vs, LD);
+    // Past its last tile, a warp takes its share of the copies and the barriers only.
+    if (kt <= warp_end) {
+      const bf16* Ks = kv.first(kt);
+      const bf16* Vs = kv.second(kt);
+      float s[kM][kBk / 8][4] = {}, dp[kM][kBk / 8][4] = {};
+      gemm_ayt<D, kBk, kM>(s, qa, Ks, LD);
+      gemm_ayt<D, kBk, kM>(dp, da, Vs, LD);
 #pragma unroll
-    for (int m = 0; m < kM; ++m)
+      for (int m = 0; m < kM; ++m)
 #pragma unroll
-      for (int nt = 0; nt < kBk / 8; ++nt)
+        for (int nt = 0; nt < kBk / 8; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int key = k0 + nt * 8 + 2 * t + (e & 1);
-          const int r = e / 2;
-          const bool ok = key <= rows[m][r] && key < T_len && rows[m][r] < T_len;
-          const float p = ok ? exp2f(s[m][nt][e] * scale_log2 - row_lse[m][r]) : 0.0f;
-          s[m][nt][e] = p * (dp[m][nt][e] - row_d[m][r]);  // dS
-        }
-    gemm_pz<D, kBk, kM>(dq, s, Ks, LD);
-    kv.release();
-  }
-  for (; kt <= last; ++kt) {  // past the warp's diagonal: its share of the copies and the barriers
-    kv.arrive(kt, last, rows_bh.k, s3, rows_bh.v, s3, T_len);
+          for (int e = 0; e < 4; ++e) {
+            const int key = k0 + nt * 8 + 2 * t + (e & 1);
+            const int r = e / 2;
+            const bool ok = key <= rows[m][r] && key < T_len && rows[m][r] < T_len;
+            const float p = ok ? exp2f(s[m][nt][e] * scale_log2 - row_lse[m][r]) : 0.0f;
+            s[m][nt][e] = p * (dp[m][nt][e] - row_d[m][r]);  // dS
+          }
+      gemm_pz<D, kBk, kM>(dq, s, Ks, LD);
+    }
     kv.release();
   }
 #pragma unroll
@@ -294,35 +290,33 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_mma_kernel(bf16* dqkv,
     const bool more = i + 1 < iterations;
     if (more) issue(i + 1);
     TileRing<D, kBq>::wait(more);
-    if (q0 + kBq - 1 < warp_first) {
-      TileRing<D, kBq>::release();
-      continue;
+    if (q0 + kBq - 1 >= warp_first) {
+      const bf16* Qs = qdo.first(i);
+      const bf16* dOs = qdo.second(i);
+      const float* lse_s = stats_s + (i % 2) * 2 * kBq;
+      const float* dvec_s = lse_s + kBq;
+      float pt[kM][kBq / 8][4] = {};   // S^T, then P^T (keys x queries)
+      float dst[kM][kBq / 8][4] = {};  // dP^T, then dS^T
+      gemm_xyt<D, kBq, kM>(pt, Ks, Qs, LD, wr);
+      gemm_xyt<D, kBq, kM>(dst, Vs, dOs, LD, wr);
+#pragma unroll
+      for (int m = 0; m < kM; ++m)
+#pragma unroll
+        for (int nt = 0; nt < kBq / 8; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int ql = nt * 8 + 2 * t + (e & 1);
+            const int q = q0 + ql;
+            const int key = keys[m][e / 2];
+            const bool ok = q >= key && q < T_len && key < T_len;
+            // __fmul_rn: the log2-domain lse is the rounded product, never contracted into an fma.
+            const float p = ok ? exp2f(pt[m][nt][e] * scale_log2 - __fmul_rn(lse_s[ql], kLog2e)) : 0.0f;
+            pt[m][nt][e] = p;
+            dst[m][nt][e] = p * (dst[m][nt][e] - dvec_s[ql]);
+          }
+      gemm_pz<D, kBq, kM>(dv, pt, dOs, LD);
+      gemm_pz<D, kBq, kM>(dk, dst, Qs, LD);
     }
-    const bf16* Qs = qdo.first(i);
-    const bf16* dOs = qdo.second(i);
-    const float* lse_s = stats_s + (i % 2) * 2 * kBq;
-    const float* dvec_s = lse_s + kBq;
-    float pt[kM][kBq / 8][4] = {};   // S^T, then P^T (keys x queries)
-    float dst[kM][kBq / 8][4] = {};  // dP^T, then dS^T
-    gemm_xyt<D, kBq, kM>(pt, Ks, Qs, LD, wr);
-    gemm_xyt<D, kBq, kM>(dst, Vs, dOs, LD, wr);
-#pragma unroll
-    for (int m = 0; m < kM; ++m)
-#pragma unroll
-      for (int nt = 0; nt < kBq / 8; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int ql = nt * 8 + 2 * t + (e & 1);
-          const int q = q0 + ql;
-          const int key = keys[m][e / 2];
-          const bool ok = q >= key && q < T_len && key < T_len;
-          // __fmul_rn: the log2-domain lse is the rounded product, never contracted into an fma.
-          const float p = ok ? exp2f(pt[m][nt][e] * scale_log2 - __fmul_rn(lse_s[ql], kLog2e)) : 0.0f;
-          pt[m][nt][e] = p;
-          dst[m][nt][e] = p * (dst[m][nt][e] - dvec_s[ql]);
-        }
-    gemm_pz<D, kBq, kM>(dv, pt, dOs, LD);
-    gemm_pz<D, kBq, kM>(dk, dst, Qs, LD);
     TileRing<D, kBq>::release();
   }
 #pragma unroll
