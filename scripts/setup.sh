@@ -11,8 +11,8 @@
 #   TRAINER_ASAN=1             the clang build with ASan + UBSan and the libFuzzer harnesses
 #                              (RelWithDebInfo, CUDA off; scripts/test.sh --sanitize and
 #                              scripts/fuzz.sh use it in build-asan/); adds clang's packages
-#   CCACHE_DISABLE=1           compile without ccache (used as the C/C++ compiler launcher
-#                              whenever it is installed; the full package set installs it)
+#   CCACHE_DISABLE=1           compile without ccache (the C/C++ compiler launcher where it is
+#                              installed and can write its cache; the full package set installs it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,9 +24,9 @@ PACKAGES=(cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev doct
 # tests start daemons of their own: Slurm's services stay down without /etc/slurm/slurm.conf,
 # and a system munged that apt may start is not the one they talk to.
 # ccache: scripts/test.sh builds the same C++ sources twice, in build/ (CUDA on) and in
-# build-nocuda/; they differ only in -D definitions that two files read, so ccache's
-# preprocessor mode serves the second build's other objects from the first (measured on a fresh
-# clone: the CPU-only build 4.6 min -> 28 s, 243 of its 250 compiles served).
+# build-nocuda/; they differ only in -D definitions that two files outside kernels/cuda read,
+# so ccache's preprocessor mode serves the second build's other objects from the first
+# (measured on a fresh clone: the CPU-only build 4.6 min -> 28 s, 243 of 250 compiles served).
 if [[ "${SETUP_PACKAGES:-all}" == quickstart ]]; then
   # doctest-dev: CMake configures the tests even when only the trainer is built.
   PACKAGES=(cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev libfmt-dev doctest-dev
