@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
 #include "tests/kernels/cuda/cuda_test_util.h"
 #include "tests/kernels/cuda_emu/cuda_emu_counts.h"
