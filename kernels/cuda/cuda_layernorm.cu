@@ -3,9 +3,9 @@
 // statistics in f32. Backward: a block owns up to kNormBwdMaxRows rows, staged in shared
 // memory (cuda_norm_stage.cuh) so each input is read from global memory once; it first writes
 // its partial column sums of dweight/dbias (dout * norm, dout) to scratch, then computes dinp
-// row by row (one warp per row). add_column_partials (cuda_reduce.cu) then adds the partials
-// to dweight/dbias in an order fixed by the block count (32 strided sums, then those in row
-// order), so the parameter gradients are deterministic. dinp may
+// row by row (one warp per row). add_column_partials (cuda_reduce.cu, one launch for both)
+// then adds the partials to dweight/dbias in an order fixed by the block count (32 strided sums,
+// then those in row order), so the parameter gradients are deterministic. dinp may
 // alias dout (the stage, or the column pass, reads a block's dout before any dinp is written).
 #include <string>
 
@@ -187,8 +187,7 @@ void layernorm_backward(const Context& ctx, const LayernormBackwardOp& op) {
         stage_rows > 0, op.dinp_mode == Accumulate::add, vec);
     TRAINER_LAUNCH_CHECK();
   });
-  add_column_partials(ctx, dweight.ptr<float>(), partial_dw, blocks, C);
-  add_column_partials(ctx, dbias.ptr<float>(), partial_db, blocks, C);
+  add_column_partials(ctx, {dweight.ptr<float>(), partial_dw}, {dbias.ptr<float>(), partial_db}, blocks, C);
 }
 
 }  // namespace trainer::cuda

@@ -182,7 +182,7 @@ void Matmul::run_backward_form(const Context& ctx, const MatmulOp& op, const Mat
   if (gelu_inp.defined() && ran == CUBLASLT_EPILOGUE_DEFAULT) gelu_backward(ctx, GeluBackwardOp{out, gelu_inp, out});
   if (dbias.defined()) {
     if (ran == CUBLASLT_EPILOGUE_DGELU_BGRAD)
-      add_column_partials(ctx, static_cast<float*>(dbias.data), dbias_part, 1, d.N);
+      add_column_partials(ctx, {static_cast<float*>(dbias.data), dbias_part}, 1, d.N);
     else
       bias_backward(ctx, BiasBackwardOp{dbias, out});
   }
@@ -197,7 +197,7 @@ void Matmul::run_weight_grad_form(const Context& ctx, const MatmulOp& op, const 
   std::vector<Epilogue> attempts;
   if (part) attempts.push_back({CUBLASLT_EPILOGUE_BGRADB, part, DType::f32, nullptr});
   if (run_first(ctx, op, d, attempts) == CUBLASLT_EPILOGUE_BGRADB)
-    add_column_partials(ctx, static_cast<float*>(op.dbias_a.data), part, 1, d.M);
+    add_column_partials(ctx, {static_cast<float*>(op.dbias_a.data), part}, 1, d.M);
   else
     bias_backward(ctx, BiasBackwardOp{op.dbias_a, op.a});
 }

@@ -35,9 +35,16 @@ void layernorm_forward(const Context& ctx, const LayernormForwardOp& op);
 void layernorm_backward(const Context& ctx, const LayernormBackwardOp& op);
 
 void bias_backward(const Context& ctx, const BiasBackwardOp& op);
-// dst (C) += the column sums of partial (count, C), in a fixed order (the second pass of the
-// norms' deterministic weight gradients).
-void add_column_partials(const Context& ctx, float* dst, const float* partial, int64_t count, int64_t C);
+// One sum of add_column_partials: dst (C) += the column sums of partial (count, C).
+struct ColumnPartials {
+  float* dst;
+  const float* partial;
+};
+// The second pass of the norms' deterministic weight gradients: the column sums in a fixed
+// order, for one gradient or two of the same shape (LayerNorm's weight and bias, the head
+// norms' q and k weights) in one launch.
+void add_column_partials(const Context& ctx, ColumnPartials a, int64_t count, int64_t C);
+void add_column_partials(const Context& ctx, ColumnPartials a, ColumnPartials b, int64_t count, int64_t C);
 // out (M,N) += bias (N) broadcast over rows; the fallback when no cuBLASLt epilogue fits.
 void bias_add_rows(const Context& ctx, Tensor out, Tensor bias);
 

@@ -8,10 +8,10 @@
 // once; for heads kBwdRows, read in place); it first writes its partial column sums of the
 // weight gradients (over its rows, and for heads over the heads of each kind in head order) to
 // scratch, then computes dinp vector by vector (one warp each). add_column_partials
-// (cuda_reduce.cu) adds the partials to the weight gradients in an order fixed by the block
-// count (32 strided sums, then those in row order): deterministic, no
-// atomics, as in cuda_layernorm.cu. A block reads its dout (stage or column pass) before any
-// dinp of it is written and blocks own disjoint rows, so dinp may alias dout.
+// (cuda_reduce.cu; the head norm's q and k in one launch) adds the partials to the weight
+// gradients in an order fixed by the block count (32 strided sums, then those in row order):
+// deterministic, no atomics, as in cuda_layernorm.cu. A block reads its dout (stage or column
+// pass) before any dinp of it is written and blocks own disjoint rows, so dinp may alias dout.
 #include <string>
 
 #include "kernels/cuda/cuda_common.cuh"
@@ -242,7 +242,7 @@ void rmsnorm_backward(const Context& ctx, const RmsnormBackwardOp& op) {
         op.rstd.ptr<const float>(), N, C, block_rows, stage_rows > 0, op.dinp_mode == Accumulate::add, vec);
     TRAINER_LAUNCH_CHECK();
   });
-  add_column_partials(ctx, op.dweight.ptr<float>(), partial, blocks, C);
+  add_column_partials(ctx, {op.dweight.ptr<float>(), partial}, blocks, C);
 }
 
 void head_rmsnorm_forward(const Context& ctx, const HeadRmsnormForwardOp& op) {
@@ -279,8 +279,7 @@ void head_rmsnorm_backward(const Context& ctx, const HeadRmsnormBackwardOp& op) 
         op.q_weight.ptr<const T>(), op.k_weight.ptr<const T>(), op.rstd.ptr<const float>(), s, vec);
     TRAINER_LAUNCH_CHECK();
   });
-  add_column_partials(ctx, op.dq_weight.ptr<float>(), partial_q, blocks, s.D);
-  add_column_partials(ctx, op.dk_weight.ptr<float>(), partial_k, blocks, s.D);
+  add_column_partials(ctx, {op.dq_weight.ptr<float>(), partial_q}, {op.dk_weight.ptr<float>(), partial_k}, blocks, s.D);
 }
 
 }  // namespace trainer::cuda

@@ -30,13 +30,14 @@ inline ParityCase make_case(std::string label, std::vector<ParityArg> args,
 
 // ---- rmsnorm: (N, C), the last with an unaligned view ----
 inline std::vector<ParityCase> rmsnorm_parity_cases() {
-  // {2100, 40}: 66 blocks of 32 rows for the weight gradient's second pass. {3, 10000}: the
+  // {16400, 40}: 513 blocks of 32 rows for the weight gradient's second pass (its 16-deep loads,
+  // then its plain loop; cuda_reduce.cu). {3, 10000}: the
   // backward stages one row per block in bf16, none in f32 (cuda_norm_stage.cuh).
   // At C = 1 the input gradient is w dout rstd eps / (x^2 + eps), a cancellation in
   // 1 - x^2 rstd^2 that magnifies each backend's rounding by x^2 / eps: the backward's shortest
   // row is C = 3.
   const std::vector<std::vector<int64_t>> shapes = {{1, 1}, {1, 3}, {5, 7}, {3, 8}, {37, 768}, {16, 1600}, {70, 33},
-                                                    {4, 2050}, {2100, 40}, {33, 64, 1}, {3, 10000}};
+                                                    {4, 2050}, {16400, 40}, {33, 64, 1}, {3, 10000}};
   std::vector<ParityCase> cases;
   for (const auto& s : shapes) {
     const int64_t N = s[0], C = s[1], offset = s.size() > 2 ? s[2] : 0;
@@ -97,8 +98,11 @@ inline constexpr HeadRow kHeadRows[] = {{2, 5, 2, 1, 8},   {1, 37, 4, 2, 64}, {2
                                         {3, 70, 4, 1, 16}, {1, 130, 2, 1, 2}, {2, 9, 6, 2, 36},   {4, 300, 2, 1, 64}};
 
 inline std::vector<ParityCase> head_rmsnorm_parity_cases() {
+  // And one of 513 blocks: the second pass's 16-deep loads, then its plain loop (cuda_reduce.cu).
+  std::vector<HeadRow> rows(std::begin(kHeadRows), std::end(kHeadRows));
+  rows.push_back({1, 16400, 1, 1, 8});
   std::vector<ParityCase> cases;
-  for (const HeadRow& r : kHeadRows) {
+  for (const HeadRow& r : rows) {
     const int h = int(r.H), kv = int(r.Hkv);
     const int64_t normed = r.B * r.T * (r.H + r.Hkv);
     for (int64_t offset : {0, 1}) {

@@ -61,7 +61,7 @@ if(TRAINER_HAVE_CUDA AND Python3_Interpreter_FOUND)
   list(TRANSFORM emu_cuda_tests REPLACE "(.+)" "${CMAKE_CURRENT_SOURCE_DIR}/kernels/cuda/test_cuda_\\1.cpp")
   add_executable(test_cuda_emu $<TARGET_OBJECTS:trainer_cuda_emu> ${emu_selftest_translated} ${emu_dir}/test_cuda_emu.cpp
     ${emu_dir}/test_cuda_emu_model.cpp ${emu_dir}/test_cublaslt_emu.cpp ${emu_dir}/test_emu_runtime.cpp
-    ${emu_dir}/test_emu_attention_work.cpp ${emu_cuda_tests})
+    ${emu_dir}/test_emu_attention_work.cpp ${emu_dir}/test_emu_norm_launches.cpp ${emu_cuda_tests})
   target_include_directories(test_cuda_emu BEFORE PRIVATE ${emu_dir}/shadow)  # the self-tests' cp.async
   # trainer_app (step graphs, and trainer_model) for the whole-model cases (test_cuda_emu_model.cpp).
   target_link_libraries(test_cuda_emu PRIVATE trainer_app trainer_test_main)

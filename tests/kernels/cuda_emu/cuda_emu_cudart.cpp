@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "tests/kernels/cuda_emu/cuda_emu_counts.h"
 #include "tests/kernels/cuda_emu/cuda_emu_stream.h"
 
 namespace emu {
@@ -54,7 +55,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   prop->multiProcessorCount = 132;
   prop->totalGlobalMem = emu::kDeviceBytes;
   prop->sharedMemPerBlock = 48 * 1024;
-  prop->sharedMemPerBlockOptin = 227 * 1024;
+  prop->sharedMemPerBlockOptin = emu::optin_shared_limit();
   prop->maxThreadsPerBlock = 1024;
   prop->warpSize = 32;
   return cudaSuccess;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tests/kernels/cuda_emu/cuda_emu.h"
+#include "tests/kernels/cuda_emu/cuda_emu_counts.h"
 #include "tests/kernels/cuda_emu/cuda_emu_stream.h"
 
 namespace emu {
@@ -266,6 +267,7 @@ void submit_launch(const LaunchConfig& config, std::function<void()> run) {
     t_last_error = bad;
     return;
   }
+  add_count("kernel launches", 1);
   if (!config.stream) add_count("launches on the legacy stream", 1);
   const cudaError_t refused = submit(config.stream, std::move(run));
   if (refused != cudaSuccess) t_last_error = refused;
@@ -292,6 +294,12 @@ int64_t count(const std::string& name) {
   return it == t_counts.end() ? 0 : it->second;
 }
 void reset_counts() { t_counts.clear(); }
+
+namespace {
+thread_local size_t t_optin_shared = kOptInSharedLimit;
+}  // namespace
+size_t optin_shared_limit() { return t_optin_shared; }
+void set_optin_shared_limit(size_t bytes) { t_optin_shared = bytes; }
 
 void async_copy(void* dst, const void* src, int bytes, bool valid) {
   Launch& l = launch_in_progress();
@@ -455,7 +463,7 @@ const char* cudaGetErrorName(cudaError_t error) {
 
 cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
   if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return cudaSuccess;
-  if (value < 0 || size_t(value) > emu::kOptInSharedLimit) return cudaErrorInvalidValue;
+  if (value < 0 || size_t(value) > emu::optin_shared_limit()) return cudaErrorInvalidValue;
   emu::shared_opt_in()[func] = size_t(value);
   return cudaSuccess;
 }
@@ -463,7 +471,7 @@ cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int v
 // An H100's or H200's figures (sm_90), for the attributes our host code asks for.
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int) {
   switch (attr) {
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = int(emu::kOptInSharedLimit); return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = int(emu::optin_shared_limit()); return cudaSuccess;
     case cudaDevAttrMaxSharedMemoryPerBlock: *value = int(emu::kDefaultSharedLimit); return cudaSuccess;
     case cudaDevAttrMultiProcessorCount: *value = 132; return cudaSuccess;
     case cudaDevAttrComputeCapabilityMajor: *value = 9; return cudaSuccess;
