@@ -117,8 +117,8 @@ __global__ void column_final_kernel(float* dbias, const float* partial, int64_t 
 
 // Partials each thread loads before adding them, so that many loads are in flight where the
 // compiler's unrolling of the plain loop gave 4: a norm backward leaves one partial per row block
-// (1366 at gpt2-124m's 32 x 1024, 745 at gpt2-1.5b's 8 x 1024), 43 or 24 per thread, whose
-// dependent rounds of loads (11 or 6 at 4 deep) this latency-bound kernel waits through.
+// (1366 at gpt2-124m's 32 x 1024, 745 at gpt2-1.5b's 8 x 1024), 43 or 24 per thread, and this
+// latency-bound kernel waits through their rounds of loads: 11 or 6 at 4 deep, 3 or 2 at 16.
 constexpr int kPartialsInFlight = 16;
 
 // dst[c] += sum over g of partial[g, c], in a fixed order: 32 columns x 32 thread rows; thread
@@ -129,17 +129,15 @@ __global__ void add_column_partials_kernel(ColumnPartials a, ColumnPartials b, i
   const ColumnPartials s = blockIdx.y == 0 ? a : b;
   const int64_t c = blockIdx.x * int64_t(32) + threadIdx.x;
   float acc = 0;
-  if (c < C) {
-    int64_t g = threadIdx.y;
-    for (; g + 32 * (kPartialsInFlight - 1) < count; g += 32 * kPartialsInFlight) {
+  if (c < C)
+    for (int64_t g = threadIdx.y; g < count; g += 32 * kPartialsInFlight) {
       float v[kPartialsInFlight];
 #pragma unroll
-      for (int i = 0; i < kPartialsInFlight; ++i) v[i] = s.partial[(g + 32 * i) * C + c];
+      for (int i = 0; i < kPartialsInFlight; ++i) v[i] = g + 32 * i < count ? s.partial[(g + 32 * i) * C + c] : 0.0f;
 #pragma unroll
-      for (int i = 0; i < kPartialsInFlight; ++i) acc += v[i];
+      for (int i = 0; i < kPartialsInFlight; ++i)
+        if (g + 32 * i < count) acc += v[i];
     }
-    for (; g < count; g += 32) acc += s.partial[g * C + c];
-  }
   sums[threadIdx.y][threadIdx.x] = acc;
   __syncthreads();
   if (threadIdx.y == 0 && c < C) {

@@ -144,8 +144,9 @@ inline std::vector<ParityCase> encoder_parity_cases() {
 inline std::vector<ParityCase> layernorm_parity_cases() {
   // The backward stages rows in shared memory (cuda_norm_stage.cuh): 12 rows of C = 768 in f32
   // and 24 in bf16, so {37, 768} has a short last block; C = 10000 stages one row in bf16 and
-  // none in f32 (the global-memory path). {16400, 40}: 513 blocks of 32 rows, so the weight
-  // gradients' second pass (add_column_partials) runs its 16-deep loads and then its plain loop.
+  // none in f32 (the global-memory path). {16400, 40}: 513 blocks of 32 rows, so each thread row of
+  // the weight gradients' second pass (add_column_partials) adds 16 or 17 partials: one full
+  // round of its 16-deep loads, then one cut short.
   // A row of C = 1 (or 2) normalizes to the bias whatever its values, so its input gradient is
   // 0 and both backends return their rounding residue: no relative tolerance holds there, and
   // the backward's shortest row is C = 3.

@@ -30,8 +30,8 @@ inline ParityCase make_case(std::string label, std::vector<ParityArg> args,
 
 // ---- rmsnorm: (N, C), the last with an unaligned view ----
 inline std::vector<ParityCase> rmsnorm_parity_cases() {
-  // {16400, 40}: 513 blocks of 32 rows for the weight gradient's second pass (its 16-deep loads,
-  // then its plain loop; cuda_reduce.cu). {3, 10000}: the
+  // {16400, 40}: 513 blocks of 32 rows for the weight gradient's second pass (a full round of its
+  // 16-deep loads, then one cut short; cuda_reduce.cu). {3, 10000}: the
   // backward stages one row per block in bf16, none in f32 (cuda_norm_stage.cuh).
   // At C = 1 the input gradient is w dout rstd eps / (x^2 + eps), a cancellation in
   // 1 - x^2 rstd^2 that magnifies each backend's rounding by x^2 / eps: the backward's shortest
@@ -98,7 +98,7 @@ inline constexpr HeadRow kHeadRows[] = {{2, 5, 2, 1, 8},   {1, 37, 4, 2, 64}, {2
                                         {3, 70, 4, 1, 16}, {1, 130, 2, 1, 2}, {2, 9, 6, 2, 36},   {4, 300, 2, 1, 64}};
 
 inline std::vector<ParityCase> head_rmsnorm_parity_cases() {
-  // And one of 513 blocks: the second pass's 16-deep loads, then its plain loop (cuda_reduce.cu).
+  // And one of 513 blocks: a full round of the second pass's 16-deep loads, then one cut short.
   std::vector<HeadRow> rows(std::begin(kHeadRows), std::end(kHeadRows));
   rows.push_back({1, 16400, 1, 1, 8});
   std::vector<ParityCase> cases;
