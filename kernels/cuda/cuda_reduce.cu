@@ -116,15 +116,17 @@ __global__ void column_final_kernel(float* dbias, const float* partial, int64_t 
 }
 
 // Partials each thread loads before adding them, so that many loads are in flight where the
-// compiler's unrolling of the plain loop gave 4: a norm backward leaves one partial per row block
-// (1366 at gpt2-124m's 32 x 1024, 745 at gpt2-1.5b's 8 x 1024), 43 or 24 per thread, and this
-// latency-bound kernel waits through their rounds of loads: 11 or 6 at 4 deep, 3 or 2 at 16.
+// compiler's unrolling of the plain loop gave 4: a norm backward leaves one partial per row
+// block (in bf16, 1366 at gpt2-124m's 32 x 1024, 745 at gpt2-1.5b's 8 x 1024), 43 or 24 per
+// thread, and this latency-bound kernel waits through their rounds of loads: 11 or 6 at 4
+// deep, 3 or 2 at 16.
 constexpr int kPartialsInFlight = 16;
 
 // dst[c] += sum over g of partial[g, c], in a fixed order: 32 columns x 32 thread rows; thread
 // row y sums partials y, y+32, ... in that order; then row 0 adds the 32 sums in row order.
 // blockIdx.y picks the sum (a, or b): a norm's two weight gradients in one launch.
-__global__ void add_column_partials_kernel(ColumnPartials a, ColumnPartials b, int64_t count, int64_t C) {
+__global__ void __launch_bounds__(1024)
+    add_column_partials_kernel(ColumnPartials a, ColumnPartials b, int64_t count, int64_t C) {
   __shared__ float sums[32][33];
   const ColumnPartials s = blockIdx.y == 0 ? a : b;
   const int64_t c = blockIdx.x * int64_t(32) + threadIdx.x;

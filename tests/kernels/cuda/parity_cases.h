@@ -144,13 +144,14 @@ inline std::vector<ParityCase> encoder_parity_cases() {
 inline std::vector<ParityCase> layernorm_parity_cases() {
   // The backward stages rows in shared memory (cuda_norm_stage.cuh): 12 rows of C = 768 in f32
   // and 24 in bf16, so {37, 768} has a short last block; C = 10000 stages one row in bf16 and
-  // none in f32 (the global-memory path). {16400, 40}: 513 blocks of 32 rows, so each thread row of
-  // the weight gradients' second pass (add_column_partials) adds 16 or 17 partials: one full
-  // round of its 16-deep loads, then one cut short.
+  // none in f32 (the global-memory path). {16400, 40}: 513 blocks of 32 rows, so each thread
+  // row of the weight gradients' second pass (add_column_partials) adds a full round of 16
+  // partials, and row 0 a 17th in a round cut short.
   // A row of C = 1 (or 2) normalizes to the bias whatever its values, so its input gradient is
   // 0 and both backends return their rounding residue: no relative tolerance holds there, and
   // the backward's shortest row is C = 3.
-  const std::vector<std::vector<int64_t>> shapes = {{1, 1}, {1, 3}, {5, 7}, {3, 8}, {37, 768}, {16, 1600}, {70, 33}, {3, 10000}, {16400, 40}};
+  const std::vector<std::vector<int64_t>> shapes = {{1, 1},     {1, 3},   {5, 7},     {3, 8},      {37, 768},
+                                                    {16, 1600}, {70, 33}, {3, 10000}, {16400, 40}};
   std::vector<ParityCase> cases;
   for (const auto& nc : shapes) {
     const int64_t N = nc[0], C = nc[1];

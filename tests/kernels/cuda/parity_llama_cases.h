@@ -30,14 +30,15 @@ inline ParityCase make_case(std::string label, std::vector<ParityArg> args,
 
 // ---- rmsnorm: (N, C), the last with an unaligned view ----
 inline std::vector<ParityCase> rmsnorm_parity_cases() {
-  // {16400, 40}: 513 blocks of 32 rows for the weight gradient's second pass (a full round of its
-  // 16-deep loads, then one cut short; cuda_reduce.cu). {3, 10000}: the
-  // backward stages one row per block in bf16, none in f32 (cuda_norm_stage.cuh).
+  // {2100, 40} and {16400, 40}: 66 and 513 blocks of 32 rows for the weight gradient's second
+  // pass (cuda_reduce.cu): at 66 each thread row's one round of 16-deep loads is cut short, at
+  // 513 a full round comes first. {3, 10000}: the backward stages one row per block in bf16,
+  // none in f32 (cuda_norm_stage.cuh).
   // At C = 1 the input gradient is w dout rstd eps / (x^2 + eps), a cancellation in
   // 1 - x^2 rstd^2 that magnifies each backend's rounding by x^2 / eps: the backward's shortest
   // row is C = 3.
   const std::vector<std::vector<int64_t>> shapes = {{1, 1}, {1, 3}, {5, 7}, {3, 8}, {37, 768}, {16, 1600}, {70, 33},
-                                                    {4, 2050}, {16400, 40}, {33, 64, 1}, {3, 10000}};
+                                                    {4, 2050}, {2100, 40}, {16400, 40}, {33, 64, 1}, {3, 10000}};
   std::vector<ParityCase> cases;
   for (const auto& s : shapes) {
     const int64_t N = s[0], C = s[1], offset = s.size() > 2 ? s[2] : 0;
@@ -98,7 +99,7 @@ inline constexpr HeadRow kHeadRows[] = {{2, 5, 2, 1, 8},   {1, 37, 4, 2, 64}, {2
                                         {3, 70, 4, 1, 16}, {1, 130, 2, 1, 2}, {2, 9, 6, 2, 36},   {4, 300, 2, 1, 64}};
 
 inline std::vector<ParityCase> head_rmsnorm_parity_cases() {
-  // And one of 513 blocks: a full round of the second pass's 16-deep loads, then one cut short.
+  // And one of 513 blocks: a full round of the second pass's 16-deep loads, and a round cut short.
   std::vector<HeadRow> rows(std::begin(kHeadRows), std::end(kHeadRows));
   rows.push_back({1, 16400, 1, 1, 8});
   std::vector<ParityCase> cases;

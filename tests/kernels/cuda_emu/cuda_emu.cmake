@@ -57,7 +57,7 @@ if(TRAINER_HAVE_CUDA AND Python3_Interpreter_FOUND)
 
   # With them, tests/kernels/cuda's tests through their make_rig (cudnn_attention's with cuDNN's headers).
   set(emu_cuda_tests elementwise xent_adamw layernorm llama_ops init_normal attention gqa_attention matmul graph contract
-      cudnn_attention)
+      column_partials cudnn_attention)
   list(TRANSFORM emu_cuda_tests REPLACE "(.+)" "${CMAKE_CURRENT_SOURCE_DIR}/kernels/cuda/test_cuda_\\1.cpp")
   add_executable(test_cuda_emu $<TARGET_OBJECTS:trainer_cuda_emu> ${emu_selftest_translated} ${emu_dir}/test_cuda_emu.cpp
     ${emu_dir}/test_cuda_emu_model.cpp ${emu_dir}/test_cublaslt_emu.cpp ${emu_dir}/test_emu_runtime.cpp

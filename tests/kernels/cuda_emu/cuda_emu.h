@@ -16,10 +16,10 @@
 //   after kernels ran (cuda_emu_stream.h: host_read), so such a race shows in one of two runs
 //   of an op whose results a test reads in between, which then differ.
 // - Launch configurations are checked as the hardware does (block size, grid dimensions,
-//   dynamic shared memory above 48 KiB only after cudaFuncSetAttribute, at most 227 KiB): a
-//   bad one is a launch error that TRAINER_LAUNCH_CHECK reports. Shared memory, dynamic and
-//   static, starts every block filled with NaN bytes; the dynamic kind is 16-byte aligned, no
-//   more.
+//   dynamic shared memory above 48 KiB only after cudaFuncSetAttribute, at most 227 KiB or the
+//   lower opt-in limit a test sets, cuda_emu_counts.h): a bad one is a launch error that
+//   TRAINER_LAUNCH_CHECK reports. Shared memory, dynamic and static, starts every block filled
+//   with NaN bytes; the dynamic kind is 16-byte aligned, no more.
 // - Warp operations need every lane named in the mask to arrive; a lane that exited or does
 //   not exist, lanes that disagree on the mask, or a shuffle reading a lane outside it, is an
 //   error (undefined on the hardware). A barrier waits for the block's threads that have not

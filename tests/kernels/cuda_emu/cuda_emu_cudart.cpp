@@ -1,8 +1,9 @@
 // The CUDA runtime API on host memory for the emulator (cuda_emu.h), as much as kernels/cuda's
 // and parallel/cuda's host code calls: devices, memory and copies (streams, events and graphs:
-// cuda_emu_streams.cpp). A node of 8 devices with an H100's or H200's figures (sm_90), each
-// with its own UUID so that ranks of one node take distinct ones as on a GPU node; memory is
-// the process's, whichever device is current. Copies to the host wait for their stream's
+// cuda_emu_streams.cpp). A node of 8 devices with an H100's or H200's figures (sm_90; a test
+// may lower the opt-in shared memory, cuda_emu_counts.h), each with its own UUID so that ranks
+// of one node take distinct ones as on a GPU node; memory is the process's, whichever device
+// is current. Copies to the host wait for their stream's
 // queued work, as on a GPU; host-to-device copies from pageable memory (all of ours) are staged
 // at the call and land in stream order. Allocation and frees are refused while this thread
 // captures, as the hardware does.

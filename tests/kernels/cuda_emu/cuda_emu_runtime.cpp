@@ -179,7 +179,8 @@ cudaError_t check_config(const LaunchConfig& c) {
   if (c.shared > kDefaultSharedLimit) {
     if (!c.kernel) throw std::logic_error("cuda emulator: a deduced template launch asks for more than 48 KiB of shared memory");
     auto it = shared_opt_in().find(c.kernel);
-    if (it == shared_opt_in().end() || it->second < c.shared) return cudaErrorInvalidValue;
+    if (it == shared_opt_in().end() || it->second < c.shared || c.shared > optin_shared_limit())
+      return cudaErrorInvalidValue;
   }
   return cudaSuccess;
 }
@@ -468,7 +469,8 @@ cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int v
   return cudaSuccess;
 }
 
-// An H100's or H200's figures (sm_90), for the attributes our host code asks for.
+// An H100's or H200's figures (sm_90; the opt-in shared memory as a test may have lowered it),
+// for the attributes our host code asks for.
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int) {
   switch (attr) {
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = int(emu::optin_shared_limit()); return cudaSuccess;
