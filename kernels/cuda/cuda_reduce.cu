@@ -124,8 +124,10 @@ constexpr int kPartialsInFlight = 16;
 
 // dst[c] += sum over g of partial[g, c], in a fixed order: 32 columns x 32 thread rows; thread
 // row y sums partials y, y+32, ... in that order; then row 0 adds the 32 sums in row order.
-// blockIdx.y picks the sum (a, or b): a norm's two weight gradients in one launch.
-__global__ void __launch_bounds__(1024)
+// blockIdx.y picks the sum (a, or b): a norm's two weight gradients in one launch. The bound
+// holds ptxas to the 64 registers a 1024-thread block may have, and asks for one block per SM
+// only (the grid has 2 ceil(C / 32) blocks), which leaves it 64 for the loads in flight.
+__global__ void __launch_bounds__(1024, 1)
     add_column_partials_kernel(ColumnPartials a, ColumnPartials b, int64_t count, int64_t C) {
   __shared__ float sums[32][33];
   const ColumnPartials s = blockIdx.y == 0 ? a : b;
