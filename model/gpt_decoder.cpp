@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/base/check.h"
+#include "model/block_code.h"
 #include "model/block_parts.h"
 #include "model/param_table.h"
 #include "model/rope_freq.h"
@@ -28,17 +29,17 @@ struct GptDecoder::Impl {
   Tensor resid[2];                        // (t_max, C): ping-pong between blocks
   Tensor act_base;                        // one block's activations for t_max rows, re-carved
   std::vector<Tensor> k_cache, v_cache;   // per local layer (1, Hkvl, t_max, D)
-  Tensor inv_freq;                        // (D/2) f32, llama
+  Tensor inv_freq;                        // (D/2) f32, rotary positions only
   Tensor lnf, lnf_mean, lnf_rstd, logits_local, gathered;  // last stage: (1, C), (1), (1), (1, Vl), (tp*Vl)
 
   Impl(const StageLayout& l, ParamStore& s, Backend& b, Comm* t, int64_t tm)
       : layout(l), store(s), backend(b), tp(t), t_max(tm), act(b.act_dtype()) {
     const GptConfig& cfg = l.config();
     TRAINER_CHECK(t_max >= 1, "decoder: t_max must be >= 1");
-    const int tp_size = l.options().tp;
+    const int tp_size = l.dims().tensor;
     C = cfg.d_model;
     Vl = cfg.padded_vocab / tp_size;
-    vocab_start = Vl * l.options().tp_rank;
+    vocab_start = Vl * l.coords().tp;
     memory = backend.alloc(size_t(carve(nullptr)));
     carve(static_cast<char*>(memory.data()));
     if (inv_freq.defined()) {
@@ -54,7 +55,7 @@ struct GptDecoder::Impl {
     TensorArena a(base, backend.device());
     tokens = a.take(DType::i32, {t_max});
     for (Tensor& r : resid) r = a.take(act, {t_max, C});
-    if (cfg.arch == ModelArch::llama) inv_freq = a.take(DType::f32, {cfg.head_dim() / 2});
+    inv_freq = take_rope_freq(a, d);
     k_cache.clear();
     v_cache.clear();
     for (int l = 0; l < layout.n_layers(); ++l) {
@@ -63,10 +64,11 @@ struct GptDecoder::Impl {
     }
     if (layout.has_head()) {
       lnf = a.take(act, {1, C});
-      if (d.norm == NormKind::layernorm) lnf_mean = a.take(DType::f32, {1});
-      lnf_rstd = a.take(DType::f32, {1});
+      const NormStats stats = take_norm_stats(a, d.norm, 1);
+      lnf_mean = stats.mean;
+      lnf_rstd = stats.rstd;
       logits_local = a.take(act, {1, Vl});
-      gathered = a.take(DType::f32, {int64_t(layout.options().tp) * Vl});
+      gathered = a.take(DType::f32, {int64_t(layout.dims().tensor) * Vl});
     }
     // One block's activations last: they are re-carved for n rows at each call.
     TensorArena measure(nullptr, backend.device());
@@ -82,13 +84,13 @@ struct GptDecoder::Impl {
 
   void embed(Tensor out, int64_t n) {
     const int uw = layout.unit_wte(), up = layout.unit_wpe();
-    const bool rank0 = layout.options().tp_rank == 0;
+    const bool rank0 = layout.coords().tp == 0;
     Tensor wte = store.view(store.acquire(uw), uw, embedding_name(layout.config()));
-    // gpt2's position table from the first new position on, added on tensor rank 0 only so the
-    // sum over the group holds it once (llama has none).
+    // The learned position table from the first new position on, added on tensor rank 0 only so
+    // the sum over the group holds it once (rotary positions have none).
     Tensor wpe;
     if (up >= 0) {
-      Tensor table = store.view(store.acquire(up), up, "wpe.weight");
+      Tensor table = store.view(store.acquire(up), up, layout.config().family().names.position_table);
       if (rank0) wpe = table.rows(past, past + n);
     }
     backend.encoder_forward(out.view({1, n, C}), tokens.flat(0, n).view({1, n}), wte, wpe, vocab_start);
@@ -128,8 +130,7 @@ struct GptDecoder::Impl {
       const BlockParams w = stage_block_params(layout, store, store.acquire(u), u, l);
       ctx.k_cache = k_cache[size_t(l)];
       ctx.v_cache = v_cache[size_t(l)];
-      if (layout.config().arch == ModelArch::llama) llama_block_forward(ctx, w, a, none, x, y);
-      else block_forward(ctx, w, a, none, x, y);
+      layout.config().family().block->forward(ctx, w, a, none, x, y);
       store.release(u);
       std::swap(x, y);
     }

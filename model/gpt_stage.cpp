@@ -1,4 +1,4 @@
-// GptStage implementation: activation slots, embeddings, blocks (gpt2 or llama) and the
+// GptStage implementation: activation slots, embeddings, the family's blocks and the
 // vocabulary-parallel head (see gpt_stage.h).
 #include "model/gpt_stage.h"
 
@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/base/check.h"
+#include "model/block_code.h"
 #include "model/block_parts.h"
 #include "model/rope_freq.h"
 #include "model/stage_parts.h"
@@ -47,7 +48,7 @@ struct GptStage::Impl {
   ActivationMemory memory;  // what plan() carved
 
   Tensor dresid;  // (Nr, C)
-  Tensor inv_freq;  // (D/2) f32, llama's rotary frequencies (in the scratch memory)
+  Tensor inv_freq;  // (D/2) f32, rotary frequencies (in the scratch memory; undefined without)
   BlockScratch bs;
   Tensor gelu_scratch;
   BlockActs recompute_acts;
@@ -60,8 +61,8 @@ struct GptStage::Impl {
   Impl(const StageLayout& l, ParamStore& s, Backend& b, Comm* t, const StageOptions& o)
       : layout(l), store(s), backend(b), tp(t), opt(o), act(b.act_dtype()) {
     const GptConfig& cfg = l.config();
-    tp_size = l.options().tp;
-    tp_rank = l.options().tp_rank;
+    tp_size = l.dims().tensor;
+    tp_rank = l.coords().tp;
     TRAINER_CHECK(!tp || tp->size() == tp_size, "tensor group size vs layout");
     B = o.micro_batch;
     T = o.seq_len;
@@ -97,26 +98,17 @@ struct GptStage::Impl {
     const Device dev = backend.device();
     TensorArena sa(scratch_base, dev);
     dresid = sa.take(act, {Nr, C});
-    const bool llama = dims.arch == ModelArch::llama;
-    if (llama) inv_freq = sa.take(DType::f32, {layout.config().head_dim() / 2});
-    bs.dln = sa.take(act, {N, C});
-    bs.datty = sa.take(act, {N, Cl});
-    bs.dfch = sa.take(act, {N, llama ? 2 * dims.Fl : dims.Fl});
-    if (llama) bs.dact = sa.take(act, {N, dims.Fl});
-    bs.dqkv = sa.take(act, {N, dims.Ql});
-    if (sp) {
-      bs.row_out = sa.take(act, {N, C});
-      bs.d_full = sa.take(act, {N, C});
-      bs.dln_local = sa.take(act, {Nr, C});
-    }
+    inv_freq = take_rope_freq(sa, dims);
+    bs = take_block_scratch(sa, act, dims, sp ? SeqParallel::on : SeqParallel::off);
     memory.backward_scratch = int64_t(sa.bytes());
     if (opt.recompute == Recompute::gelu) gelu_scratch = sa.take(act, {N, dims.Fl});
     if (opt.recompute == Recompute::block) recompute_acts = take_block_acts(sa, act, dims, GeluBuffer::own);
     memory.recompute_scratch = int64_t(sa.bytes()) - memory.backward_scratch;
     if (heads) {
       lnf = sa.take(act, {N, C});
-      if (dims.norm == NormKind::layernorm) lnf_mean = sa.take(DType::f32, {Nr});
-      lnf_rstd = sa.take(DType::f32, {Nr});
+      const NormStats stats = take_norm_stats(sa, dims.norm, Nr);
+      lnf_mean = stats.mean;
+      lnf_rstd = stats.rstd;
       logits = sa.take(act, {N, Vl});
       maxes = sa.take(DType::f32, {N});
       sumexp_tl = sa.take(DType::f32, {2 * N});
@@ -157,17 +149,8 @@ struct GptStage::Impl {
           s.acts.push_back(x);
         }
       }
-      if (opt.split == BackwardSplit::input_then_weight) {
-        const int64_t fc = dims.arch == ModelArch::llama ? 2 * dims.Fl : dims.Fl;
-        for (int l = 0; l < L; ++l) {
-          BlockGradStash g;
-          g.dmlp = a.take(act, {N, C});
-          g.dfch = a.take(act, {N, fc});
-          g.dattn = a.take(act, {N, C});
-          g.dqkv = a.take(act, {N, dims.Ql});
-          s.stash.push_back(g);
-        }
-      }
+      if (opt.split == BackwardSplit::input_then_weight)
+        for (int l = 0; l < L; ++l) s.stash.push_back(take_block_stash(a, act, dims));
       if (last_chunk(c)) s.dhead = a.take(act, {Nr, C});
       largest = std::max(largest, int64_t(a.bytes()));
     }
@@ -192,19 +175,17 @@ struct GptStage::Impl {
   }
 
   void block_forward_any(const BlockParams& w, const BlockActs& a, Tensor inp, Tensor out) {
-    if (dims.arch == ModelArch::llama) llama_block_forward(ctx(), w, a, bs, inp, out);
-    else block_forward(ctx(), w, a, bs, inp, out);
+    layout.config().family().block->forward(ctx(), w, a, bs, inp, out);
   }
   void block_backward_any(const BlockParams& w, const BlockParams& g, const BlockActs& a, Tensor inp,
                           const BlockGradStash* stash) {
-    if (dims.arch == ModelArch::llama) llama_block_backward(ctx(), w, g, a, bs, inp, dresid, opt.recompute, stash);
-    else block_backward(ctx(), w, g, a, bs, inp, dresid, opt.recompute, stash);
+    layout.config().family().block->backward(ctx(), w, g, a, bs, inp, dresid, opt.recompute, stash);
   }
 
-  // gpt2's position table (llama has none: unit -1, no tensor).
+  // The learned position table (none with rotary positions: unit -1, no tensor).
   Tensor position_table(Tensor (ParamStore::*base)(int)) {
     const int up = layout.unit_wpe();
-    return up < 0 ? Tensor{} : store.view((store.*base)(up), up, "wpe.weight");
+    return up < 0 ? Tensor{} : store.view((store.*base)(up), up, layout.config().family().names.position_table);
   }
 
   void embed_forward(Slot& s) {

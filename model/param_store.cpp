@@ -27,7 +27,7 @@ Tensor reshape(Tensor t, const std::vector<int64_t>& shape) {
 ParamStore::ParamStore(const StageLayout& layout, Backend& backend, Comm& dp, Comm* embed, ZeroPolicy zero,
                        double bucket_mb, DType reduce_dtype)
     : impl_(std::make_unique<Impl>(layout, backend, dp, embed, zero, bucket_mb, reduce_dtype)), layout_(layout) {
-  TRAINER_CHECK(dp.size() == layout.options().dp, "data group size vs layout");
+  TRAINER_CHECK(dp.size() == layout.dims().data, "data group size vs layout");
   TRAINER_CHECK(reduce_dtype == DType::f32 || reduce_dtype == DType::bf16,
                 std::string("gradient reductions carry f32 or bf16, not ") + dtype_name(reduce_dtype));
   Impl& s = *impl_;

@@ -17,12 +17,12 @@ std::vector<int> split_layers(int n_layer, int n_stages, const std::vector<int>&
 
 StageLayout::StageLayout(const GptConfig& config, const LayoutOptions& options)
     : config_(config), options_(options), table_(param_table(config)) {
-  const int v = options.virtual_stages;
+  const int v = options.dims.virtual_stages, pp = options.dims.pipeline;
   TRAINER_CHECK(v >= 1, "virtual stages");
-  std::vector<int> layers = split_layers(config.n_layer, options.pp * v, options.stage_layers);
-  TRAINER_CHECK(int(layers.size()) == options.pp * v, "stage split size");
+  std::vector<int> layers = split_layers(config.n_layer, pp * v, options.stage_layers);
+  TRAINER_CHECK(int(layers.size()) == pp * v, "stage split size");
   for (int c = 0; c < v; ++c) {
-    const int vs = c * options.pp + options.pp_rank;
+    const int vs = c * pp + options.at.pp;
     int first = 0;
     for (int s = 0; s < vs; ++s) first += layers[size_t(s)];
     chunk_first_global_.push_back(first);
@@ -74,21 +74,21 @@ void StageLayout::add_unit(int global_unit, CopyKind copy) {
     const ParamSpec& spec = table_[i];
     LocalParam p;
     p.spec = i;
-    p.shape = tp_local_shape(spec, options_.tp);
+    p.shape = tp_local_shape(spec, dims().tensor);
     p.numel = 1;
     for (int64_t s : p.shape) p.numel *= s;
     p.unit = local_unit;
     p.offset = u.offset + u.numel;
-    p.runs = tp_runs(spec, options_.tp_rank, options_.tp);
+    p.runs = tp_runs(spec, coords().tp, dims().tensor);
     p.copy = copy;
-    bool tp_replica = spec.split == TpSplit::none && options_.tp_rank != 0;
+    bool tp_replica = spec.split == TpSplit::none && coords().tp != 0;
     p.counts_in_norm = copy == CopyKind::primary && !tp_replica;
     u.numel += p.numel;
     u.params.push_back(int(params_.size()));
     params_.push_back(std::move(p));
   }
-  u.padded = unit_padded(u.numel, options_.dp);
-  u.shard = shard_range(u.padded, options_.dp, options_.dp_rank);
+  u.padded = unit_padded(u.numel, dims().data);
+  u.shard = shard_range(u.padded, dims().data, coords().dp);
   u.shard_offset = shard_total_;
   shard_total_ += u.shard.size();
   total_ += u.padded;

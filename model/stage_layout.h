@@ -13,7 +13,7 @@
 //   the chunks' layers in chunk order, so a chunk's layers (and units) are contiguous.
 // - Stage 0 holds the token table (and gpt2's position table), the last stage the final norm
 //   and the head: an untied head is its own unit; a tied one is the token table itself on a
-//   single stage, and with pipeline > 1 a tied copy of it (its own unit, so both copies
+//   single stage, and with a pipeline a tied copy of it (its own unit, so both copies
 //   shard identically).
 // - A parameter counts in the global gradient norm on exactly one rank of every group that
 //   holds identical copies: tensor-replicated parameters on tp_rank 0, the tied wte on stage 0.
@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "model/param_table.h"
+#include "parallel/parallel_dims.h"
 
 namespace trainer {
 
@@ -52,11 +53,9 @@ struct LocalUnit {
 };
 
 struct LayoutOptions {
-  int tp_rank = 0, tp = 1;
-  int pp_rank = 0, pp = 1;
-  int dp_rank = 0, dp = 1;
-  int virtual_stages = 1;         // chunks per pipeline rank (interleaved schedule)
-  std::vector<int> stage_layers;  // layers per virtual stage (pp * virtual_stages); empty = even split
+  ParallelDims dims;              // virtual_stages: chunks per pipeline rank (1 without a pipeline)
+  GridCoords at;                  // this rank's place in the grid
+  std::vector<int> stage_layers;  // layers per virtual stage (dims.n_stages()); empty = even split
 };
 
 // Layers per (virtual) stage: the explicit split, or as even as possible (earlier stages take
@@ -69,6 +68,8 @@ class StageLayout {
 
   const GptConfig& config() const { return config_; }
   const LayoutOptions& options() const { return options_; }
+  const ParallelDims& dims() const { return options_.dims; }
+  const GridCoords& coords() const { return options_.at; }
   const std::vector<ParamSpec>& table() const { return table_; }
   const std::vector<LocalUnit>& units() const { return units_; }
   const std::vector<LocalParam>& params() const { return params_; }
@@ -76,13 +77,13 @@ class StageLayout {
 
   // Local layers over all chunks; chunk c's are chunk_first_local(c) .. + chunk_layers(c) - 1.
   int n_layers() const { return n_layers_; }
-  int n_chunks() const { return options_.virtual_stages; }
+  int n_chunks() const { return options_.dims.virtual_stages; }
   int chunk_first_local(int chunk) const { return chunk_first_local_[size_t(chunk)]; }
   int chunk_layers(int chunk) const { return chunk_layers_[size_t(chunk)]; }
   // The model's index of a local layer.
   int global_layer(int local_layer) const;
-  bool has_embedding() const { return options_.pp_rank == 0; }
-  bool has_head() const { return options_.pp_rank == options_.pp - 1; }
+  bool has_embedding() const { return dims().first_stage(coords().pp); }
+  bool has_head() const { return dims().last_stage(coords().pp); }
   // Local unit indices; -1 when this stage does not hold it (wpe: also for llama). head_wte
   // is the unit whose table the output head uses: the untied head, or the token table (the
   // primary on a single stage, the tied copy otherwise); its parameter is head_name(config).

@@ -1,6 +1,5 @@
-// ProcessGrid: world = data x tensor x pipeline, with one communicator per group.
-// Rank order: tensor fastest, then data, then pipeline:
-//   rank = (pp_rank * data + dp_rank) * tensor + tp_rank.
+// ProcessGrid: world = data x tensor x pipeline (ParallelDims, which also owns the rank order),
+// with one communicator per group.
 // Groups: tp (same data and pipeline coordinates), dp (same tensor and pipeline), pp (same
 // data and tensor; its ranks are the stages in order), and embed (the first and the last
 // stage of one pp group, which both hold the tied token embedding; null when pipeline == 1
@@ -17,40 +16,23 @@
 #include <memory>
 
 #include "parallel/comm.h"
+#include "parallel/parallel_dims.h"
 #include "parallel/pipeline_links.h"
 
 namespace trainer {
-
-struct GridDims {
-  int data = 1;
-  int tensor = 1;
-  int pipeline = 1;
-  int world() const { return data * tensor * pipeline; }
-};
-
-struct GridCoords {
-  int dp = 0;
-  int tp = 0;
-  int pp = 0;
-};
-
-int grid_rank(const GridDims& dims, const GridCoords& c);
-GridCoords grid_coords(const GridDims& dims, int rank);
-// "rank 3 (data 1, tensor 0, pipeline 1)": how traces and hang reports name a rank.
-std::string rank_label(int world_rank, const GridCoords& c);
 
 class ProcessGrid {
  public:
   // Collective over world. world.size() must equal dims.world() (checked by the caller with a
   // user-facing message; here it is an internal check). links: ring (virtual stages) also
   // makes the wrap-around communicators; every rank passes the same.
-  ProcessGrid(Comm& world, const GridDims& dims, PipelineLinks links = PipelineLinks::chain);
+  ProcessGrid(Comm& world, const ParallelDims& dims, PipelineLinks links = PipelineLinks::chain);
 
-  const GridDims& dims() const { return dims_; }
+  const ParallelDims& dims() const { return dims_; }
   const GridCoords& coords() const { return coords_; }
   int rank() const { return world_.rank(); }
-  bool first_stage() const { return coords_.pp == 0; }
-  bool last_stage() const { return coords_.pp == dims_.pipeline - 1; }
+  bool first_stage() const { return dims_.first_stage(coords_.pp); }
+  bool last_stage() const { return dims_.last_stage(coords_.pp); }
 
   Comm& world() { return world_; }
   Comm& tp() { return *tp_; }
@@ -66,7 +48,7 @@ class ProcessGrid {
 
  private:
   Comm& world_;
-  GridDims dims_;
+  ParallelDims dims_;
   GridCoords coords_;
   std::unique_ptr<Comm> tp_, dp_, pp_, pp_grad_, pp_wrap_act_, pp_wrap_grad_, embed_;
 };

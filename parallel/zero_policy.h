@@ -116,10 +116,13 @@ class ZeroPolicy {
 
 constexpr int kZeroStages = 4;  // parallel.zero takes 0 .. kZeroStages - 1
 
+// Whether `stage` names a ZeRO stage (a checkpoint's layout.zero is read before it is trusted).
+constexpr bool is_zero_stage(int stage) { return stage >= 0 && stage < kZeroStages; }
+
 // The policy of a stage (the recipe schema has already refused other values; here another
 // value is an internal error).
 inline ZeroPolicy zero_policy(int stage) {
-  TRAINER_CHECK(stage >= 0 && stage < kZeroStages,
+  TRAINER_CHECK(is_zero_stage(stage),
                 "ZeRO stage " + std::to_string(stage) + " (valid: 0.." + std::to_string(kZeroStages - 1) + ")");
   return ZeroPolicy(stage);
 }

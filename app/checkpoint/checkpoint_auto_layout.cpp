@@ -26,13 +26,13 @@ std::optional<KeptLayout> auto_layout_from_checkpoint(const Recipe& recipe, int 
     // Problems with the checkpoint are the resume's to report; here it only offers a layout.
     const CkptManifest m = read_manifest(candidates.front());
     const ParallelConfig& p = recipe.parallel;
-    if (m.data * m.tensor * m.pipeline != world || !keeps(p.data, m.data) || !keeps(p.tensor, m.tensor) ||
-        !keeps(p.pipeline, m.pipeline) || !keeps(p.zero, m.zero))
+    if (m.dims.world() != world || !keeps(p.data, m.dims.data) || !keeps(p.tensor, m.dims.tensor) ||
+        !keeps(p.pipeline, m.dims.pipeline) || !keeps(p.zero, m.zero))
       return std::nullopt;
     KeptLayout kept{recipe, candidates.front()};
-    kept.resolved.parallel.data = m.data;
-    kept.resolved.parallel.tensor = m.tensor;
-    kept.resolved.parallel.pipeline = m.pipeline;
+    kept.resolved.parallel.data = m.dims.data;
+    kept.resolved.parallel.tensor = m.dims.tensor;
+    kept.resolved.parallel.pipeline = m.dims.pipeline;
     kept.resolved.parallel.zero = m.zero;
     return kept;
   } catch (const InputError&) {

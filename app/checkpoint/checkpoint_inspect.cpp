@@ -153,11 +153,11 @@ void inspect_checkpoint(const std::string& path, const std::vector<OptimizerStat
     fmt::print("  data source {}: epoch {}, position {}\n", s.path, s.epoch, s.position);
   fmt::print("program version: {} (checkpoint format {})\n", m.program_version, m.format);
   print_recipe_summary(m);
-  const int world = m.data * m.tensor * m.pipeline;
+  const int world = m.dims.world();
   const std::string chunks =
-      m.virtual_stages > 1 ? fmt::format(", {} virtual stages per rank, layers per virtual stage", m.virtual_stages)
+      m.dims.interleaved() ? fmt::format(", {} virtual stages per rank, layers per virtual stage", m.dims.virtual_stages)
                            : std::string(", layers per stage");
-  fmt::print("layout: data {} x tensor {} x pipeline {} = {} rank{}, zero {}{} [{}]\n", m.data, m.tensor, m.pipeline,
+  fmt::print("layout: data {} x tensor {} x pipeline {} = {} rank{}, zero {}{} [{}]\n", m.dims.data, m.dims.tensor, m.dims.pipeline,
              world, world == 1 ? "" : "s", m.zero, chunks, fmt::join(m.stage_layers, ", "));
   std::fflush(stdout);
 

@@ -99,15 +99,23 @@ std::vector<Range> slice_to_global(const std::vector<Range>& runs, int64_t begin
   return out;
 }
 
+LayoutOptions layout_options_of(const CkptManifest& m, int rank) {
+  LayoutOptions o;
+  o.dims = m.dims;
+  o.dims.virtual_stages = m.dims.chunks_per_rank();
+  o.at = m.dims.coords_of(rank);
+  o.stage_layers = m.stage_layers;
+  return o;
+}
+
 std::vector<CkptPiece> rank_pieces(const StageLayout& layout, int file_index) {
   std::vector<CkptPiece> out;
   int64_t offset = 0;
-  const LayoutOptions& o = layout.options();
   for (int i = 0; i < int(layout.params().size()); ++i) {
     const LocalParam& p = layout.params()[i];
     const ParamSpec& spec = layout.spec(p);
     if (p.copy != CopyKind::primary) continue;
-    if (spec.split == TpSplit::none && o.tp_rank != 0) continue;
+    if (spec.split == TpSplit::none && layout.coords().tp != 0) continue;
     Range own = layout.owned_slice(p);
     if (own.empty()) continue;
     for (OptimizerState st : kOptimizerStates) {
@@ -117,8 +125,8 @@ std::vector<CkptPiece> rank_pieces(const StageLayout& layout, int file_index) {
       c.file = file_index;
       c.offset = offset;
       c.split = spec.split;
-      c.tp_rank = o.tp_rank;
-      c.tp = o.tp;
+      c.tp_rank = layout.coords().tp;
+      c.tp = layout.dims().tensor;
       c.begin = own.begin;
       c.end = own.end;
       c.local = i;
@@ -149,9 +157,9 @@ std::string manifest_to_yaml(const CkptManifest& m) {
   }
   e << YAML::EndMap;
   e << YAML::Key << "layout" << YAML::Value << YAML::Flow << YAML::BeginMap;
-  e << YAML::Key << "data" << YAML::Value << m.data << YAML::Key << "tensor" << YAML::Value << m.tensor;
-  e << YAML::Key << "pipeline" << YAML::Value << m.pipeline << YAML::Key << "zero" << YAML::Value << m.zero;
-  if (m.virtual_stages != 1) e << YAML::Key << "virtual_stages" << YAML::Value << m.virtual_stages;
+  e << YAML::Key << "data" << YAML::Value << m.dims.data << YAML::Key << "tensor" << YAML::Value << m.dims.tensor;
+  e << YAML::Key << "pipeline" << YAML::Value << m.dims.pipeline << YAML::Key << "zero" << YAML::Value << m.zero;
+  if (m.dims.interleaved()) e << YAML::Key << "virtual_stages" << YAML::Value << m.dims.virtual_stages;
   e << YAML::Key << "stages" << YAML::Value << YAML::Flow << m.stage_layers;
   e << YAML::EndMap;
   const GptConfig& c = m.model;
@@ -161,7 +169,7 @@ std::string manifest_to_yaml(const CkptManifest& m) {
   e << YAML::Key << "padded_vocab" << YAML::Value << c.padded_vocab << YAML::Key << "max_seq_len" << YAML::Value
     << c.max_seq_len;
   e << YAML::Key << "arch" << YAML::Value << model_arch_name(c.arch);
-  if (c.arch == ModelArch::llama) {
+  if (c.family().keys == ConfigKeys::llama) {
     e << YAML::Key << "n_kv_head" << YAML::Value << c.kv_heads() << YAML::Key << "ffn_dim" << YAML::Value
       << c.ffn_dim;
     e << YAML::Key << "norm_eps" << YAML::Value << c.norm_eps << YAML::Key << "rope_theta" << YAML::Value
@@ -227,11 +235,11 @@ CkptManifest parse_manifest(const std::string& text, const std::string& path) {
       }
     }
     const YAML::Node l = section(n, "layout", path);
-    m.data = field<int>(l, "data", path, "layout");
-    m.tensor = field<int>(l, "tensor", path, "layout");
-    m.pipeline = field<int>(l, "pipeline", path, "layout");
+    m.dims.data = field<int>(l, "data", path, "layout");
+    m.dims.tensor = field<int>(l, "tensor", path, "layout");
+    m.dims.pipeline = field<int>(l, "pipeline", path, "layout");
     m.zero = field<int>(l, "zero", path, "layout");
-    if (l["virtual_stages"]) m.virtual_stages = field<int>(l, "virtual_stages", path, "layout");
+    if (l["virtual_stages"]) m.dims.virtual_stages = field<int>(l, "virtual_stages", path, "layout");
     m.stage_layers = field<std::vector<int>>(l, "stages", path, "layout");
     const YAML::Node c = section(n, "model", path);
     m.model.n_layer = field<int>(c, "n_layer", path, "model");
@@ -240,14 +248,15 @@ CkptManifest parse_manifest(const std::string& text, const std::string& path) {
     m.model.vocab_size = field<int>(c, "vocab_size", path, "model");
     m.model.padded_vocab = field<int>(c, "padded_vocab", path, "model");
     m.model.max_seq_len = field<int>(c, "max_seq_len", path, "model");
-    // Manifests written before llama existed have no arch: they are gpt2.
-    const std::string arch = c["arch"] ? field<std::string>(c, "arch", path, "model") : "gpt2";
+    // Manifests written before llama existed have no arch: they are gpt2 (kDefaultArch).
+    const std::string arch =
+        c["arch"] ? field<std::string>(c, "arch", path, "model") : model_arch_name(kDefaultArch);
     const std::optional<ModelArch> known = enum_from_name(kModelArchNames, arch);
     if (!known)
       throw InputError(path + ": malformed checkpoint manifest: model.arch \"" + excerpt(arch) +
-                       "\"; valid: gpt2, llama");
+                       "\"; valid: " + model_arch_choices());
     m.model.arch = *known;
-    if (m.model.arch == ModelArch::llama) {
+    if (m.model.family().keys == ConfigKeys::llama) {
       m.model.n_kv_head = field<int>(c, "n_kv_head", path, "model");
       m.model.ffn_dim = field<int>(c, "ffn_dim", path, "model");
       m.model.norm_eps = field<float>(c, "norm_eps", path, "model");

@@ -18,6 +18,7 @@
 #include "model/optimizer_state.h"
 #include "model/param_table.h"
 #include "model/stage_layout.h"
+#include "parallel/parallel_dims.h"
 
 namespace trainer {
 
@@ -51,9 +52,10 @@ struct CkptManifest {
   std::string run;
   double loss = 0;  // training loss of the step saved (NaN or inf once training diverged)
   LoaderState loader;
-  int data = 1, tensor = 1, pipeline = 1, zero = 0;
-  int virtual_stages = 1;         // chunks per pipeline rank (1 in checkpoints written before them)
-  std::vector<int> stage_layers;  // layers per virtual stage (pipeline x virtual_stages entries)
+  // The layout that wrote it; dims.virtual_stages is 1 in checkpoints written before them.
+  ParallelDims dims;
+  int zero = 0;
+  std::vector<int> stage_layers;  // layers per virtual stage (dims.n_stages() entries)
   GptConfig model;
   std::string recipe_yaml;
   std::vector<CkptFile> files;
@@ -72,6 +74,8 @@ CkptManifest parse_manifest(const std::string& text, const std::string& path);
 // for each primary parameter (tied copies and tensor-replicated copies on tp_rank > 0 are
 // skipped) and each state, the rank's owned slice. Offsets are filled in sequence.
 std::vector<CkptPiece> rank_pieces(const StageLayout& layout, int file_index);
+// What rank `rank` of the run that wrote `manifest` held (its StageLayout's options).
+LayoutOptions layout_options_of(const CkptManifest& manifest, int rank);
 
 // The global flat ranges covered by local-slice range [begin, end) of a tensor split with
 // `runs` (tp_runs()), in local order.

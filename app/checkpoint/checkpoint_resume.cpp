@@ -17,13 +17,13 @@ namespace trainer {
 namespace {
 
 // Checks the files this rank will read; returns "" or the problem.
-std::string validate_for_rank(CheckpointReader& reader, Trainer& t) {
+std::string validate_for_rank(CheckpointReader& reader, const CkptParts& parts) {
   try {
     std::set<int> files;
-    for (const LocalParam& p : t.layout().params()) {
-      const std::string& name = t.layout().spec(p).name;
+    for (const LocalParam& p : parts.layout.params()) {
+      const std::string& name = parts.layout.spec(p).name;
       for (OptimizerState s : kOptimizerStates) {
-        Range need = t.store().needed_range(p, s);
+        Range need = parts.store.needed_range(p, s);
         for (int f : reader.files_for(name, s, slice_to_global(p.runs, need.begin, need.end))) files.insert(f);
       }
     }
@@ -36,7 +36,7 @@ std::string validate_for_rank(CheckpointReader& reader, Trainer& t) {
 
 // Opens `dir` and checks this rank's files; returns the reader (null when it cannot be opened)
 // and sets `problem` to what is wrong ("" when nothing is).
-std::unique_ptr<CheckpointReader> open_checked(const std::string& dir, Trainer& t, std::string& problem) {
+std::unique_ptr<CheckpointReader> open_checked(const std::string& dir, const CkptParts& parts, std::string& problem) {
   std::unique_ptr<CheckpointReader> reader;
   problem.clear();
   try {
@@ -44,8 +44,8 @@ std::unique_ptr<CheckpointReader> open_checked(const std::string& dir, Trainer& 
   } catch (const InputError& e) {
     problem = e.what();
   }
-  if (reader) check_model_matches(*reader, t.config());
-  if (reader) problem = validate_for_rank(*reader, t);
+  if (reader) check_model_matches(*reader, parts.run.model);
+  if (reader) problem = validate_for_rank(*reader, parts);
   return reader;
 }
 
@@ -98,38 +98,38 @@ void check_model_matches(const CheckpointReader& reader, const GptConfig& config
                                     both));
 }
 
-void load_checkpoint(Trainer& t, CheckpointReader& reader, LoadStates states) {
-  for (const LocalParam& p : t.layout().params()) {
-    const std::string& name = t.layout().spec(p).name;
+int64_t load_checkpoint(const CkptParts& parts, CheckpointReader& reader, LoadStates states) {
+  for (const LocalParam& p : parts.layout.params()) {
+    const std::string& name = parts.layout.spec(p).name;
     for (OptimizerState s : kOptimizerStates) {
       if (states == LoadStates::weights && s != OptimizerState::master) continue;
-      Range need = t.store().needed_range(p, s);
+      Range need = parts.store.needed_range(p, s);
       std::vector<float> values(size_t(need.size()));
       reader.read(name, s, slice_to_global(p.runs, need.begin, need.end), values.data());
-      t.store().write_state(p, s, values);
+      parts.store.write_state(p, s, values);
     }
   }
-  t.store().sync_compute_from_master();
-  t.set_step(reader.manifest().step);
-  if (states == LoadStates::all && t.train_loader()) t.train_loader()->restore(reader.manifest().loader);
+  parts.store.sync_compute_from_master();
+  if (states == LoadStates::all && parts.loader) parts.loader->restore(reader.manifest().loader);
+  return reader.manifest().step;
 }
 
-void roll_back_to(Trainer& t, const std::string& dir) {
+int64_t roll_back_to(const CkptParts& parts, const std::string& dir) {
   std::string problem;
-  std::unique_ptr<CheckpointReader> reader = open_checked(dir, t, problem);
-  if (!agree(t.host_world(), problem.empty()))
+  std::unique_ptr<CheckpointReader> reader = open_checked(dir, parts, problem);
+  if (!agree(parts.world, problem.empty()))
     throw InputError("rollback: " + dir + " cannot be loaded: " +
                      (problem.empty() ? std::string("a file another rank needs is missing or corrupt") : problem));
-  DataLoader* loader = t.train_loader();
-  const LoaderState past = loader ? loader->state() : LoaderState{};
-  load_checkpoint(t, *reader);
-  if (loader) loader->restore(past);
+  const LoaderState past = parts.loader ? parts.loader->state() : LoaderState{};
+  const int64_t step = load_checkpoint(parts, *reader);
+  if (parts.loader) parts.loader->restore(past);
+  return step;
 }
 
-Resumed resume_from_checkpoint(Trainer& t, Reporting reporting) {
+Resumed resume_from_checkpoint(const CkptParts& parts, Reporting reporting) {
   const bool print = reporting == Reporting::on;
-  const CheckpointConfig& c = t.recipe().checkpoint;
-  Comm& world = t.host_world();
+  const CheckpointConfig& c = parts.config;
+  Comm& world = parts.world;
   if (c.resume == "never") {
     if (print) fmt::print("checkpoint: resume never: starting fresh\n");
     return {};
@@ -140,7 +140,7 @@ Resumed resume_from_checkpoint(Trainer& t, Reporting reporting) {
   else if (!c.dir.empty()) candidates = resume_candidates(c.dir);
   for (const std::string& dir : candidates) {
     std::string problem;
-    std::unique_ptr<CheckpointReader> reader = open_checked(dir, t, problem);
+    std::unique_ptr<CheckpointReader> reader = open_checked(dir, parts, problem);
     if (!agree(world, problem.empty())) {
       if (explicit_path)
         throw InputError("checkpoint.resume: " + dir + " cannot be loaded: " +
@@ -150,16 +150,16 @@ Resumed resume_from_checkpoint(Trainer& t, Reporting reporting) {
                    problem.empty() ? "a file another rank needs is missing or corrupt" : problem);
       continue;
     }
-    load_checkpoint(t, *reader);
+    const int64_t step = load_checkpoint(parts, *reader);
+    const CkptManifest& saved = reader->manifest();
     if (print) {
       fmt::print("checkpoint: resuming from {} (step {}, saved with data {} x tensor {} x pipeline {}, zero {})\n",
-                 dir, reader->manifest().step, reader->manifest().data, reader->manifest().tensor,
-                 reader->manifest().pipeline, reader->manifest().zero);
-      if (reader->manifest().seed != t.recipe().train.seed)
+                 dir, saved.step, saved.dims.data, saved.dims.tensor, saved.dims.pipeline, saved.zero);
+      if (saved.seed != parts.run.seed)
         fmt::print("checkpoint: note: saved with seed {}, the recipe now says {} (data order follows the recipe)\n",
-                   reader->manifest().seed, t.recipe().train.seed);
+                   saved.seed, parts.run.seed);
     }
-    return Resumed{dir, reader->manifest().run};
+    return Resumed{dir, saved.run, step};
   }
   if (explicit_path) throw InputError("checkpoint.resume: no checkpoint given");
   if (print)

@@ -11,6 +11,7 @@
 
 #include "kernels/base/errors.h"
 #include "kernels/base/excerpt.h"
+#include "parallel/zero_policy.h"
 
 namespace trainer {
 
@@ -54,12 +55,13 @@ void check_header(const CkptManifest& m, const std::string& path) {
     if (s.epoch < 0) bad_number(path, entry + "epoch", s.epoch, "must be >= 0");
     if (s.position < 0) bad_number(path, entry + "position", s.position, "must be >= 0");
   }
-  const std::pair<const char*, int> degrees[] = {{"data", m.data}, {"tensor", m.tensor}, {"pipeline", m.pipeline}};
+  const std::pair<const char*, int> degrees[] = {
+      {"data", m.dims.data}, {"tensor", m.dims.tensor}, {"pipeline", m.dims.pipeline}};
   for (const auto& [key, v] : degrees)
     if (v < 1 || v > kMaxCkptDegree)
       bad_number(path, std::string("layout.") + key, v,
                  fmt::format("a parallel degree must be in [1, {}]", kMaxCkptDegree));
-  if (m.zero < 0 || m.zero > 3) bad_number(path, "layout.zero", m.zero, "valid: 0, 1, 2 or 3");
+  if (!is_zero_stage(m.zero)) bad_number(path, "layout.zero", m.zero, "valid: 0, 1, 2 or 3");
 }
 
 void check_model(const GptConfig& c, const std::string& path) {
@@ -73,7 +75,7 @@ void check_model(const GptConfig& c, const std::string& path) {
                  fmt::format("must be in [1, {}] (the checkpoint reader's limit)", limit));
   if (c.d_model % c.n_head != 0)
     bad_number(path, "model.d_model", c.d_model, fmt::format("must be a multiple of model.n_head {}", c.n_head));
-  if (c.arch == ModelArch::llama) {
+  if (c.family().keys == ConfigKeys::llama) {
     if (c.n_kv_head < 1 || c.n_head % c.n_kv_head != 0)
       bad_number(path, "model.n_kv_head", c.n_kv_head, fmt::format("must divide model.n_head {}", c.n_head));
     if ((c.d_model / c.n_head) % 2 != 0)
@@ -100,14 +102,15 @@ void check_model(const GptConfig& c, const std::string& path) {
 }
 
 void check_stages(const CkptManifest& m, const std::string& path) {
-  if (m.virtual_stages < 1 || m.virtual_stages > m.model.n_layer)
-    bad_number(path, "layout.virtual_stages", m.virtual_stages,
+  const int chunks = m.dims.virtual_stages;  // untrusted: checked before any question is asked
+  if (chunks < 1 || chunks > m.model.n_layer)
+    bad_number(path, "layout.virtual_stages", chunks,
                fmt::format("valid: 1 to model.n_layer {}", m.model.n_layer));
-  if (int64_t(m.stage_layers.size()) != int64_t(m.pipeline) * m.virtual_stages)
+  if (int64_t(m.stage_layers.size()) != int64_t(m.dims.pipeline) * m.dims.virtual_stages)
     bad_number(path, "layout.stages: entries", m.stage_layers.size(),
                fmt::format("one entry per pipeline stage and virtual stage; layout.pipeline is {}, "
                            "layout.virtual_stages {}",
-                           m.pipeline, m.virtual_stages));
+                           m.dims.pipeline, m.dims.virtual_stages));
   int64_t sum = 0;
   for (size_t i = 0; i < m.stage_layers.size(); ++i) {
     if (m.stage_layers[i] < 1)
@@ -125,11 +128,12 @@ bool plain_name(const std::string& n) {
 }
 
 void check_files(const CkptManifest& m, const std::string& path) {
-  const int64_t world = int64_t(m.data) * m.tensor * m.pipeline;
+  // In 64 bits: each degree may be up to kMaxCkptDegree here, their product past int.
+  const int64_t world = int64_t(m.dims.data) * m.dims.tensor * m.dims.pipeline;
   if (int64_t(m.files.size()) != world)
     bad_number(path, "files: entries", m.files.size(),
                fmt::format("a checkpoint holds one file per rank; layout data {} x tensor {} x pipeline {} = {}",
-                           m.data, m.tensor, m.pipeline, world));
+                           m.dims.data, m.dims.tensor, m.dims.pipeline, world));
   std::vector<int> file_of_rank(size_t(world), -1);
   std::unordered_map<std::string, int> file_of_name;
   for (size_t i = 0; i < m.files.size(); ++i) {
@@ -200,7 +204,7 @@ void check_each_piece(const CkptManifest& m, const std::vector<ParamSpec>& table
     if (p.split != s.split)
       bad(path, e + ".split", tp_split_name(p.split),
           fmt::format("tensor {} is split {}", s.name, tp_split_name(s.split)));
-    if (p.tp != m.tensor) bad_number(path, e + ".tp", p.tp, fmt::format("must equal layout.tensor {}", m.tensor));
+    if (p.tp != m.dims.tensor) bad_number(path, e + ".tp", p.tp, fmt::format("must equal layout.tensor {}", m.dims.tensor));
     if (p.tp_rank < 0 || p.tp_rank >= p.tp)
       bad_number(path, e + ".tp_rank", p.tp_rank,
                  fmt::format("valid: 0 to {} (tensor-parallel degree {})", p.tp - 1, p.tp));
@@ -248,8 +252,8 @@ void check_coverage(const CkptManifest& m, const std::vector<ParamSpec>& table, 
   size_t at = 0;
   for (int si = 0; si < int(table.size()); ++si) {
     const ParamSpec& s = table[size_t(si)];
-    const int ranks = s.split == TpSplit::none ? 1 : m.tensor;
-    const int64_t local = local_numel(s, m.tensor);
+    const int ranks = s.split == TpSplit::none ? 1 : m.dims.tensor;
+    const int64_t local = local_numel(s, m.dims.tensor);
     for (OptimizerState state : kOptimizerStates) {
       for (int r = 0; r < ranks; ++r) {
         const std::string what = fmt::format("{} ({}, tp_rank {})", s.name, optimizer_state_name(state), r);
@@ -284,10 +288,10 @@ void check_coverage(const CkptManifest& m, const std::vector<ParamSpec>& table, 
 void check_pieces(const CkptManifest& m, const std::string& path) {
   const std::vector<ParamSpec> table = param_table(m.model);
   for (const ParamSpec& s : table)
-    if (!tp_divides(s, m.tensor))
-      bad_number(path, "layout.tensor", m.tensor,
+    if (!tp_divides(s, m.dims.tensor))
+      bad_number(path, "layout.tensor", m.dims.tensor,
                  fmt::format("tensor {} [{}] (split {}) cannot be cut into {} equal slices", s.name,
-                             fmt::join(s.shape, ", "), tp_split_name(s.split), m.tensor));
+                             fmt::join(s.shape, ", "), tp_split_name(s.split), m.dims.tensor));
   std::vector<Stored> stored;
   std::vector<Bytes> bytes;
   check_each_piece(m, table, path, stored, bytes);

@@ -12,7 +12,6 @@
 #include "app/checkpoint/checkpoint_lineage.h"
 #include "app/checkpoint/checkpoint_manifest.h"
 #include "app/checkpoint/checkpoint_reader.h"
-#include "app/engine/options_from.h"
 #include "kernels/base/atomic_file.h"
 #include "kernels/base/check.h"
 #include "kernels/base/errors.h"
@@ -57,12 +56,11 @@ bool all_ok(Comm& world, bool ok) {
 
 }  // namespace
 
-std::string save_checkpoint(Trainer& t, const LoaderState& loader_state, const CkptRunInfo& run) {
-  Comm& world = t.host_world();
-  const Recipe& r = t.recipe();
+std::string save_checkpoint(const CkptParts& parts, int64_t step, const CkptRunInfo& run) {
+  Comm& world = parts.world;
   const int rank = world.rank(), size = world.size();
-  const std::string root = r.checkpoint.dir;
-  const std::string name = step_dir_name(t.step());
+  const std::string root = parts.config.dir;
+  const std::string name = step_dir_name(step);
   const std::string final_dir = (fs::path(root) / name).string();
   const std::string tmp_dir = (fs::path(root) / (".tmp_" + name + "." + run.run)).string();
   std::string error;
@@ -84,10 +82,9 @@ std::string save_checkpoint(Trainer& t, const LoaderState& loader_state, const C
     std::snprintf(file_name, sizeof file_name, "rank_%05d.bin", rank);
     try {
       FileWriter w((fs::path(tmp_dir) / file_name).string());
-      ParamStore& store = t.store();
-      for (const CkptPiece& p : rank_pieces(t.layout(), rank)) {
-        const LocalParam& lp = t.layout().params()[p.local];
-        std::vector<float> values = store.read_state(lp, p.state);
+      for (const CkptPiece& p : rank_pieces(parts.layout, rank)) {
+        const LocalParam& lp = parts.layout.params()[p.local];
+        std::vector<float> values = parts.store.read_state(lp, p.state);
         w.write(values.data(), values.size() * 4);
       }
       w.finish();
@@ -108,13 +105,12 @@ std::string save_checkpoint(Trainer& t, const LoaderState& loader_state, const C
                    make_tensor(mine.data(), DType::i32, Device::cpu, {4}));
   if (ok && rank == 0) {
     try {
-      CkptManifest m = manifest_from(r);
+      CkptManifest m = parts.run;
       m.program_version = TRAINER_VERSION;
-      m.step = t.step();
-      m.loader = loader_state;
+      m.step = step;
+      if (parts.loader) m.loader = parts.loader->state();
       m.run = run.run;
       m.loss = run.loss;
-      const GridDims dims = t.grid().dims();
       for (int i = 0; i < size; ++i) {
         CkptFile f;
         char file_name[32];
@@ -124,8 +120,7 @@ std::string save_checkpoint(Trainer& t, const LoaderState& loader_state, const C
         f.bytes = int64_t(uint32_t(all[4 * i])) | (int64_t(all[4 * i + 1]) << 32);
         f.xxh64 = uint64_t(uint32_t(all[4 * i + 2])) | (uint64_t(uint32_t(all[4 * i + 3])) << 32);
         m.files.push_back(f);
-        GridCoords c = grid_coords(dims, i);
-        StageLayout other(t.config(), layout_options_from(r, c));
+        const StageLayout other(m.model, layout_options_of(m, i));
         for (CkptPiece& p : rank_pieces(other, i)) m.pieces.push_back(p);
       }
       const std::string manifest = manifest_to_yaml(m);
@@ -159,7 +154,7 @@ std::string save_checkpoint(Trainer& t, const LoaderState& loader_state, const C
     }
     std::string previous;
     for (const CkptSummary& c : list_complete_checkpoints(root))
-      if (c.run == run.run && c.step < t.step()) {
+      if (c.run == run.run && c.step < step) {
         previous = c.dir;
         break;
       }
@@ -169,7 +164,7 @@ std::string save_checkpoint(Trainer& t, const LoaderState& loader_state, const C
                      "; " + keep + "; training stops here");
   }
   if (rank == 0)
-    prune_checkpoints(root, CkptSummary{final_dir, t.step(), run.run, std::isfinite(run.loss)}, r.checkpoint.keep);
+    prune_checkpoints(root, CkptSummary{final_dir, step, run.run, std::isfinite(run.loss)}, parts.config.keep);
   world.barrier();
   return final_dir;
 }

@@ -13,8 +13,7 @@
 
 #include <string>
 
-#include "app/engine/trainer.h"
-#include "data/loader.h"
+#include "app/checkpoint/checkpoint_parts.h"
 
 namespace trainer {
 
@@ -25,8 +24,9 @@ struct CkptRunInfo {
   double loss = 0;
 };
 
-// Returns the new checkpoint's directory; prunes the run's own older ones afterwards.
-std::string save_checkpoint(Trainer& trainer, const LoaderState& loader_state, const CkptRunInfo& run);
+// Saves `parts` as the state after `step`; returns the new checkpoint's directory; prunes the
+// run's own older ones afterwards.
+std::string save_checkpoint(const CkptParts& parts, int64_t step, const CkptRunInfo& run);
 // Creates checkpoint.dir and writes and removes a probe file there, so an unwritable
 // directory is found before training starts rather than at the first save (collective;
 // InputError on every rank).

@@ -180,7 +180,7 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
   double bubble_mean = 0;
   for (float b : bubbles) bubble_mean += double(b) / double(bubbles.size());
   const double bubble_measured = step_s > 0 ? bubble_mean / step_s : 0.0;
-  const double bubble_model = p.pipeline > 1 ? bubble_fraction(pipe_shape_from(recipe)) : 0.0;
+  const double bubble_model = p.pipelined() ? bubble_fraction(pipe_shape_from(recipe)) : 0.0;
   // Replayed graphs run forward and backward as one: no split to report (null), only their sum.
   const bool graphs = t.step_graphs() != nullptr;
   const auto pass_json = [&](float seconds) { return graphs ? std::string("null") : fmt::format("{:.6g}", seconds); };
@@ -219,10 +219,10 @@ int bench_under_mpi(const BenchOptions& o, BenchData data, const Recipe& given, 
       fmt::print("  step         {:.4f} s = forward {:.4f} + backward {:.4f} + optimizer {:.4f} + comm {:.4f} + "
                  "bubble {:.4f} (slowest rank each)\n",
                  step_s, red[1], red[2], red[3], red[4], red[5]);
-    if (p.pipeline > 1)
+    if (p.pipelined())
       fmt::print("  pipeline     {}{}: waiting {:.1f}% of the step (mean over ranks); an ideal pipeline idles {:.1f}%\n",
                  schedule_name(p.schedule),
-                 p.virtual_stages > 1 ? fmt::format(" over {} virtual stages", p.virtual_stages) : "",
+                 p.interleaved() ? fmt::format(" over {} virtual stages", p.virtual_stages) : "",
                  100 * bubble_measured, 100 * bubble_model);
     fmt::print("  peak memory  {} per rank ({}; planned {})\n", format_bytes(int64_t(peak_mem)),
                cuda ? "device allocations" : "resident set", format_bytes(int64_t(red[8])));

@@ -79,7 +79,7 @@ int sample_under_mpi(const SampleOptions& o, const std::string& dir, const Recip
   Trainer t(recipe, mpi.world(), mpi.local_rank(), DataNeed::none);
   CheckpointReader reader(dir);
   check_model_matches(reader, t.config());
-  load_checkpoint(t, reader, LoadStates::weights);
+  t.set_step(load_checkpoint(t.checkpoint_parts(), reader, LoadStates::weights));
   auto tokenizer = make_tokenizer(recipe.data.tokenizer, recipe.data.tokenizer_dir, "data.tokenizer",
                                   recipe.data.bos, recipe.data.eos, "data.bos", "data.eos");
   std::vector<int32_t> prompt = tokenizer->encode(o.prompt);

@@ -123,7 +123,7 @@ AutoLayoutChoice choose_auto_layout(const Recipe& recipe, int world, const PlanC
     const PlanLayout& l = c.layout;
     if (!keeps(p.data, l.data) || !keeps(p.tensor, l.tensor) || !keeps(p.pipeline, l.pipeline) ||
         !keeps(p.zero, l.zero) || l.micro_batch != recipe.train.micro_batch ||
-        (l.pipeline > 1 && (l.schedule != p.schedule || l.virtual_stages != p.virtual_stages)))
+        (l.pipelined() && (l.schedule != p.schedule || l.virtual_stages != p.virtual_stages)))
       continue;
     const std::string rule = broken_rule(with_layout(recipe, l));
     if (!rule.empty()) {

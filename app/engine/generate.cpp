@@ -55,7 +55,7 @@ std::vector<int32_t> Trainer::generate(const std::vector<int32_t>& prompt_ids, c
 
   std::unique_ptr<GptDecoder> decoder;
   if (o.decoding == Decoding::kv_cache)
-    decoder = std::make_unique<GptDecoder>(*layout_, *store_, *backend_, recipe_.parallel.tensor > 1 ? &grid_->tp() : nullptr, T);
+    decoder = std::make_unique<GptDecoder>(*layout_, *store_, *backend_, recipe_.parallel.tensor_parallel() ? &grid_->tp() : nullptr, T);
   // Runs tokens [from, end) through this stage's decoder, virtual stage after virtual stage
   // (with virtual stages round the ring: the last stage's chunk c feeds stage 0's chunk c + 1).
   const int v = recipe_.parallel.virtual_stages;

@@ -12,11 +12,9 @@
 #include <utility>
 #include <vector>
 
-namespace trainer {
+#include "kernels/base/reporting.h"
 
-// Whether this rank reports: prints the run report, progress and samples and writes the
-// metrics file. Rank 0 does; the other ranks (and every rank under bench --json) stay quiet.
-enum class Reporting : uint8_t { off, on };
+namespace trainer {
 
 class MetricsLog {
  public:

@@ -23,7 +23,7 @@ GptConfig gpt_config_from(const Recipe& r) {
   GptConfig c;
   const ModelConfig& m = r.model;
   c.arch = m.arch;
-  if (m.arch == ModelArch::llama) {
+  if (family_of(m.arch).keys == ConfigKeys::llama) {
     c.n_kv_head = m.n_kv_head > 0 ? m.n_kv_head : m.n_head;
     c.ffn_dim = r.ffn_dim();
     c.norm_eps = m.norm_eps;
@@ -57,13 +57,9 @@ BackendOptions backend_options_from(const Recipe& r, int local_rank) {
 LayoutOptions layout_options_from(const Recipe& r, const GridCoords& c) {
   const ParallelConfig& par = r.parallel;
   LayoutOptions lo;
-  lo.tp_rank = c.tp;
-  lo.tp = par.tensor;
-  lo.pp_rank = c.pp;
-  lo.pp = par.pipeline;
-  lo.dp_rank = c.dp;
-  lo.dp = par.data;
-  lo.virtual_stages = par.virtual_stages;
+  lo.dims = par;
+  lo.dims.virtual_stages = par.chunks_per_rank();
+  lo.at = c;
   lo.stage_layers = par.stages;
   return lo;
 }
@@ -89,7 +85,7 @@ StageOptions stage_options_from(const Recipe& r, int n_slots) {
   so.recompute = tr.recompute;
   so.sequence_parallel = r.parallel.sequence_parallel ? SeqParallel::on : SeqParallel::off;
   so.dloss = float(1.0 / (double(tr.global_batch) * double(tr.seq_len)));
-  if (r.parallel.pipeline > 1 && splits_backward(r.parallel.schedule)) so.split = BackwardSplit::input_then_weight;
+  if (r.parallel.pipelined() && splits_backward(r.parallel.schedule)) so.split = BackwardSplit::input_then_weight;
   return so;
 }
 
@@ -153,13 +149,9 @@ AdamWStep adamw_step_from(const Recipe& r, double lr, double grad_norm, int64_t 
 CkptManifest manifest_from(const Recipe& r) {
   CkptManifest m;
   m.seed = r.train.seed;
-  m.data = r.parallel.data;
-  m.tensor = r.parallel.tensor;
-  m.pipeline = r.parallel.pipeline;
+  m.dims = r.parallel;
   m.zero = r.parallel.zero;
-  m.virtual_stages = r.parallel.virtual_stages;
-  m.stage_layers =
-      split_layers(r.model.n_layer, r.parallel.pipeline * r.parallel.virtual_stages, r.parallel.stages);
+  m.stage_layers = split_layers(r.model.n_layer, r.parallel.n_stages(), r.parallel.stages);
   m.model = gpt_config_from(r);
   m.recipe_yaml = recipe_to_yaml(r);
   return m;
@@ -168,15 +160,12 @@ CkptManifest manifest_from(const Recipe& r) {
 PlanLayout plan_layout_from(const Recipe& r, Device device) {
   PlanLayout layout;
   layout.bucket_reduce = bucket_reduce_on(device);
-  layout.data = r.parallel.data;
-  layout.tensor = r.parallel.tensor;
-  layout.pipeline = r.parallel.pipeline;
+  static_cast<ParallelDims&>(layout) = r.parallel;
   layout.zero = r.parallel.zero;
   layout.micro_batch = r.train.micro_batch;
   layout.global_batch = r.train.global_batch;
   layout.seq_len = r.train.seq_len;
   layout.schedule = r.parallel.schedule;
-  layout.virtual_stages = r.parallel.virtual_stages;
   layout.recompute = r.train.recompute;
   layout.sequence_parallel = r.parallel.sequence_parallel;
   layout.stage_layers = r.parallel.stages;

@@ -73,7 +73,7 @@ void print_run_report(Trainer& t, const MpiRuntime& mpi, Reporting reporting) {
   fmt::print("model: {}; {:.2f}M parameters\n", describe_shape(c), double(c.num_params()) / 1e6);
   // bf16 reductions say so, also where one data rank leaves nothing to reduce.
   const char* reduce = p.grad_reduce_dtype != GradReduceDType::bf16 ? ""
-                       : p.data > 1 ? "; gradients reduced in bf16"
+                       : p.data_parallel() ? "; gradients reduced in bf16"
                                     : "; gradients never reduced (data 1): grad_reduce_dtype bf16 changes nothing";
   fmt::print("layout: world {} = data {} x tensor {} x pipeline {}; zero {}{}{}; device {} = {} ({} threads per rank); "
              "micro-batch {} x {} tokens; global batch {} sequences ({} tokens); {} micro-batches per data rank per "
@@ -81,12 +81,12 @@ void print_run_report(Trainer& t, const MpiRuntime& mpi, Reporting reporting) {
              r.world(), p.data, p.tensor, p.pipeline, p.zero, p.sequence_parallel ? "; sequence parallel" : "", reduce,
              t.backend().name(), t.backend().device_name(), omp_get_max_threads(), r.train.micro_batch,
              r.train.seq_len, r.train.global_batch, t.tokens_per_step(), r.grad_accum());
-  if (p.pipeline > 1) {
+  if (p.pipelined()) {
     fmt::print("pipeline: schedule {}, {} stages, {} micro-batches, bubble fraction {:.3f}\n",
                schedule_name(p.schedule), p.pipeline, r.grad_accum(), bubble_fraction(pipe_shape_from(r)));
-    if (p.virtual_stages > 1)
+    if (p.interleaved())
       fmt::print("pipeline: {} virtual stages per rank, layers per virtual stage [{}]\n", p.virtual_stages,
-                 fmt::join(split_layers(r.model.n_layer, p.pipeline * p.virtual_stages, p.stages), ", "));
+                 fmt::join(split_layers(r.model.n_layer, p.n_stages(), p.stages), ", "));
   }
   fmt::print("memory (rank 0): {}\n", memory_line(mem));
   if (r.world() > 1) fmt::print("memory (largest rank total): {}\n", format_bytes(int64_t(totals[0])));

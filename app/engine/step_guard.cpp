@@ -83,7 +83,7 @@ StepOutcome StepGuard::run_step(Trainer& t, const std::string& newest_checkpoint
   ++rollbacks_;
   {
     TraceScope span(t.tracer(), "rollback", "checkpoint", {TraceArg::str("to", newest_checkpoint)});
-    roll_back_to(t, newest_checkpoint);
+    t.set_step(roll_back_to(t.checkpoint_parts(), newest_checkpoint));
   }
   judge_.reset();
   record(r, v, StepAction::rollback, "", t.step());

@@ -12,7 +12,7 @@ StepPassTimes run_step_passes(GptStage& stage, ParamStore& store, Backend& backe
                               const std::vector<std::vector<int32_t>>& inputs,
                               const std::vector<std::vector<int32_t>>& targets, PassTiming timing) {
   const int m = int(inputs.size());
-  const Schedule schedule = seat.pp == 1 ? Schedule::one_f_one_b : seat.schedule;
+  const Schedule schedule = seat.dims.pipelined() ? seat.schedule : Schedule::one_f_one_b;
   StepPassTimes times;
   PipelineHooks hooks;
   // One compute pass, traced and timed into *total.
@@ -49,10 +49,9 @@ StepPassTimes run_step_passes(GptStage& stage, ParamStore& store, Backend& backe
   hooks.recv_grad_buffer = [&](int i, int c) { return stage.recv_grad_buffer(i, c); };
   hooks.send_grad_buffer = [&](int i, int c) { return stage.send_grad_buffer(i, c); };
   hooks.wait_timer = seat.wait_timer;
-  const bool piped = seat.pp > 1;
   TraceScope span(seat.trace, "pipeline", "compute", {TraceArg::num("micro_batches", m), TraceArg::num("stage", seat.pp_rank)});
-  const PipeShape shape{schedule, seat.pp, m, seat.pp == 1 ? 1 : seat.n_chunks};
-  const PipelineTimes pt = run_pipeline(make_schedule(shape, seat.pp_rank), piped ? seat.comms : PipelineComms{},
+  const PipeShape shape{schedule, seat.dims.pipeline, m, seat.dims.chunks_per_rank()};
+  const PipelineTimes pt = run_pipeline(make_schedule(shape, seat.pp_rank), seat.dims.pipelined() ? seat.comms : PipelineComms{},
                                         seat.pp_rank, m, seat.n_slots, hooks);
   times.waits = pt;
   return times;

@@ -12,6 +12,7 @@
 #include "model/param_store.h"
 #include "parallel/comm.h"
 #include "parallel/pipeline_executor.h"
+#include "parallel/parallel_dims.h"
 #include "parallel/pipeline_links.h"
 #include "parallel/pipeline_schedule.h"
 #include "parallel/trace_recorder.h"
@@ -22,8 +23,7 @@ namespace trainer {
 struct PipelineSeat {
   Schedule schedule = Schedule::one_f_one_b;  // used only with more than one stage
   int pp_rank = 0;
-  int pp = 1;
-  int n_chunks = 1;                // virtual stages on this rank (interleaved)
+  ParallelDims dims;               // pipeline and virtual stages (chunks on this rank) matter here
   int n_slots = 1;                 // GptStage's activation slots per chunk (max_in_flight)
   PipelineComms comms;             // the pipeline's communicators (all null: one stage)
   TraceRecorder* trace = nullptr;  // forward and backward spans per micro-batch (null: none)

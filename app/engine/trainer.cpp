@@ -43,7 +43,7 @@ void open_recipe_data(const Recipe& r, const std::string& key, Open&& open) {
 }  // namespace
 
 Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed data, OpProfile profile)
-    : recipe_(recipe), world_(world), local_rank_(local_rank), config_(gpt_config_from(recipe)) {
+    : recipe_(recipe), world_(world), local_rank_(local_rank), config_(gpt_config_from(recipe)), run_manifest_(manifest_from(recipe)) {
   const double t_begin = monotonic_seconds();
   check_layout(recipe_, world_.size());
   const ParallelConfig& par = recipe_.parallel;
@@ -65,14 +65,13 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
     host_ = traced_host_.get();
     dev_world = traced_device_world_.get();
   }
-  grid_ = std::make_unique<ProcessGrid>(*dev_world, GridDims{par.data, par.tensor, par.pipeline},
-                                        par.virtual_stages > 1 ? PipelineLinks::ring : PipelineLinks::chain);
+  grid_ = std::make_unique<ProcessGrid>(*dev_world, par, par.interleaved() ? PipelineLinks::ring : PipelineLinks::chain);
   const GridCoords& c = grid_->coords();
   if (trace_) {
     trace_->name_rank(c);
     trace_->attach_device(*backend_);
   }
-  if (par.pipeline > 1) {
+  if (par.pipelined()) {
     // NCCL opens point-to-point connections lazily and blocks until both ends arrive; the
     // schedules' first messages would not meet (see connect_pipeline).
     Buffer scratch = backend_->alloc(2 * sizeof(float));
@@ -92,24 +91,24 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   const double t_params = monotonic_seconds(), cpu_params = process_cpu_seconds();
   if (recipe_.model.init_from.empty())
     store_->init_random(tr.seed);
-  else if (is_hf_folder(recipe_.model.init_from) || config_.arch == ModelArch::llama)
+  else if (is_hf_folder(recipe_.model.init_from) || config_.family().llmc == LlmcFiles::unsupported)
     load_hf_into(*store_, recipe_.model.init_from, recipe_.path);
   else
     load_llmc_into(*store_, recipe_.model.init_from, recipe_.path);
   startup_.params = monotonic_seconds() - t_params;
   startup_.params_cpu = process_cpu_seconds() - cpu_params;
 
-  n_slots_ = par.pipeline == 1 ? 1 : max_in_flight(pipe_shape_from(recipe_), c.pp);
-  if (par.tensor > 1)
+  n_slots_ = !par.pipelined() ? 1 : max_in_flight(pipe_shape_from(recipe_), c.pp);
+  if (par.tensor_parallel())
     store_->set_tensor_partial_grads(&grid_->tp(), par.sequence_parallel ? TpPartialGrads::all_replicated
                                                                           : TpPartialGrads::per_head);
-  stage_ = std::make_unique<GptStage>(*layout_, *store_, *backend_, par.tensor > 1 ? &grid_->tp() : nullptr,
+  stage_ = std::make_unique<GptStage>(*layout_, *store_, *backend_, par.tensor_parallel() ? &grid_->tp() : nullptr,
                                       stage_options_from(recipe_, n_slots_));
 
   lr_schedule_ = lr_schedule_from(recipe_);
   if (tr.graphs == StepGraphs::step) {
     // recipe_checks.cpp allows graphs only where nothing but this rank's ops runs in the passes.
-    TRAINER_CHECK(world_.size() == 1 && par.zero <= 1, "train.graphs: step in a layout the recipe checks refuse");
+    TRAINER_CHECK(world_.size() == 1 && !zero_policy(par.zero).shard_gradients(), "train.graphs: step in a layout the recipe checks refuse");
     if (profiler_)
       throw ConfigError(recipe_.path + ": train.graphs: step replays each micro-batch as one graph, so its ops "
                         "cannot be timed one by one (--profile); valid: --set train.graphs=off with --profile");
@@ -137,7 +136,7 @@ int64_t Trainer::tokens_per_step() const {
 }
 
 int Trainer::stage_leader(int pp_rank) const {
-  return grid_rank(grid_->dims(), GridCoords{0, 0, pp_rank});
+  return grid_->dims().rank_of(GridCoords{0, 0, pp_rank});
 }
 
 StepResult Trainer::train_step() {
@@ -174,7 +173,7 @@ StepResult Trainer::compute_step() {
 
   store_->zero_grads();
   const ParallelConfig& par = recipe_.parallel;
-  const PipelineSeat seat{par.schedule, grid_->coords().pp, par.pipeline, par.virtual_stages, n_slots_,
+  const PipelineSeat seat{par.schedule, grid_->coords().pp, layout_->dims(), n_slots_,
                           grid_->pipeline_comms(), trace, pipeline_timer_.get()};
   const PassTiming timing = sync_timing_ ? PassTiming::per_pass : PassTiming::overlapped;
   const StepPassTimes pt = graphs_ ? run_graph_passes(in, tg, timing)

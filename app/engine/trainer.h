@@ -12,6 +12,7 @@
 
 #include "app/engine/step_graphs.h"
 #include "app/engine/step_passes.h"
+#include "app/checkpoint/checkpoint_parts.h"
 #include "app/engine/trace_session.h"
 #include "app/recipe/recipe.h"
 #include "data/loader.h"
@@ -146,6 +147,10 @@ class Trainer {
   ParamStore& store() { return *store_; }
   const StageLayout& layout() const { return *layout_; }
   DataLoader* train_loader() { return train_loader_.get(); }
+  // What a checkpoint saves and restores of this rank (the step travels apart).
+  CkptParts checkpoint_parts() {
+    return CkptParts{world_, *layout_, *store_, train_loader_.get(), recipe_.checkpoint, run_manifest_};
+  }
   RankMemory memory() const;
   const StartupSeconds& startup_seconds() const { return startup_; }
   int64_t tokens_per_step() const;
@@ -168,6 +173,7 @@ class Trainer {
   Comm& world_;
   int local_rank_;
   GptConfig config_;
+  CkptManifest run_manifest_;  // the run as a checkpoint describes it (manifest_from)
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<OpProfiler> profiler_;  // attached to backend_, so declared after it
   // Times the pipeline's waits on the device (backend_'s; null with one stage): on a GPU a wait

@@ -11,33 +11,31 @@
 #include "app/plan/plan_activation.h"
 #include "kernels/tensor.h"
 #include "model/param_store.h"
+#include "model/param_table.h"
 #include "parallel/shard.h"
 
 namespace trainer {
 
 int64_t PlanUnits::total() const { return std::accumulate(padded.begin(), padded.end(), int64_t(0)); }
-int64_t PlanUnits::shard_total() const { return total() / dp; }
+int64_t PlanUnits::shard_total() const { return total() / dims.data; }
 int64_t PlanUnits::max_padded() const {
   return padded.empty() ? 0 : *std::max_element(padded.begin(), padded.end());
 }
 
-PlanUnits plan_units_closed_form(const GptConfig& c, int tp, int dp, int pp, int pp_rank, int virtual_stages,
+PlanUnits plan_units_closed_form(const GptConfig& c, const ParallelDims& dims, int pp_rank,
                                  const std::vector<int>& stage_layers) {
+  const int tp = dims.tensor, dp = dims.data, pp = dims.pipeline, virtual_stages = dims.virtual_stages;
   const int64_t C = c.d_model;
   const int64_t wte = int64_t(c.padded_vocab) / tp * C, wpe = c.has_position_table() ? int64_t(c.max_seq_len) * C : 0;
-  const bool llama = c.arch == ModelArch::llama;
-  const int64_t D = c.head_dim(), kv = int64_t(c.kv_heads()) * D, F = c.mlp_dim();
-  // gpt2: ln_1, ln_2 (4C) and the row-parallel biases (2C) are replicated, the rest split.
-  // llama: the norms (2C, and qk_norm's 2D) are replicated, the five matrices split.
-  const int64_t block = llama ? (2 * C * C + 2 * kv * C + 3 * F * C) / tp + 2 * C +
-                                    (c.qk_norm == QkNorm::on ? 2 * D : 0)
-                              : 12 * C * C / tp + 7 * C / tp + 6 * C;
+  // A block's parameters on this tensor rank, from the family's table.
+  const LayerParamsLocal layer = layer_params_local(c, tp);
+  const int64_t block = layer.elements;
   const int64_t lnf = c.final_norm_params();
   PlanUnits u;
-  u.dp = dp;
+  u.dims = dims;
   u.tied = c.tied();
-  u.first = pp_rank == 0;
-  u.last = pp_rank == pp - 1;
+  u.first = dims.first_stage(pp_rank);
+  u.last = dims.last_stage(pp_rank);
   const int n_virtual = pp * virtual_stages;
   for (int k = 0; k < virtual_stages; ++k) {
     const int vs = k * pp + pp_rank;
@@ -60,11 +58,10 @@ PlanUnits plan_units_closed_form(const GptConfig& c, int tp, int dp, int pp, int
     u.unit_lnf = add(lnf);
     u.unit_head_wte = u.first && u.tied ? u.unit_wte : add(wte);
   }
-  // The vocabulary table, the position table, a block's largest matrix (gpt2: fc (4C/tp, C);
-  // llama: q_proj (C/tp, C) or gate_proj (F/tp, C)), the final norm's C.
+  // The vocabulary table, the position table, a block's largest matrix, the final norm's C.
   if (u.first || u.last) u.max_param = std::max(u.max_param, wte);
   if (u.first) u.max_param = std::max(u.max_param, wpe);
-  if (u.n_layers > 0) u.max_param = std::max(u.max_param, (llama ? std::max(C, F) : 4 * C) / tp * C);
+  if (u.n_layers > 0) u.max_param = std::max(u.max_param, layer.largest);
   if (u.last) u.max_param = std::max(u.max_param, C);
   return u;
 }
@@ -89,7 +86,7 @@ StoreMemory plan_store_memory(const PlanUnits& u, ZeroPolicy zero, int64_t act_b
 namespace {
 
 // Bytes per element of the data group's gradient reductions.
-int64_t wire_bytes(const PlanUnits& u, DType reduce) { return reduces_in_bf16(reduce, u.dp) ? 2 : 4; }
+int64_t wire_bytes(const PlanUnits& u, DType reduce) { return reduces_in_bf16(reduce, u.dims.data) ? 2 : 4; }
 
 // ParamStore's staging pool and the calls that use it, for one rank.
 class StagingPool {
@@ -124,7 +121,7 @@ class StagingPool {
       take(u_.padded[size_t(unit)] * 2);
       give(u_.padded[size_t(unit)] * 4);
     }
-    take(u_.padded[size_t(unit)] / u_.dp * wire_);
+    take(u_.padded[size_t(unit)] / u_.dims.data * wire_);
     temp_[size_t(unit)] = 0;
     pending_.push_back(unit);
     reducing_ += reduce_temp(unit);
@@ -218,7 +215,7 @@ class StagingPool {
   void complete_oldest() {
     const int unit = pending_.front();
     pending_.pop_front();
-    const int64_t shard = u_.padded[size_t(unit)] / u_.dp;
+    const int64_t shard = u_.padded[size_t(unit)] / u_.dims.data;
     if (wire_ == 2) {  // the bf16 shard is added through an f32 one
       take(shard * 4);
       give(shard * 4);
@@ -230,8 +227,8 @@ class StagingPool {
   // libnbc's binomial reduce-scatter: the group's root receives into one temporary the size of
   // the input per round (two rounds and two halves of its buffer beyond 2 ranks).
   int64_t reduce_temp(int unit) const {
-    if (u_.dp == 1) return 0;
-    return (u_.dp == 2 ? 1 : 2) * u_.padded[size_t(unit)] * wire_;
+    if (!u_.dims.data_parallel()) return 0;
+    return (u_.dims.data == 2 ? 1 : 2) * u_.padded[size_t(unit)] * wire_;
   }
 
   const PlanUnits& u_;
@@ -310,26 +307,25 @@ std::vector<int64_t> plan_buckets(const PlanUnits& u, double bucket_mb, Backward
 
 int64_t plan_reduction_transient(const PlanUnits& u, ZeroPolicy zero, int64_t act_bytes, DType reduce,
                                  const PipeShape& shape, int pp_rank, double bucket_mb) {
-  const int pp = shape.n_stages;
   int64_t grads = 0;
   const GradReduction reduction = zero.grad_reduction();
-  if (u.dp > 1 && reduction == GradReduction::bucketed_all_reduce) {
+  if (u.dims.data_parallel() && reduction == GradReduction::bucketed_all_reduce) {
     // Two buckets in flight at most: the largest pair of consecutive ones.
     const BackwardSplit split =
-        pp > 1 && splits_backward(shape.schedule) ? BackwardSplit::input_then_weight : BackwardSplit::whole;
+        u.dims.pipelined() && splits_backward(shape.schedule) ? BackwardSplit::input_then_weight : BackwardSplit::whole;
     std::vector<int64_t> b = plan_buckets(u, bucket_mb, split);
     for (size_t i = 0; i < b.size(); ++i) grads = std::max(grads, b[i] + (i + 1 < b.size() ? b[i + 1] : 0));
     grads = grads / 4 * wire_bytes(u, reduce);  // the buckets are formed by their f32 size
   }
-  if (u.dp > 1 && reduction == GradReduction::per_unit_reduce_scatter)
+  if (u.dims.data_parallel() && reduction == GradReduction::per_unit_reduce_scatter)
     grads = replay_step(u, zero, act_bytes, reduce, shape, pp_rank).reducing_peak();
   // GradReduction::bucketed_reduce_scatter adds nothing: it is the GPU path's (bucket_reduce_on),
   // and NCCL reduces in the caller's buffers.
   // Then the tied embedding's all-reduce between the first and last stage (in place, 2 ranks).
   int64_t tied = 0;
-  if (pp > 1 && u.tied && (u.first || u.last)) {
+  if (u.dims.pipelined() && u.tied && (u.first || u.last)) {
     const int64_t wte = u.padded[size_t(u.first ? u.unit_wte : u.unit_head_wte)];
-    tied = (zero.reduced_on_shard_only() ? wte / u.dp : wte) * 4;
+    tied = (zero.reduced_on_shard_only() ? wte / u.dims.data : wte) * 4;
   }
   return std::max(grads, tied);
 }
@@ -337,7 +333,7 @@ int64_t plan_reduction_transient(const PlanUnits& u, ZeroPolicy zero, int64_t ac
 PlanRankMemory plan_rank_memory_closed_form(const GptConfig& c, const PlanLayout& l, int pp_rank, int64_t act_bytes,
                                             HostTransients host) {
   const PlanUnits u =
-      plan_units_closed_form(c, l.tensor, l.data, l.pipeline, pp_rank, l.virtual_stages, l.stage_layers);
+      plan_units_closed_form(c, l, pp_rank, l.stage_layers);
   PlanRankMemory r;
   r.pp_rank = pp_rank;
   r.n_layers = u.n_layers;
@@ -353,13 +349,7 @@ PlanRankMemory plan_rank_memory_closed_form(const GptConfig& c, const PlanLayout
   ActivationDims d;
   d.micro_batch = l.micro_batch;
   d.seq_len = l.seq_len;
-  d.d_model = c.d_model;
-  d.n_head = c.n_head;
-  d.padded_vocab = c.padded_vocab;
-  d.arch = c.arch;
-  d.n_kv_head = c.kv_heads();
-  d.mlp_dim = c.mlp_dim();
-  d.qk_norm = c.qk_norm;
+  d.model = c;
   d.tp = l.tensor;
   d.sequence_parallel = l.sequence_parallel;
   d.n_layers = u.n_layers;
@@ -371,7 +361,7 @@ PlanRankMemory plan_rank_memory_closed_form(const GptConfig& c, const PlanLayout
   const Recompute modes[3] = {Recompute::none, Recompute::gelu, Recompute::block};
   for (int i = 0; i < 3; ++i) {
     d.recompute = modes[i];
-    d.stash_weight_grads = l.pipeline > 1 && splits_backward(l.schedule) && modes[i] == Recompute::none;
+    d.stash_weight_grads = l.pipelined() && splits_backward(l.schedule) && modes[i] == Recompute::none;
     const ActivationMemory p = plan_activations(d, slots);
     r.acts_by_recompute[i] = p.activations();
     if (modes[i] == l.recompute) r.acts = p;

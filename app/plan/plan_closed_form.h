@@ -22,7 +22,7 @@ namespace trainer {
 struct PlanUnits {
   std::vector<int64_t> padded;
   int64_t max_param = 0;  // elements of the largest local parameter
-  int dp = 1;
+  ParallelDims dims;  // virtual_stages: chunks on this rank
   int n_layers = 0;                // over all chunks
   std::vector<int> chunk_layers;   // per chunk (virtual stages), in local order
   bool first = true, last = true;  // embeds (chunk 0) / holds the head (the last chunk)
@@ -36,7 +36,7 @@ struct PlanUnits {
 };
 
 // StageLayout's unit sizes from the model shape alone (no parameter table).
-PlanUnits plan_units_closed_form(const GptConfig& config, int tp, int dp, int pp, int pp_rank, int virtual_stages,
+PlanUnits plan_units_closed_form(const GptConfig& config, const ParallelDims& dims, int pp_rank,
                                  const std::vector<int>& stage_layers);
 
 // ParamStore's persistent buffers (its constructor).

@@ -36,25 +36,23 @@ StageOptions stage_options(const PlanLayout& l, int n_slots, Recompute recompute
   o.dloss = float(1.0 / (double(l.global_batch) * double(l.seq_len)));
   // The split keeps the saved activations for W; the other recomputation modes' figures are
   // reported without it (the recipe refuses them with zero_bubble).
-  if (l.pipeline > 1 && splits_backward(l.schedule) && recompute == Recompute::none)
+  if (l.pipelined() && splits_backward(l.schedule) && recompute == Recompute::none)
     o.split = BackwardSplit::input_then_weight;
   return o;
 }
 
 LayoutOptions layout_options(const PlanLayout& l, int pp_rank) {
   LayoutOptions lo;
-  lo.tp = l.tensor;
-  lo.pp_rank = pp_rank;
-  lo.pp = l.pipeline;
-  lo.dp = l.data;
-  lo.virtual_stages = l.pipeline > 1 ? l.virtual_stages : 1;
+  lo.dims = l;
+  lo.dims.virtual_stages = l.chunks_per_rank();
+  lo.at.pp = pp_rank;
   lo.stage_layers = l.stage_layers;
   return lo;
 }
 
 // Whether stage pp_rank holds the ring's wrap-around communicators (see ProcessGrid).
 bool wrap_end(const PlanLayout& l, int pp_rank) {
-  return l.pipeline > 1 && l.virtual_stages > 1 && (pp_rank == 0 || pp_rank == l.pipeline - 1);
+  return l.interleaved() && l.end_stage(pp_rank);
 }
 
 // Stage pp_rank's rank at tensor and data rank 0 as the trainer builds it, on a MetaBackend
@@ -75,15 +73,15 @@ struct DryRank {
         wrap_grad(wrap_end(l, stage_rank)
                       ? std::make_unique<DryComm>(stage_rank == 0 ? 0 : 1, 2, "pipeline wrap-around (gradients)")
                       : nullptr),
-        embed(l.pipeline > 1 && layout.config().tied() && (layout.has_embedding() || layout.has_head())
+        embed(l.pipelined() && layout.config().tied() && (layout.has_embedding() || layout.has_head())
                   ? std::make_unique<DryComm>(layout.has_embedding() ? 0 : 1, 2, "tied embedding", &meter)
                   : nullptr),
         store(layout, meta, dp, embed.get(), l.zero_policy(), l.bucket_mb, l.grad_reduce_dtype),
         n_slots(plan_slots(l, stage_rank)),
-        tp_group(l.tensor > 1 ? &tp : nullptr),
+        tp_group(l.tensor_parallel() ? &tp : nullptr),
         stage(layout, store, meta, tp_group, stage_options(l, n_slots, l.recompute)) {
     if (cpu) meter.temp_bytes = libnbc_temp_bytes;
-    if (l.tensor > 1)
+    if (l.tensor_parallel())
       store.set_tensor_partial_grads(&tp, l.sequence_parallel ? TpPartialGrads::all_replicated : TpPartialGrads::per_head);
   }
 
@@ -94,7 +92,7 @@ struct DryRank {
     const std::vector<std::vector<int32_t>> tokens(size_t(m),
                                                    std::vector<int32_t>(size_t(plan.micro_batch) * plan.seq_len, 0));
     store.zero_grads();
-    const PipelineSeat seat{plan.schedule, pp_rank, plan.pipeline, layout.n_chunks(), n_slots,
+    const PipelineSeat seat{plan.schedule, pp_rank, layout.dims(), n_slots,
                             PipelineComms{&pp_act, &pp_grad, wrap_act.get(), wrap_grad.get()}};
     run_step_passes(stage, store, meta, seat, tokens, tokens, PassTiming::overlapped);
     store.finish_grads();

@@ -6,8 +6,15 @@
 namespace trainer {
 
 PipeShape plan_pipe_shape(const PlanLayout& l) {
-  if (l.pipeline == 1) return PipeShape{Schedule::one_f_one_b, 1, l.grad_accum(), 1};
+  if (!l.pipelined()) return PipeShape{Schedule::one_f_one_b, 1, l.grad_accum(), 1};
   return PipeShape{l.schedule, l.pipeline, l.grad_accum(), l.virtual_stages};
+}
+
+std::vector<int> plan_sampled_stages(const ParallelDims& dims) {
+  std::vector<int> stages = {0};
+  for (int s : {1, dims.pipeline - 1})
+    if (s < dims.pipeline && s != stages.back()) stages.push_back(s);
+  return stages;
 }
 
 PipeShape plan_replay_shape(const PipeShape& shape, int cap) {

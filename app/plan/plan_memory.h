@@ -35,6 +35,7 @@
 #include "model/gpt_config.h"
 #include "model/gpt_stage.h"
 #include "model/param_store.h"
+#include "parallel/parallel_dims.h"
 #include "parallel/pipeline_schedule.h"
 #include "parallel/zero_policy.h"
 
@@ -75,15 +76,13 @@ struct PlanRankMemory {
   }
 };
 
-// The layout parameters plan needs besides the model shape.
-struct PlanLayout {
-  int data = 1, tensor = 1, pipeline = 1;
+// The layout parameters plan needs besides the model shape: the degrees, and how they run.
+struct PlanLayout : ParallelDims {
   int zero = 0;  // parallel.zero, as the recipe numbers it; ask zero_policy() what it means
   int micro_batch = 1;
   int global_batch = 1;
   int seq_len = 1;
   Schedule schedule = Schedule::one_f_one_b;
-  int virtual_stages = 1;  // chunks per pipeline rank (interleaved)
   Recompute recompute = Recompute::none;
   bool sequence_parallel = false;
   std::vector<int> stage_layers;  // per virtual stage; empty = even split
@@ -91,13 +90,15 @@ struct PlanLayout {
   DType grad_reduce_dtype = DType::f32;  // parallel.grad_reduce_dtype
   BucketReduce bucket_reduce = BucketReduce::all_reduce;  // bucket_reduce_on(the run's device)
   int grad_accum() const { return global_batch / (micro_batch * data); }
-  int world() const { return data * tensor * pipeline; }
   ZeroPolicy zero_policy() const { return trainer::zero_policy(zero).with_bucket_reduce(bucket_reduce); }
   bool reduces_in_bf16() const { return trainer::reduces_in_bf16(grad_reduce_dtype, data); }
 };
 
 // The step's schedule shape.
 PipeShape plan_pipe_shape(const PlanLayout& layout);
+// The stages whose ranks the closed forms evaluate: the first (embeddings), the second (the
+// most layers of an even split, like every middle stage) and the last (the head), each once.
+std::vector<int> plan_sampled_stages(const ParallelDims& dims);
 // The shape a plan replays instead of the whole step: at most `cap` micro-batches, or under the
 // interleaved schedule two whole groups of stages (it needs whole groups; by the second group
 // every chunk has passed its warm-up, so the pattern repeats), under zero_bubble 2p + 2 (its

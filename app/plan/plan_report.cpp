@@ -35,7 +35,7 @@ std::string layout_label(const PlanLayout& l) {
 // The search table's schedule column: "-" without stages, "int x2" for interleaved over 2
 // virtual stages, "zbh1" for zero_bubble.
 std::string schedule_label(const PlanLayout& l) {
-  if (l.pipeline == 1) return "-";
+  if (!l.pipelined()) return "-";
   if (l.schedule == Schedule::zero_bubble) return "zbh1";
   if (l.schedule == Schedule::interleaved) return fmt::format("int x{}", l.virtual_stages);
   return schedule_name(l.schedule);
@@ -110,9 +110,9 @@ std::string format_plan_text(const PlanReport& r) {
                      "({} tokens); {} micro-batches per data rank; recompute {}",
                      l.data, l.tensor, l.pipeline, l.zero, l.micro_batch, l.seq_len, l.global_batch,
                      int64_t(l.global_batch) * l.seq_len, l.grad_accum(), recompute_name(l.recompute));
-  if (l.pipeline > 1)
+  if (l.pipelined())
     out += fmt::format("; schedule {}{}, bubble fraction {:.3f}", schedule_name(l.schedule),
-                       l.virtual_stages > 1 ? fmt::format(" over {} virtual stages", l.virtual_stages) : "",
+                       l.interleaved() ? fmt::format(" over {} virtual stages", l.virtual_stages) : "",
                        bubble_fraction(plan_pipe_shape(l)));
   out += "\n";
   const ZeroPolicy zero = l.zero_policy();

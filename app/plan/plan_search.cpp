@@ -28,11 +28,12 @@ std::vector<PlanLayout> enumerate_layouts(const SearchInput& in) {
       if (pp > c.n_layer) continue;
       const int dp = in.world / (tp * pp);
       if (in.global_batch % dp != 0) continue;
+      const ParallelDims dims{dp, tp, pp};
       // With one data rank there is nothing to shard; per-unit gathers are not pipelined.
       std::vector<int> zeros;
       for (ZeroPolicy z : all_zero_policies()) {
-        if (dp == 1 && z.shard_optimizer_state()) continue;
-        if (pp > 1 && z.param_gather() == ParamGather::per_unit) continue;
+        if (!dims.data_parallel() && z.shard_optimizer_state()) continue;
+        if (dims.pipelined() && z.param_gather() == ParamGather::per_unit) continue;
         zeros.push_back(z.stage());
       }
       // (schedule, virtual stages): interleaved over 2 and 4 chunks where every virtual stage
@@ -42,23 +43,21 @@ std::vector<PlanLayout> enumerate_layouts(const SearchInput& in) {
         for (int mb : divisors(in.global_batch / dp)) {
           const int m = in.global_batch / dp / mb;
           std::vector<std::pair<Schedule, int>> schedules = {{Schedule::one_f_one_b, 1}};
-          if (pp > 1) schedules = {{Schedule::gpipe, 1}, {Schedule::one_f_one_b, 1}};
+          if (dims.pipelined()) schedules = {{Schedule::gpipe, 1}, {Schedule::one_f_one_b, 1}};
           for (int v : {2, 4})
-            if (pp > 1 && c.n_layer >= v * pp && m % pp == 0) schedules.push_back({Schedule::interleaved, v});
-          if (pp > 1) schedules.push_back({Schedule::zero_bubble, 1});
+            if (dims.pipelined() && c.n_layer >= v * pp && m % pp == 0) schedules.push_back({Schedule::interleaved, v});
+          if (dims.pipelined()) schedules.push_back({Schedule::zero_bubble, 1});
           for (const auto& [s, v] : schedules)
             for (Recompute r : in.recompute) {
               if (s == Schedule::zero_bubble && r != Recompute::none) continue;  // W reads the saved activations
               PlanLayout l;
-              l.data = dp;
-              l.tensor = tp;
-              l.pipeline = pp;
+              static_cast<ParallelDims&>(l) = dims;
+              l.virtual_stages = v;
               l.zero = zero;
               l.micro_batch = mb;
               l.global_batch = in.global_batch;
               l.seq_len = in.seq_len;
               l.schedule = s;
-              l.virtual_stages = v;
               l.recompute = r;
               l.bucket_reduce = bucket_reduce_on(in.device.device());
               l.grad_reduce_dtype = in.grad_reduce_dtype;
@@ -73,10 +72,7 @@ std::vector<PlanLayout> enumerate_layouts(const SearchInput& in) {
 PlanCandidate evaluate_layout(const SearchInput& in, const PlanLayout& l) {
   PlanCandidate cand;
   cand.layout = l;
-  std::vector<int> stages = {0};
-  if (l.pipeline > 2) stages.push_back(1);
-  if (l.pipeline > 1) stages.push_back(l.pipeline - 1);
-  for (int s : stages) {
+  for (int s : plan_sampled_stages(l)) {
     const int64_t bytes = plan_rank_memory_closed_form(in.config, l, s, in.act_bytes, in.host).peak();
     if (bytes > cand.largest_rank_bytes) {
       cand.largest_rank_bytes = bytes;

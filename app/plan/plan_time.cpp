@@ -82,15 +82,15 @@ StepEstimate estimate_step(const GptConfig& c, const PlanLayout& l, const Device
   const ZeroPolicy zero = l.zero_policy();
 
   // Even split (or the recipe's): stage 0 and stage 1 have the most layers, the last the head.
-  std::vector<int> stages = {0};
-  if (p > 2) stages.push_back(1);
-  if (p > 1) stages.push_back(p - 1);
+  const std::vector<int> stages = plan_sampled_stages(l);
 
   StepEstimate e;
   StageTime slowest;
   double dp_exposed = 0, optimizer = 0;
   for (int s : stages) {
-    const PlanUnits u = plan_units_closed_form(c, t, d, p, s, p > 1 ? l.virtual_stages : 1, l.stage_layers);
+    ParallelDims dims = l;
+    dims.virtual_stages = l.chunks_per_rank();
+    const PlanUnits u = plan_units_closed_form(c, dims, s, l.stage_layers);
     StageTime st;
     st.stage = s;
     const double f = stage_flops_per_token(c, l.seq_len, u.n_layers, u.last) * tokens_micro / t;
@@ -100,13 +100,13 @@ StepEstimate estimate_step(const GptConfig& c, const PlanLayout& l, const Device
     st.flops = f + r;
     st.fwd = f / 3.0 / rate;
     st.bwd = (2.0 * f / 3.0 + r) / rate;
-    if (t > 1) {
+    if (l.tensor_parallel()) {
       int n_ar = 4 * u.n_layers + (l.recompute == Recompute::block ? 2 * u.n_layers : 0);
       n_ar += (u.first ? 1 : 0) + (u.last ? 1 : 0);
       st.tp = n_ar * all_reduce_s(act_msg, t, tp_link);
       if (u.last) st.tp += all_reduce_s(tokens_micro * 4, t, tp_link) + all_reduce_s(tokens_micro * 8, t, tp_link);
     }
-    if (p > 1) {
+    if (l.pipelined()) {
       // Per chunk: receive activations, send gradients (not at virtual stage 0), send
       // activations, receive gradients (not at the last); the first and last stage's later
       // chunks talk to each other round the ring.
@@ -147,7 +147,7 @@ StepEstimate estimate_step(const GptConfig& c, const PlanLayout& l, const Device
       const int passes = zero.reduce_every_micro_batch() ? m : 1;
       exposed += passes * 6.0 * (P + back) / dev.hbm_bytes_per_s;
     }
-    if (p > 1 && (u.first || u.last)) {
+    if (l.pipelined() && (u.first || u.last)) {
       const double wte = double(u.padded[size_t(u.first ? u.unit_wte : u.unit_head_wte)]);
       exposed += all_reduce_s((zero.reduced_on_shard_only() ? wte / d : wte) * 4, 2, tied_link);
     }
@@ -164,10 +164,10 @@ StepEstimate estimate_step(const GptConfig& c, const PlanLayout& l, const Device
   e.p2p_s = m * slowest.p2p;
   // A chunk's micro-batch time is 1/v of the stage's: the ramp of the interleaved schedule.
   e.bubble_s = (p - 1) * slowest.micro();
-  if (p > 1 && l.virtual_stages > 1) e.bubble_s /= l.virtual_stages;
+  if (l.pipelined() && l.interleaved()) e.bubble_s /= l.virtual_stages;
   // zero_bubble: the idle share of its unit-time pass, f of the step, is f / (1 - f) of the m
   // micro-batch times.
-  if (p > 1 && l.schedule == Schedule::zero_bubble) {
+  if (l.pipelined() && l.schedule == Schedule::zero_bubble) {
     const double f = bubble_fraction(plan_pipe_shape(l));
     e.bubble_s = m * slowest.micro() * f / (1.0 - f);
   }

@@ -14,6 +14,7 @@
 #include "kernels/base/enum_names.h"
 #include "model/gpt_block.h"
 #include "model/lr_schedule.h"
+#include "parallel/parallel_dims.h"
 #include "parallel/pipeline_schedule.h"
 
 namespace trainer {
@@ -50,7 +51,7 @@ inline constexpr EnumName<SpikeAction> kSpikeActionNames[] = {
     {SpikeAction::warn, "warn"}, {SpikeAction::skip, "skip"}, {SpikeAction::rollback, "rollback"}};
 
 struct ModelConfig {
-  ModelArch arch = ModelArch::gpt2;
+  ModelArch arch = kDefaultArch;
   int n_layer = 12;
   int n_head = 12;
   int d_model = 768;
@@ -71,17 +72,12 @@ struct ModelConfig {
   bool qk_norm = false;
 };
 
-// parallel.data/tensor/pipeline/zero written as `auto`: chosen at start from the world size,
-// the device and the model (app/engine/auto_layout.h); a loaded recipe may hold it, a resolved
-// one never does.
-constexpr int kAutoDegree = -1;
-
-struct ParallelConfig {
-  int data = 1;      // or kAutoDegree
-  int tensor = 1;    // or kAutoDegree
-  int pipeline = 1;  // or kAutoDegree
+// The degrees (ParallelDims: data, tensor, pipeline, virtual_stages) and how the layout runs.
+// parallel.data/tensor/pipeline/zero may be written as `auto` (kAutoDegree): chosen at start
+// from the world size, the device and the model (app/engine/auto_layout.h); a loaded recipe may
+// hold it, a resolved one never does.
+struct ParallelConfig : ParallelDims {
   Schedule schedule = Schedule::one_f_one_b;
-  int virtual_stages = 1;  // model chunks per pipeline rank (interleaved schedule)
   int zero = 0;      // or kAutoDegree
   double bucket_mb = 25.0;
   GradReduceDType grad_reduce_dtype = GradReduceDType::fp32;
@@ -180,12 +176,9 @@ struct Recipe {
   int padded_vocab() const {
     return (model.vocab_size + model.vocab_multiple - 1) / model.vocab_multiple * model.vocab_multiple;
   }
-  int world() const { return parallel.data * parallel.tensor * parallel.pipeline; }  // not with auto
+  int world() const { return parallel.world(); }  // not with auto
   // Whether any of parallel.data/tensor/pipeline/zero is auto.
-  bool auto_layout() const {
-    const ParallelConfig& p = parallel;
-    return p.data == kAutoDegree || p.tensor == kAutoDegree || p.pipeline == kAutoDegree || p.zero == kAutoDegree;
-  }
+  bool auto_layout() const { return parallel.any_auto() || ParallelDims::is_auto(parallel.zero); }
   // llama's SwiGLU width: model.ffn_dim, or Llama's rule (llama_ffn_dim) when it is 0.
   int ffn_dim() const {
     return model.ffn_dim > 0 ? model.ffn_dim : llama_ffn_dim(model.d_model, model.ffn_multiple_of);

@@ -158,7 +158,7 @@ void check_model(const Recipe& r, const KeyOrigins& o) {
     fail(o, "model.d_model",
          fmt::format("{} is not divisible by model.n_head {}; valid: {}", m.d_model, m.n_head,
                      multiples_near(m.d_model, m.n_head)));
-  if (m.arch == ModelArch::llama) check_llama(m, o);
+  if (family_of(m.arch).keys == ConfigKeys::llama) check_llama(m, o);
   else check_no_llama_keys(o);
   check_tokenizer(r, o);
 }
@@ -168,17 +168,17 @@ void check_model(const Recipe& r, const KeyOrigins& o) {
 void check_virtual_stages(const Recipe& r, const KeyOrigins& o) {
   const ParallelConfig& p = r.parallel;
   const bool interleaved = p.schedule == Schedule::interleaved;
-  if (p.virtual_stages > 1 && !interleaved)
+  if (p.interleaved() && !interleaved)
     fail(o, "parallel.virtual_stages",
          fmt::format("{} chunks per rank need parallel.schedule: interleaved but it is {}; valid: 1, or schedule "
                      "interleaved",
                      p.virtual_stages, schedule_name(p.schedule)));
-  if (interleaved && p.virtual_stages < 2)
+  if (interleaved && !p.interleaved())
     fail(o, "parallel.schedule",
          fmt::format("interleaved needs parallel.virtual_stages >= 2 (chunks per rank) but it is {}; valid: "
                      "virtual_stages 2 or more, or schedule 1f1b",
                      p.virtual_stages));
-  if (interleaved && p.pipeline < 2)
+  if (interleaved && !p.pipelined())
     fail(o, "parallel.schedule",
          fmt::format("interleaved needs parallel.pipeline >= 2 but it is {}; valid: pipeline 2 or more, or "
                      "schedule 1f1b",
@@ -186,7 +186,7 @@ void check_virtual_stages(const Recipe& r, const KeyOrigins& o) {
   // In 64 bits: the micro_batch x data product is checked (against int) only later.
   const int64_t per_step = int64_t(r.train.micro_batch) * p.data;
   const int64_t m = per_step > 0 ? r.train.global_batch / per_step : 0;
-  if (interleaved && p.pipeline > 1 && per_step > 0 && r.train.global_batch % per_step == 0 && m % p.pipeline != 0)
+  if (interleaved && p.pipelined() && per_step > 0 && r.train.global_batch % per_step == 0 && m % p.pipeline != 0)
     fail(o, "parallel.schedule",
          fmt::format("interleaved sends micro-batches round the ring in groups of parallel.pipeline {} (Megatron-LM's "
                      "rule; a partial group deadlocks its order), but a step has {} micro-batches per data rank "
@@ -195,7 +195,7 @@ void check_virtual_stages(const Recipe& r, const KeyOrigins& o) {
                      p.pipeline, m, r.train.global_batch, r.train.micro_batch, p.data,
                      int64_t(r.train.micro_batch) * p.data * p.pipeline));
   const int64_t n_stages = int64_t(p.pipeline) * p.virtual_stages;
-  if (p.virtual_stages > 1 && r.model.n_layer < n_stages) {
+  if (p.interleaved() && r.model.n_layer < n_stages) {
     const int most = r.model.n_layer / std::max(1, p.pipeline);
     fail(o, "parallel.virtual_stages",
          fmt::format("{} x parallel.pipeline {} = {} virtual stages but model.n_layer is {} (each virtual stage needs "
@@ -216,24 +216,24 @@ void check_parallel(const Recipe& r, const KeyOrigins& o) {
     fail(o, "parallel.data",
          fmt::format("data {} x tensor {} x pipeline {} = {} ranks; valid: a product of at most {}",
                      p.data, p.tensor, p.pipeline, world, std::numeric_limits<int>::max()));
-  if (m.n_head % p.tensor != 0)
+  if (!p.tensor_divides(m.n_head))
     fail(o, "parallel.tensor",
          fmt::format("{} does not divide model.n_head {}; valid: a divisor of {} ({})", p.tensor,
                      m.n_head, m.n_head, divisors_of(m.n_head)));
-  if (m.arch == ModelArch::llama) {
+  if (family_of(m.arch).keys == ConfigKeys::llama) {
     const int kv = m.n_kv_head > 0 ? m.n_kv_head : m.n_head;
-    if (kv % p.tensor != 0)
+    if (!p.tensor_divides(kv))
       fail(o, "parallel.tensor",
            fmt::format("{} does not divide model.n_kv_head {} (each tensor rank holds whole k/v heads); valid: a "
                        "divisor of {} ({})",
                        p.tensor, kv, kv, divisors_of(kv)));
     const int ffn = r.ffn_dim();
-    if (ffn % p.tensor != 0)
+    if (!p.tensor_divides(ffn))
       fail(o, "parallel.tensor",
            fmt::format("{} does not divide the SwiGLU width {} (model.ffn_dim); valid: a divisor of {}", p.tensor,
                        ffn, ffn));
   }
-  if (r.padded_vocab() % p.tensor != 0)
+  if (!p.tensor_divides(r.padded_vocab()))
     fail(o, "parallel.tensor",
          fmt::format("{} does not divide the padded vocabulary {} (model.vocab_size {} rounded up "
                      "to a multiple of model.vocab_multiple {}); valid: a tensor degree dividing "
@@ -248,7 +248,7 @@ void check_parallel(const Recipe& r, const KeyOrigins& o) {
   check_virtual_stages(r, o);
   const int n_stages = p.pipeline * p.virtual_stages;  // at most model.n_layer here
   if (!p.stages.empty()) {
-    const std::string per = p.virtual_stages > 1
+    const std::string per = p.interleaved()
                                 ? fmt::format("parallel.pipeline {} x parallel.virtual_stages {} is {}; valid: one "
                                               "entry per virtual stage in model order",
                                               p.pipeline, p.virtual_stages, n_stages)
@@ -265,7 +265,7 @@ void check_parallel(const Recipe& r, const KeyOrigins& o) {
                        sum, m.n_layer, n_stages, m.n_layer));
   }
   // Per-unit parameter gathers (zero 3) are not combined with pipelining (see README).
-  if (zero_policy(p.zero).param_gather() == ParamGather::per_unit && p.pipeline > 1)
+  if (zero_policy(p.zero).param_gather() == ParamGather::per_unit && p.pipelined())
     fail(o, "parallel.zero",
          fmt::format("zero: 3 with pipeline > 1 is not supported; use zero 1 or 2 with "
                      "pipelining (parallel.pipeline is {})",
@@ -273,17 +273,17 @@ void check_parallel(const Recipe& r, const KeyOrigins& o) {
 }
 
 void check_train(const Recipe& r, const KeyOrigins& o) {
-  if (r.parallel.schedule == Schedule::zero_bubble && r.parallel.pipeline > 1 && r.train.recompute != Recompute::none)
+  if (r.parallel.schedule == Schedule::zero_bubble && r.parallel.pipelined() && r.train.recompute != Recompute::none)
     fail(o, "parallel.schedule",
          fmt::format("zero_bubble keeps each micro-batch's saved activations until its weight-gradient pass, "
                      "but train.recompute {} rebuilds them in backward into a buffer the next block reuses; "
                      "valid: train.recompute none, or schedule 1f1b",
                      recompute_name(r.train.recompute)));
   const TrainConfig& t = r.train;
-  if (r.parallel.sequence_parallel && r.parallel.tensor == 1)
+  if (r.parallel.sequence_parallel && !r.parallel.tensor_parallel())
     fail(o, "parallel.sequence_parallel",
          "true needs tensor parallelism but parallel.tensor is 1; valid: false, or parallel.tensor > 1");
-  if (r.parallel.sequence_parallel && (int64_t(t.micro_batch) * t.seq_len) % r.parallel.tensor != 0)
+  if (r.parallel.sequence_parallel && !r.parallel.tensor_divides(int64_t(t.micro_batch) * t.seq_len))
     fail(o, "parallel.sequence_parallel",
          fmt::format("true splits the {} x {} = {} rows of a micro-batch over parallel.tensor {}, which does "
                      "not divide them; valid: micro_batch x seq_len a multiple of {}, or false",
@@ -307,13 +307,13 @@ void check_train(const Recipe& r, const KeyOrigins& o) {
          "with device cpu: fp32 or auto");
   if (t.graphs == StepGraphs::step) {
     const ParallelConfig& p = r.parallel;
-    if (p.data != 1 || p.tensor != 1 || p.pipeline != 1)
+    if (!p.one_rank())
       fail(o, "train.graphs",
            fmt::format("step captures one process's whole micro-batch, but parallel is data {} x tensor {} x "
                        "pipeline {} (collectives and stage-to-stage messages run between the ops); valid: off, or "
                        "step with data, tensor and pipeline 1",
                        p.data, p.tensor, p.pipeline));
-    if (p.zero > 1)
+    if (zero_policy(p.zero).shard_gradients())
       fail(o, "train.graphs",
            fmt::format("step with parallel.zero {}: ZeRO {} takes gradient (and parameter) buffers from a pool "
                        "during the backward, which a replay cannot repeat; valid: off, or step with zero 0 or 1",
@@ -366,15 +366,15 @@ void check_outputs(const Recipe& r, const KeyOrigins& o) {
 // What auto degrees cannot be combined with: choices that only make sense for a known degree.
 void check_auto(const Recipe& r, const KeyOrigins& o) {
   const ParallelConfig& p = r.parallel;
-  if (p.pipeline == kAutoDegree && p.schedule == Schedule::interleaved)
+  if (ParallelDims::is_auto(p.pipeline) && p.schedule == Schedule::interleaved)
     fail(o, "parallel.schedule",
          "interleaved needs a fixed parallel.pipeline (its virtual stages divide the layers per rank) but it is "
          "auto; valid: 1f1b or gpipe, or a fixed parallel.pipeline");
-  if (p.pipeline == kAutoDegree && !p.stages.empty())
+  if (ParallelDims::is_auto(p.pipeline) && !p.stages.empty())
     fail(o, "parallel.stages",
          "layers per stage need a fixed parallel.pipeline but it is auto; valid: [] (an even split), or a fixed "
          "parallel.pipeline");
-  if (p.tensor == kAutoDegree && p.sequence_parallel)
+  if (ParallelDims::is_auto(p.tensor) && p.sequence_parallel)
     fail(o, "parallel.sequence_parallel",
          "true needs a fixed parallel.tensor > 1 but it is auto; valid: false, or a fixed parallel.tensor");
 }
@@ -387,8 +387,8 @@ void check_recipe(const Recipe& recipe, const KeyOrigins& origins) {
     check_auto(recipe, origins);
     Recipe fixed = recipe;
     for (int* degree : {&fixed.parallel.data, &fixed.parallel.tensor, &fixed.parallel.pipeline})
-      if (*degree == kAutoDegree) *degree = 1;
-    if (fixed.parallel.zero == kAutoDegree) fixed.parallel.zero = 0;
+      if (ParallelDims::is_auto(*degree)) *degree = 1;
+    if (ParallelDims::is_auto(fixed.parallel.zero)) fixed.parallel.zero = 0;
     check_parallel(fixed, origins);
     check_train(fixed, origins);
     check_outputs(fixed, origins);

@@ -47,9 +47,9 @@ TEST_CASE("checkpoint manifest: the YAML round trip keeps every field") {
   CHECK(r.seed == m.seed);
   CHECK(r.loader.epoch == m.loader.epoch);
   CHECK(r.loader.position == m.loader.position);
-  CHECK(r.data == 2);
-  CHECK(r.tensor == 2);
-  CHECK(r.pipeline == 2);
+  CHECK(r.dims.data == 2);
+  CHECK(r.dims.tensor == 2);
+  CHECK(r.dims.pipeline == 2);
   CHECK(r.zero == m.zero);
   CHECK(r.stage_layers == m.stage_layers);
   CHECK(r.model.n_layer == m.model.n_layer);

@@ -41,9 +41,7 @@ std::string error_of(F&& f) {
   return "(no error)";
 }
 
-struct CkptTestLayout {
-  int data = 1, tensor = 1, pipeline = 1;
-};
+using CkptTestLayout = ParallelDims;
 
 inline void write_bytes_file(const std::string& path, const std::vector<char>& bytes) {
   std::ofstream f(path, std::ios::binary);
@@ -65,23 +63,17 @@ inline CkptManifest write_synthetic_checkpoint(const std::string& dir, const Gpt
   m.seed = 42;
   m.loader.epoch = 1;
   m.loader.position = 96;
-  m.data = layout.data;
-  m.tensor = layout.tensor;
-  m.pipeline = layout.pipeline;
-  m.zero = layout.data > 1 ? 1 : 0;
+  m.dims = layout;
+  m.zero = layout.data_parallel() ? 1 : 0;
   m.stage_layers = split_layers(config.n_layer, layout.pipeline, {});
   m.model = config;
   m.recipe_yaml = "model: {arch: gpt2}\ntrain:\n  steps: 9\n  optimizer: {lr: 0.001, betas: [0.9, 0.95]}\n";
   const std::vector<ParamSpec> table = param_table(config);
-  const int world = layout.data * layout.tensor * layout.pipeline;
+  const int world = layout.world();
   for (int rank = 0; rank < world; ++rank) {
     LayoutOptions o;
-    o.tp = layout.tensor;
-    o.dp = layout.data;
-    o.pp = layout.pipeline;
-    o.tp_rank = rank % layout.tensor;
-    o.dp_rank = (rank / layout.tensor) % layout.data;
-    o.pp_rank = rank / (layout.tensor * layout.data);
+    o.dims = m.dims;
+    o.at = m.dims.coords_of(rank);
     StageLayout stage(config, o);
     std::vector<float> values;
     for (const CkptPiece& p : rank_pieces(stage, rank)) {

@@ -58,7 +58,7 @@ std::vector<HostileCase> hostile_cases() {
       {"negative step", [](CkptManifest& m) { m.step = -1; }, "step -1: a checkpoint's step must be >= 0"},
       {"negative loader epoch", [](CkptManifest& m) { m.loader.epoch = -2; }, "loader.epoch -2: must be >= 0"},
       {"negative loader position", [](CkptManifest& m) { m.loader.position = -3; }, "loader.position -3: must be"},
-      {"zero data degree", [](CkptManifest& m) { m.data = 0; }, "layout.data 0: a parallel degree must be in"},
+      {"zero data degree", [](CkptManifest& m) { m.dims.data = 0; }, "layout.data 0: a parallel degree must be in"},
       {"zero stage 7", [](CkptManifest& m) { m.zero = 7; }, "layout.zero 7: valid: 0, 1, 2 or 3"},
       {"stages do not sum", [](CkptManifest& m) { m.stage_layers = {5}; },
        "layout.stages: layers 5: the stages must hold model.n_layer 2 layers"},
@@ -100,7 +100,7 @@ std::vector<HostileCase> hostile_cases() {
       {"missing piece",
        [](CkptManifest& m) { m.pieces.erase(m.pieces.begin() + piece_of(m, "ln_f.bias", OptimizerState::v, 0)); },
        "no piece stores these elements of ln_f.bias (adam_v, tp_rank 0)"},
-      {"tensor degree that does not divide", [](CkptManifest& m) { m.tensor = 3, m.data = 1, m.files.resize(3); },
+      {"tensor degree that does not divide", [](CkptManifest& m) { m.dims.tensor = 3, m.dims.data = 1, m.files.resize(3); },
        "cannot be cut into 3 equal slices"},
   };
 }

@@ -33,11 +33,11 @@ TEST_CASE("options_from copies the recipe's fields into each component's options
       "eval: {every: 5, batches: 4}\n");
   const GridCoords c{1, 0, 1};
   const LayoutOptions lo = layout_options_from(r, c);
-  CHECK(lo.dp_rank == 1);
-  CHECK(lo.dp == 2);
-  CHECK(lo.pp_rank == 1);
-  CHECK(lo.pp == 2);
-  CHECK(lo.tp == 1);
+  CHECK(lo.at.dp == 1);
+  CHECK(lo.dims.data == 2);
+  CHECK(lo.at.pp == 1);
+  CHECK(lo.dims.pipeline == 2);
+  CHECK(lo.dims.tensor == 1);
   const StageOptions so = stage_options_from(r, 3);
   CHECK(so.n_slots == 3);
   CHECK(so.dloss == doctest::Approx(1.0 / (8.0 * 16.0)));
@@ -63,7 +63,7 @@ TEST_CASE("options_from copies the recipe's fields into each component's options
   CHECK(h.step == 2);
   const CkptManifest m = manifest_from(r);
   CHECK(m.seed == 7);
-  CHECK(m.pipeline == 2);
+  CHECK(m.dims.pipeline == 2);
   CHECK(m.stage_layers == std::vector<int>{2, 2});
   CHECK(m.model.n_layer == 4);
   const PlanLayout pl = plan_layout_from(r, Device::cpu);

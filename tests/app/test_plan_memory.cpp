@@ -33,7 +33,7 @@ void check_same_units(const PlanUnits& u, const StageLayout& layout) {
   for (const LocalParam& p : layout.params()) max_param = std::max(max_param, p.numel);
   CHECK(u.padded == padded);
   CHECK(u.max_param == max_param);
-  CHECK(u.dp == layout.options().dp);
+  CHECK(u.dims.data == layout.dims().data);
   CHECK(u.n_layers == layout.n_layers());
   CHECK(u.first == layout.has_embedding());
   CHECK(u.last == layout.has_head());
@@ -95,13 +95,13 @@ TEST_CASE("plan: closed-form unit sizes equal StageLayout's for every rank coord
               CAPTURE(dp);
               CAPTURE(pp);
               CAPTURE(pp_rank);
-              LayoutOptions o{tp_rank, tp, pp_rank, pp, dp_rank, dp, 1, {}};
-              check_same_units(plan_units_closed_form(c, tp, dp, pp, pp_rank, 1, {}), StageLayout(c, o));
+              LayoutOptions o{ParallelDims{dp, tp, pp, 1}, GridCoords{dp_rank, tp_rank, pp_rank}, {}};
+              check_same_units(plan_units_closed_form(c, o.dims, pp_rank, {}), StageLayout(c, o));
             }
   // An explicit stage split.
   for (int s = 0; s < 3; ++s) {
-    LayoutOptions o{0, 2, s, 3, 1, 2, 1, {1, 3, 1}};
-    check_same_units(plan_units_closed_form(gpt2, 2, 2, 3, s, 1, {1, 3, 1}), StageLayout(gpt2, o));
+    LayoutOptions o{ParallelDims{2, 2, 3, 1}, GridCoords{1, 0, s}, {1, 3, 1}};
+    check_same_units(plan_units_closed_form(gpt2, o.dims, s, {1, 3, 1}), StageLayout(gpt2, o));
   }
   // Virtual stages: 2 and 3 chunks per rank, even and explicit splits.
   const GptConfig deep = small_config(7, 6, 48, 257, 12, 24);
@@ -112,8 +112,8 @@ TEST_CASE("plan: closed-form unit sizes equal StageLayout's for every rank coord
         CAPTURE(pp);
         CAPTURE(v);
         CAPTURE(s);
-        LayoutOptions o{0, 2, s, pp, 1, 2, v, {}};
-        const PlanUnits u = plan_units_closed_form(deep, 2, 2, pp, s, v, {});
+        LayoutOptions o{ParallelDims{2, 2, pp, v}, GridCoords{1, 0, s}, {}};
+        const PlanUnits u = plan_units_closed_form(deep, o.dims, s, {});
         const StageLayout layout(deep, o);
         check_same_units(u, layout);
         REQUIRE(int(u.chunk_layers.size()) == v);
@@ -122,15 +122,15 @@ TEST_CASE("plan: closed-form unit sizes equal StageLayout's for every rank coord
     }
   std::vector<int> split = {1, 2, 1, 3};
   for (int s = 0; s < 2; ++s) {
-    LayoutOptions o{0, 1, s, 2, 0, 1, 2, split};
-    check_same_units(plan_units_closed_form(deep, 1, 1, 2, s, 2, split), StageLayout(deep, o));
+    LayoutOptions o{ParallelDims{1, 1, 2, 2}, GridCoords{0, 0, s}, split};
+    check_same_units(plan_units_closed_form(deep, o.dims, s, split), StageLayout(deep, o));
   }
 }
 
 TEST_CASE("plan: ParamStore buffers per ZeRO stage, by hand") {
   PlanUnits u;
   u.padded = {100, 40, 60};  // elements, multiples of dp (made up: real units are of 8 dp)
-  u.dp = 2;
+  u.dims.data = 2;
   const int64_t total = 200, shard = 100;
   // fp32 (the CPU path): the master is the compute copy except under ZeRO-3.
   StoreMemory z0 = plan_store_memory(u, zero_policy(0), 4);
@@ -161,16 +161,14 @@ TEST_CASE("plan: ParamStore buffers per ZeRO stage, by hand") {
 }
 
 TEST_CASE("plan: activation buffers by hand (B 2, T 4, C 8, 2 heads, vocab 16, one stage)") {
+  const GptConfig c = small_config(3, 2, 8, 16, 1, 4);
   ActivationDims d;
   d.micro_batch = 2;
   d.seq_len = 4;
-  d.d_model = 8;
-  d.n_head = 2;
-  d.padded_vocab = 16;
+  d.model = c;
   d.n_layers = 3;
   d.act_bytes = 4;
   // The dry run of the same model: GptStage's own buffers.
-  const GptConfig c = small_config(3, 2, 8, 16, 1, 4);
   PlanLayout l;
   l.micro_batch = 2;
   l.global_batch = 2;
@@ -325,7 +323,7 @@ TEST_CASE("plan: the CPU path's host transients") {
   l.micro_batch = 2;
   l.global_batch = 4;
   l.seq_len = 16;
-  const PlanUnits u = plan_units_closed_form(c, 1, 2, 1, 0, 1, {});
+  const PlanUnits u = plan_units_closed_form(c, ParallelDims{2, 1, 1}, 0, {});
   for (const PlanRankMemory& m : {plan_rank_memory(c, l, 0, 4, HostTransients::cpu_path),
                                   plan_rank_memory_closed_form(c, l, 0, 4, HostTransients::cpu_path)}) {
     CHECK(m.init_transient == 320 * 32 * 4);
@@ -348,7 +346,7 @@ TEST_CASE("plan: the CPU path's host transients") {
   CHECK(plan_rank_memory_closed_form(c, l, 0, 4, HostTransients::cpu_path).reduction_transient == 0);
   // Pipelined: the tied embedding's all-reduce on the first and last stage.
   l.pipeline = 2;
-  const PlanUnits last = plan_units_closed_form(c, 1, 1, 2, 1, 1, {});
+  const PlanUnits last = plan_units_closed_form(c, ParallelDims{1, 1, 2}, 1, {});
   const int64_t tied = last.padded[size_t(last.unit_head_wte)] * 4;
   CHECK(plan_rank_memory(c, l, 1, 4, HostTransients::cpu_path).reduction_transient == tied);
   CHECK(plan_rank_memory_closed_form(c, l, 1, 4, HostTransients::cpu_path).reduction_transient == tied);

@@ -161,7 +161,7 @@ TEST_CASE("plan: step-time model terms") {
   l.tensor = 1;
   l.data = 4;
   l.zero = 1;
-  const double grads = double(plan_units_closed_form(c, 1, 4, 1, 0, 1, {}).total()) * 4;
+  const double grads = double(plan_units_closed_form(c, ParallelDims{4, 1, 1}, 0, {}).total()) * 4;
   auto ring = [&](double bytes, double factor) {
     return factor * 3 / 4 * bytes / dev.intra_bytes_per_s + factor * 3 * dev.intra_latency_s;
   };

@@ -62,8 +62,8 @@ struct Rig {
   }
   static LayoutOptions options(Comm& world) {
     LayoutOptions o;
-    o.dp_rank = world.rank();
-    o.dp = world.size();
+    o.at.dp = world.rank();
+    o.dims.data = world.size();
     return o;
   }
   // One step's micro-batches of backward and the reductions.

@@ -186,8 +186,8 @@ TEST_CASE("vocabulary-parallel embedding and head equal the unsharded ones, with
   auto run = [&](Comm& comm, int tp_rank, int degree, SeqParallel sp) {
     Run r;
     LayoutOptions o;
-    o.tp_rank = tp_rank;
-    o.tp = degree;
+    o.at.tp = tp_rank;
+    o.dims.tensor = degree;
     r.layout = std::make_unique<StageLayout>(c, o);
     r.store = std::make_unique<ParamStore>(*r.layout, *backend, self, nullptr, zero_policy(0), 1.0);
     r.store->init_random(77);

@@ -57,23 +57,19 @@ struct Trained {
 // Three steps of AdamW with rank- and step-dependent gradients on the grid `dims` of `world`.
 // Each step first acquires every unit, as a forward does, and its gradients read the weights
 // it got (so a weight read before its all-gather completed changes the result).
-Trained train(Comm& world, const GridDims& dims, BucketReduce reduce, GatherWait wait = GatherWait::in_step) {
+Trained train(Comm& world, const ParallelDims& dims, BucketReduce reduce, GatherWait wait = GatherWait::in_step) {
   ProcessGrid grid(world, dims);
   std::unique_ptr<Backend> backend = make_cpu_backend();
   LayoutOptions o;
-  o.dp_rank = grid.coords().dp;
-  o.dp = dims.data;
-  o.tp_rank = grid.coords().tp;
-  o.tp = dims.tensor;
-  o.pp_rank = grid.coords().pp;
-  o.pp = dims.pipeline;
+  o.dims = dims;
+  o.at = grid.coords();
   const GptConfig config = testing::tiny_gpt_config();
   REQUIRE(config.tied());
   const StageLayout layout(config, o);
   // Small buckets, so several buckets of several units each are in flight.
   ParamStore store(layout, *backend, grid.dp(), grid.embed(), zero_policy(1).with_bucket_reduce(reduce),
                    2000.0 / (1024 * 1024));
-  if (dims.tensor > 1) store.set_tensor_partial_grads(&grid.tp(), TpPartialGrads::all_replicated);
+  if (dims.tensor_parallel()) store.set_tensor_partial_grads(&grid.tp(), TpPartialGrads::all_replicated);
   store.set_gather_wait(wait);
   store.init_random(11);
   const int units = int(layout.units().size());
@@ -142,7 +138,7 @@ Trained train(Comm& world, const GridDims& dims, BucketReduce reduce, GatherWait
 
 // Reduce-scatter against all-reduce on one grid: equal weights and norms, bit for bit when the
 // data group has 2 ranks.
-void check_grid(Comm& world, const GridDims& dims) {
+void check_grid(Comm& world, const ParallelDims& dims) {
   const Trained all = train(world, dims, BucketReduce::all_reduce);
   const Trained rs = train(world, dims, BucketReduce::reduce_scatter);
   REQUIRE(all.weights.size() == rs.weights.size());
@@ -189,7 +185,7 @@ TEST_CASE("MpiComm: an in-place reduce-scatter gives the out-of-place result and
 // the next forward acquires each unit: the same weights and norms, bit for bit.
 TEST_CASE("ParamStore zero 1: all-gathers waited on first use step to the weights of gathers waited in the step") {
   MpiComm world(MPI_COMM_WORLD, "world", 60);
-  GridDims dims;
+  ParallelDims dims;
   dims.data = world.size();
   for (const BucketReduce reduce : {BucketReduce::all_reduce, BucketReduce::reduce_scatter}) {
     const Trained in_step = train(world, dims, reduce, GatherWait::in_step);
@@ -202,7 +198,7 @@ TEST_CASE("ParamStore zero 1: all-gathers waited on first use step to the weight
 
 TEST_CASE("ParamStore zero 1: reduce-scattered buckets step to the all-reduced weights") {
   MpiComm world(MPI_COMM_WORLD, "world", 60);
-  GridDims dims;
+  ParallelDims dims;
   dims.data = world.size();
   check_grid(world, dims);
 }
@@ -217,7 +213,7 @@ TEST_CASE("ParamStore zero 1: reduce-scatter with the tied embedding across stag
   }
   for (const int pipeline : {2, 1}) {
     CAPTURE(pipeline);
-    GridDims dims;
+    ParallelDims dims;
     dims.data = 2;
     dims.pipeline = pipeline;
     dims.tensor = 4 / (2 * pipeline);

@@ -49,10 +49,6 @@ class SimulatedDataGroup : public UnusedComm {
   SimulatedDataGroup(int rank, int size) : UnusedComm(rank, size, "data") {}
   InFlightCost in_flight_cost() const override { return cost; }
 
-  void all_gather(Tensor out, Tensor in) override {
-    gather(out, in);
-    record("all_gather", out, in);
-  }
   CommRequestPtr all_gather_async(Tensor out, Tensor in) override {
     gather(out, in);
     record("all_gather", out, in);
@@ -110,8 +106,8 @@ class SimulatedDataGroup : public UnusedComm {
 
 LayoutOptions data_rank(int rank, int size) {
   LayoutOptions o;
-  o.dp_rank = rank;
-  o.dp = size;
+  o.at.dp = rank;
+  o.dims.data = size;
   return o;
 }
 
@@ -445,7 +441,7 @@ TEST_CASE("ParamStore data 1: units padded to 8 elements (tensor 2) keep their p
   // At tensor 2 each block unit holds 460 parameters, padded to 464 even on one data rank, so
   // the padding is there for every ZeRO stage (each one shard of the whole unit).
   LayoutOptions tensor2;
-  tensor2.tp = 2;
+  tensor2.dims.tensor = 2;
   const StageLayout layout(tiny_gpt_config(), tensor2);
   int padded_units = 0;
   for (const LocalUnit& u : layout.units()) padded_units += u.padded > u.numel ? 1 : 0;

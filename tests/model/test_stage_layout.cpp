@@ -22,12 +22,8 @@ namespace {
 
 LayoutOptions options(int tp_rank, int tp, int pp_rank, int pp, int dp_rank, int dp) {
   LayoutOptions o;
-  o.tp_rank = tp_rank;
-  o.tp = tp;
-  o.pp_rank = pp_rank;
-  o.pp = pp;
-  o.dp_rank = dp_rank;
-  o.dp = dp;
+  o.dims = ParallelDims{dp, tp, pp};
+  o.at = GridCoords{dp_rank, tp_rank, pp_rank};
   return o;
 }
 
@@ -158,7 +154,7 @@ TEST_CASE("StageLayout: an explicit stage split, and the even split's remainder 
   const StageLayout all_on_first(tiny_gpt_config(), o);
   CHECK(all_on_first.n_layers() == 2);
   CHECK(all_on_first.units().size() == 4);  // wte, wpe, h.0, h.1
-  o.pp_rank = 1;
+  o.at.pp = 1;
   const StageLayout head_only(tiny_gpt_config(), o);
   CHECK(head_only.n_layers() == 0);
   CHECK(head_only.chunk_layers(0) == 0);
@@ -217,7 +213,7 @@ TEST_CASE("StageLayout: virtual stages give each rank non-adjacent chunks, units
   // 2 ranks x 2 chunks = 4 virtual stages over 6 layers: [2, 2, 1, 1]; rank 0 holds virtual
   // stages 0 and 2 (layers 0-1 and 4), rank 1 holds 1 and 3 (layers 2-3 and 5).
   LayoutOptions o = options(0, 1, 0, 2, 0, 1);
-  o.virtual_stages = 2;
+  o.dims.virtual_stages = 2;
   const StageLayout first(cfg, o);
   CHECK(first.n_chunks() == 2);
   CHECK(first.n_layers() == 3);
@@ -230,7 +226,7 @@ TEST_CASE("StageLayout: virtual stages give each rank non-adjacent chunks, units
   CHECK(first.has_embedding());
   CHECK(!first.has_head());
   CHECK(first.units()[size_t(first.unit_block(2))].name == "h.4");
-  o.pp_rank = 1;
+  o.at.pp = 1;
   const StageLayout last(cfg, o);
   CHECK(last.global_layer(0) == 2);
   CHECK(last.global_layer(2) == 5);

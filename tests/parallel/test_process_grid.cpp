@@ -53,7 +53,7 @@ struct SimulatedWorld {
   std::vector<std::vector<std::pair<int, int>>> placement;  // per rank, per split call
 };
 
-SimulatedWorld simulate(const GridDims& dims, PipelineLinks links = PipelineLinks::chain) {
+SimulatedWorld simulate(const ParallelDims& dims, PipelineLinks links = PipelineLinks::chain) {
   const int n = dims.world();
   std::vector<std::vector<SplitCall>> calls(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
@@ -91,18 +91,63 @@ using G = std::vector<std::vector<int>>;
 
 }  // namespace
 
-TEST_CASE("grid_rank / grid_coords: tensor fastest, then data, then pipeline") {
-  const GridDims dims{3, 2, 4};  // data 3, tensor 2, pipeline 4
-  const GridCoords c = grid_coords(dims, 17);
+TEST_CASE("ParallelDims: the questions a layout is asked") {
+  const ParallelDims one;
+  CHECK(one.one_rank());
+  CHECK_FALSE(one.data_parallel());
+  CHECK_FALSE(one.tensor_parallel());
+  CHECK_FALSE(one.pipelined());
+  CHECK_FALSE(one.interleaved());
+  CHECK(one.chunks_per_rank() == 1);
+  CHECK(one.first_stage(0));
+  CHECK(one.last_stage(0));
+  CHECK_FALSE(one.end_stage(0));  // nothing to tie across without a pipeline
+
+  const ParallelDims dims{2, 4, 3, 2};  // data 2, tensor 4, pipeline 3, 2 chunks per rank
+  CHECK(dims.world() == 24);
+  CHECK(dims.data_parallel());
+  CHECK(dims.tensor_parallel());
+  CHECK(dims.pipelined());
+  CHECK(dims.interleaved());
+  CHECK(dims.n_stages() == 6);
+  CHECK(dims.chunks_per_rank() == 2);
+  CHECK(dims.end_stage(0));
+  CHECK_FALSE(dims.end_stage(1));
+  CHECK(dims.end_stage(2));
+  CHECK(dims.last_stage(2));
+  CHECK(dims.tensor_divides(12));
+  CHECK_FALSE(dims.tensor_divides(6));
+  // Chunks without a pipeline are not interleaved across ranks.
+  CHECK(ParallelDims{1, 1, 1, 4}.chunks_per_rank() == 1);
+
+  // The group colors: ranks share a color exactly when they differ only in that coordinate.
+  for (int a = 0; a < dims.world(); ++a)
+    for (int b = 0; b < dims.world(); ++b) {
+      const GridCoords x = dims.coords_of(a), y = dims.coords_of(b);
+      CHECK((dims.tensor_group(x) == dims.tensor_group(y)) == (x.dp == y.dp && x.pp == y.pp));
+      CHECK((dims.data_group(x) == dims.data_group(y)) == (x.tp == y.tp && x.pp == y.pp));
+      CHECK((dims.pipeline_group(x) == dims.pipeline_group(y)) == (x.tp == y.tp && x.dp == y.dp));
+    }
+
+  CHECK(ParallelDims::is_auto(kAutoDegree));
+  CHECK(ParallelDims{kAutoDegree, 1, 1}.any_auto());
+  CHECK_FALSE(dims.any_auto());
+  CHECK(dims.same_grid(ParallelDims{2, 4, 3, 1}));
+  CHECK(dims != ParallelDims{2, 4, 3, 1});
+}
+
+TEST_CASE("ParallelDims rank_of / coords_of: tensor fastest, then data, then pipeline") {
+  const ParallelDims dims{3, 2, 4};  // data 3, tensor 2, pipeline 4
+  const GridCoords c = dims.coords_of(17);
   CHECK(c.tp == 1);
   CHECK(c.dp == 2);
   CHECK(c.pp == 2);
-  CHECK(grid_rank(dims, GridCoords{2, 1, 2}) == 17);
-  CHECK(grid_rank(dims, GridCoords{1, 0, 0}) == 2);  // next data rank: one tensor group on
-  CHECK(grid_rank(dims, GridCoords{0, 0, 1}) == 6);  // next stage: data x tensor on
+  CHECK(dims.rank_of(GridCoords{2, 1, 2}) == 17);
+  CHECK(dims.rank_of(GridCoords{1, 0, 0}) == 2);  // next data rank: one tensor group on
+  CHECK(dims.rank_of(GridCoords{0, 0, 1}) == 6);  // next stage: data x tensor on
   for (int r = 0; r < dims.world(); ++r) {
-    const GridCoords x = grid_coords(dims, r);
-    CHECK(grid_rank(dims, x) == r);
+    const GridCoords x = dims.coords_of(r);
+    CHECK(dims.rank_of(x) == r);
     CHECK(x.tp < 2);
     CHECK(x.dp < 3);
     CHECK(x.pp < 4);
@@ -110,7 +155,7 @@ TEST_CASE("grid_rank / grid_coords: tensor fastest, then data, then pipeline") {
 }
 
 TEST_CASE("ProcessGrid: data 2 x tensor 2 x pipeline 2, every group's members") {
-  const GridDims dims{2, 2, 2};
+  const ParallelDims dims{2, 2, 2};
   const SimulatedWorld sim = simulate(dims);
   CHECK(sim.groups.at("tensor") == G{{0, 1}, {2, 3}, {4, 5}, {6, 7}});
   CHECK(sim.groups.at("data") == G{{0, 2}, {1, 3}, {4, 6}, {5, 7}});
@@ -139,7 +184,7 @@ TEST_CASE("ProcessGrid: data 2 x tensor 2 x pipeline 2, every group's members") 
 }
 
 TEST_CASE("ProcessGrid: pipeline 3 pairs the first and last stage, the middle stage has no embed group") {
-  const GridDims dims{2, 1, 3};  // ranks 0,1 stage 0; 2,3 stage 1; 4,5 stage 2
+  const ParallelDims dims{2, 1, 3};  // ranks 0,1 stage 0; 2,3 stage 1; 4,5 stage 2
   const SimulatedWorld sim = simulate(dims);
   CHECK(sim.groups.at("tensor") == G{{0}, {1}, {2}, {3}, {4}, {5}});
   CHECK(sim.groups.at("data") == G{{0, 1}, {2, 3}, {4, 5}});
@@ -154,7 +199,7 @@ TEST_CASE("ProcessGrid: pipeline 3 pairs the first and last stage, the middle st
 }
 
 TEST_CASE("ProcessGrid: a ring adds the wrap-around pair of the first and last stage, only for a ring") {
-  const GridDims dims{2, 1, 3};  // ranks 0,1 stage 0; 2,3 stage 1; 4,5 stage 2
+  const ParallelDims dims{2, 1, 3};  // ranks 0,1 stage 0; 2,3 stage 1; 4,5 stage 2
   const SimulatedWorld chain = simulate(dims);
   CHECK(chain.groups.count("pipeline wrap-around") == 0);  // no split at all
   CHECK(chain.groups.count("pipeline wrap-around (gradients)") == 0);
@@ -203,7 +248,7 @@ TEST_CASE("ProcessGrid: a ring adds the wrap-around pair of the first and last s
 }
 
 TEST_CASE("ProcessGrid: tensor 4 alone, and no tied-embedding group without pipelining") {
-  const GridDims dims{1, 4, 1};
+  const ParallelDims dims{1, 4, 1};
   const SimulatedWorld sim = simulate(dims);
   CHECK(sim.groups.at("tensor") == G{{0, 1, 2, 3}});
   CHECK(sim.groups.at("data") == G{{0}, {1}, {2}, {3}});
@@ -220,6 +265,6 @@ TEST_CASE("ProcessGrid: tensor 4 alone, and no tied-embedding group without pipe
 
 TEST_CASE("ProcessGrid: a world whose size is not data x tensor x pipeline is an internal error") {
   SplitWorld w(0, 7, nullptr);
-  CHECK_THROWS_AS(ProcessGrid(w, GridDims{2, 2, 2}), std::logic_error);
+  CHECK_THROWS_AS(ProcessGrid(w, ParallelDims{2, 2, 2}), std::logic_error);
   CHECK(w.calls.empty());  // refused before any split
 }
