@@ -80,8 +80,6 @@ struct BlockGradStash {
   Tensor dqkv;   // (N, Ql): gradient of qkv's output
 };
 
-enum class NormKind : uint8_t { layernorm, rmsnorm };
-
 struct BlockContext {
   Backend& backend;
   Comm* tp;

@@ -1,23 +1,17 @@
-// GptConfig: the shape of a GPT-style decoder (what the parameter table is derived from), for
-// both families:
-// - gpt2: pre-LayerNorm blocks with biases, learned position table, GELU MLP of width 4C,
-//   multi-head attention, embeddings tied to the output head.
-// - llama: pre-RMSNorm blocks without biases, rotary positions (optionally with Llama 3.1's
-//   frequency scaling), SwiGLU MLP of width ffn_dim, grouped-query attention (n_kv_head),
-//   optional per-head RMSNorm of q and k (qk_norm), tied or untied output head.
-// Fields a family does not use keep their defaults (the recipe refuses them).
+// GptConfig: the shape of a GPT-style decoder (what the parameter table is derived from). What
+// the family makes of it (norm, MLP, positions, names, ...) is its description, family()
+// (model_family.h): gpt2 fixes the fields after init_std (multi-head attention, MLP width 4C,
+// tied head), llama reads them (grouped-query attention, SwiGLU width ffn_dim, rotary positions
+// with optional Llama 3.1 scaling, optional per-head RMSNorm of q and k, tied or untied head).
+// Fields a family does not read keep their defaults (the recipe refuses them).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "kernels/base/enum_names.h"
+#include "model/model_family.h"
 
 namespace trainer {
-
-enum class ModelArch : uint8_t { gpt2, llama };
-inline constexpr EnumName<ModelArch> kModelArchNames[] = {{ModelArch::gpt2, "gpt2"}, {ModelArch::llama, "llama"}};
-inline const char* model_arch_name(ModelArch a) { return enum_name(kModelArchNames, a); }
 
 enum class TiedEmbeddings : uint8_t { tied, untied };
 enum class QkNorm : uint8_t { off, on };
@@ -32,15 +26,15 @@ struct RopeScaling {
 };
 
 struct GptConfig {
-  ModelArch arch = ModelArch::gpt2;
+  ModelArch arch = kDefaultArch;
   int n_layer = 12;
   int n_head = 12;
   int d_model = 768;
   int vocab_size = 50257;    // real vocabulary; ids >= this never occur
   int padded_vocab = 50304;  // rows of the embedding table (padding rows stay zero)
-  int max_seq_len = 1024;    // gpt2: rows of the position table; llama: the longest context
+  int max_seq_len = 1024;    // the longest context (and the rows of a learned position table)
   float init_std = 0.02f;
-  // llama only:
+  // Read by families with ConfigKeys::llama:
   int n_kv_head = 0;  // 0 = n_head
   int ffn_dim = 0;    // SwiGLU width (the recipe resolves it when absent)
   float norm_eps = 1e-5f;
@@ -49,11 +43,12 @@ struct GptConfig {
   TiedEmbeddings tie = TiedEmbeddings::tied;
   QkNorm qk_norm = QkNorm::off;
 
+  const ModelFamily& family() const { return family_of(arch); }
   int head_dim() const { return d_model / n_head; }
   int kv_heads() const { return n_kv_head > 0 ? n_kv_head : n_head; }
-  // Width of the MLP's hidden layer: 4C for gpt2, ffn_dim for llama.
-  int mlp_dim() const { return arch == ModelArch::gpt2 ? 4 * d_model : ffn_dim; }
-  bool has_position_table() const { return arch == ModelArch::gpt2; }
+  // Width of the MLP's hidden layer (the family's rule: 4C or ffn_dim).
+  int mlp_dim() const { return int(family().mlp_dim(*this)); }
+  bool has_position_table() const { return family().has_position_table(); }
   bool tied() const { return tie == TiedEmbeddings::tied; }
   // Parameters, counting the padded vocabulary rows (and an untied head), with and without
   // the position table.
@@ -61,11 +56,11 @@ struct GptConfig {
   int64_t num_params_no_wpe() const;
   // Parameters of one block, and of the final norm.
   int64_t block_params() const;
-  int64_t final_norm_params() const { return arch == ModelArch::gpt2 ? 2 * int64_t(d_model) : d_model; }
+  int64_t final_norm_params() const;
 };
 
-// "gpt2 12 layers, 12 heads, d_model 768, vocab 50257 (padded 50304), context 1024"; llama adds
-// its k/v heads, MLP width and tying.
+// "gpt2 12 layers, 12 heads, d_model 768, vocab 50257 (padded 50304), context 1024"; a family
+// reading llama's keys adds its k/v heads, MLP width and tying.
 std::string describe_shape(const GptConfig& c);
 
 // Llama's rule for the SwiGLU width when a recipe gives none: 2/3 of 4C (the parameter count

@@ -1,6 +1,7 @@
-// GptStage: the part of a GPT-style model (gpt2 or llama) one rank runs — its pipeline stage
-// (embeddings on stage 0, blocks, final norm and the vocabulary-parallel head, tied or not, on
-// the last stage) on its tensor-parallel slice — forward and backward per micro-batch.
+// GptStage: the part of a GPT-style model (any family, model_family.h) one rank runs — its
+// pipeline stage (embeddings on stage 0, blocks, final norm and the vocabulary-parallel head,
+// tied or not, on the last stage) on its tensor-parallel slice — forward and backward per
+// micro-batch.
 //
 // Invariants:
 // - The stage runs its layout's chunks (one without virtual stages): chunk 0 of stage 0 embeds,

@@ -1,5 +1,5 @@
-// The GPT-2 parameter table, unit names, tensor-parallel slicing and initial values (the
-// Llama table is in llama_param_table.cpp).
+// The parameter table's names, units, tensor-parallel slicing and initial values (the
+// families' tables are gpt2_param_table.cpp and llama_param_table.cpp).
 #include "model/param_table.h"
 
 #include <algorithm>
@@ -19,83 +19,43 @@ int64_t ParamSpec::numel() const {
   return n;
 }
 
-int64_t GptConfig::block_params() const {
-  const int64_t C = d_model;
-  if (arch == ModelArch::gpt2) return 12 * C * C + 13 * C;
-  const int64_t D = head_dim(), kv = int64_t(kv_heads()) * D, F = ffn_dim;
-  return 2 * C + 2 * C * C + 2 * kv * C + 3 * F * C + (qk_norm == QkNorm::on ? 2 * D : 0);
-}
-
-int64_t GptConfig::num_params() const {
-  const int64_t C = d_model, V = padded_vocab;
-  const int64_t tables = V * C * (tied() ? 1 : 2) + (has_position_table() ? int64_t(max_seq_len) * C : 0);
-  return tables + int64_t(n_layer) * block_params() + final_norm_params();
-}
-
-int64_t GptConfig::num_params_no_wpe() const {
-  return num_params() - (has_position_table() ? int64_t(max_seq_len) * d_model : 0);
-}
-
-int64_t llama_ffn_dim64(int d_model, int multiple_of) {
-  const int64_t hidden = 2 * (4 * int64_t(d_model)) / 3;
-  const int64_t m = multiple_of > 0 ? multiple_of : 1;
-  return (hidden + m - 1) / m * m;
+void add_param(std::vector<ParamSpec>& table, std::string name, std::vector<int64_t> shape, TpSplit split, int unit,
+               WeightDecay decay, InitKind init) {
+  table.push_back({std::move(name), std::move(shape), split, unit, decay, init});
 }
 
 int unit_count(const GptConfig& c) { return unit_final_norm(c) + (c.tied() ? 1 : 2); }
 
 std::string unit_name(const GptConfig& c, int unit) {
-  const bool gpt2 = c.arch == ModelArch::gpt2;
-  if (unit == unit_embedding()) return gpt2 ? "wte" : "embed_tokens";
-  if (unit == unit_position(c)) return "wpe";
-  if (unit == unit_final_norm(c)) return gpt2 ? "ln_f" : "norm";
+  const FamilyNames& n = c.family().names;
+  if (unit == unit_embedding()) return n.embedding_unit;
+  if (unit == unit_position(c)) return n.position_unit;
+  if (unit == unit_final_norm(c)) return n.final_norm_unit;
   if (unit == unit_lm_head(c)) return "lm_head";
-  return (gpt2 ? "h." : "layers.") + std::to_string(unit - block_unit(c, 0));
+  return n.layer_unit + std::to_string(unit - block_unit(c, 0));
 }
 
-const char* embedding_name(const GptConfig& c) {
-  return c.arch == ModelArch::gpt2 ? "wte.weight" : "model.embed_tokens.weight";
-}
+const char* embedding_name(const GptConfig& c) { return c.family().names.embedding; }
 const char* head_name(const GptConfig& c) { return c.tied() ? embedding_name(c) : "lm_head.weight"; }
-const char* final_norm_weight_name(const GptConfig& c) {
-  return c.arch == ModelArch::gpt2 ? "ln_f.weight" : "model.norm.weight";
-}
-const char* final_norm_bias_name(const GptConfig& c) { return c.arch == ModelArch::gpt2 ? "ln_f.bias" : nullptr; }
+const char* final_norm_weight_name(const GptConfig& c) { return c.family().names.final_norm_weight; }
+const char* final_norm_bias_name(const GptConfig& c) { return c.family().names.final_norm_bias; }
 std::string layer_prefix(const GptConfig& c, int layer) {
-  return (c.arch == ModelArch::gpt2 ? "h." : "model.layers.") + std::to_string(layer) + ".";
+  return c.family().names.layer_prefix + std::to_string(layer) + ".";
 }
 
-std::vector<ParamSpec> param_table(const GptConfig& config) {
-  return config.arch == ModelArch::gpt2 ? gpt2_param_table(config) : llama_param_table(config);
-}
+std::vector<ParamSpec> param_table(const GptConfig& config) { return config.family().param_table(config); }
 
-std::vector<ParamSpec> gpt2_param_table(const GptConfig& cfg) {
-  const int64_t C = cfg.d_model;
-  std::vector<ParamSpec> t;
-  auto add = [&](std::string name, std::vector<int64_t> shape, TpSplit split, int unit, WeightDecay decay,
-                 InitKind init) { t.push_back({std::move(name), std::move(shape), split, unit, decay, init}); };
-  add("wte.weight", {cfg.padded_vocab, C}, TpSplit::rows, 0, WeightDecay::on, InitKind::normal_vocab);
-  add("wpe.weight", {cfg.max_seq_len, C}, TpSplit::none, 1, WeightDecay::on, InitKind::normal);
-  for (int l = 0; l < cfg.n_layer; ++l) {
-    const std::string h = layer_prefix(cfg, l);
-    const int u = block_unit(cfg, l);
-    add(h + "ln_1.weight", {C}, TpSplit::none, u, WeightDecay::off, InitKind::ones);
-    add(h + "ln_1.bias", {C}, TpSplit::none, u, WeightDecay::off, InitKind::zeros);
-    add(h + "attn.c_attn.weight", {3 * C, C}, TpSplit::qkv_rows, u, WeightDecay::on, InitKind::normal);
-    add(h + "attn.c_attn.bias", {3 * C}, TpSplit::qkv_rows, u, WeightDecay::off, InitKind::zeros);
-    add(h + "attn.c_proj.weight", {C, C}, TpSplit::cols, u, WeightDecay::on, InitKind::normal_residual);
-    add(h + "attn.c_proj.bias", {C}, TpSplit::none, u, WeightDecay::off, InitKind::zeros);
-    add(h + "ln_2.weight", {C}, TpSplit::none, u, WeightDecay::off, InitKind::ones);
-    add(h + "ln_2.bias", {C}, TpSplit::none, u, WeightDecay::off, InitKind::zeros);
-    add(h + "mlp.c_fc.weight", {4 * C, C}, TpSplit::rows, u, WeightDecay::on, InitKind::normal);
-    add(h + "mlp.c_fc.bias", {4 * C}, TpSplit::rows, u, WeightDecay::off, InitKind::zeros);
-    add(h + "mlp.c_proj.weight", {C, 4 * C}, TpSplit::cols, u, WeightDecay::on, InitKind::normal_residual);
-    add(h + "mlp.c_proj.bias", {C}, TpSplit::none, u, WeightDecay::off, InitKind::zeros);
+LayerParamsLocal layer_params_local(const GptConfig& config, int tp) {
+  std::vector<ParamSpec> layer;
+  config.family().add_layer_params(config, 0, layer);
+  LayerParamsLocal n;
+  for (const ParamSpec& spec : layer) {
+    int64_t local = 1;
+    for (int64_t d : tp_local_shape(spec, tp)) local *= d;
+    n.elements += local;
+    n.largest = std::max(n.largest, local);
   }
-  const int uf = cfg.n_layer + 2;
-  add("ln_f.weight", {C}, TpSplit::none, uf, WeightDecay::off, InitKind::ones);
-  add("ln_f.bias", {C}, TpSplit::none, uf, WeightDecay::off, InitKind::zeros);
-  return t;
+  return n;
 }
 
 std::vector<Range> tp_runs(const ParamSpec& spec, int tp_rank, int tp) {

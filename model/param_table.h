@@ -1,11 +1,12 @@
 // The parameter table: the single source of truth for every parameter's global name (Hugging
-// Face's naming of each family: GPT-2's and Llama's), global shape (nn.Linear layout (out, in),
-// as llm.c), how tensor parallelism splits it, which unit it belongs to, whether weight decay
-// applies and how it is initialised. Allocation, init, sharding, checkpoints and export are
-// all derived from it.
+// Face's naming of each family, from its description: model_family.h), global shape (nn.Linear
+// layout (out, in), as llm.c), how tensor parallelism splits it, which unit it belongs to,
+// whether weight decay applies and how it is initialised. Allocation, init, sharding,
+// checkpoints and export are all derived from it.
 //
 // Units (contiguous in every rank's flat buffers, in forward order; ZeRO-3 gathers one at a
-// time):
+// time): 0 = the token table, 1 = the position table (a learned one only), then one per block,
+// the final norm and, untied only, the output head:
 //   gpt2:  0 = wte, 1 = wpe, 2 + l = block l, n_layer + 2 = ln_f
 //   llama: 0 = model.embed_tokens, 1 + l = layer l, n_layer + 1 = model.norm,
 //          n_layer + 2 = lm_head (untied only)
@@ -58,9 +59,16 @@ struct ParamSpec {
   int64_t numel() const;
 };
 
+// Appends one row (TpGrad::whole) to a table.
+void add_param(std::vector<ParamSpec>& table, std::string name, std::vector<int64_t> shape, TpSplit split, int unit,
+               WeightDecay decay, InitKind init);
+// The config's family's table (ModelFamily::param_table).
 std::vector<ParamSpec> param_table(const GptConfig& config);
+// The families' tables and their layers (gpt2_param_table.cpp, llama_param_table.cpp).
 std::vector<ParamSpec> gpt2_param_table(const GptConfig& config);
-std::vector<ParamSpec> llama_param_table(const GptConfig& config);  // llama_param_table.cpp
+void add_gpt2_layer_params(const GptConfig& config, int layer, std::vector<ParamSpec>& table);
+std::vector<ParamSpec> llama_param_table(const GptConfig& config);
+void add_llama_layer_params(const GptConfig& config, int layer, std::vector<ParamSpec>& table);
 
 // The global units (see above); -1 where the family or the tying has none.
 int unit_count(const GptConfig& config);
@@ -76,9 +84,16 @@ std::string unit_name(const GptConfig& config, int unit);
 const char* embedding_name(const GptConfig& c);  // the token table
 const char* head_name(const GptConfig& c);       // the output head's weight (the token table when tied)
 const char* final_norm_weight_name(const GptConfig& c);
-const char* final_norm_bias_name(const GptConfig& c);  // gpt2 only; nullptr for llama
+const char* final_norm_bias_name(const GptConfig& c);  // nullptr where the family has none
 // The prefix of layer l's names: "h.3." or "model.layers.3.".
 std::string layer_prefix(const GptConfig& c, int layer);
+
+// One layer's parameters on each rank of a tensor group of tp: their elements and the largest
+// parameter's (the planner's closed forms read the family's table through this).
+struct LayerParamsLocal {
+  int64_t elements = 0, largest = 0;
+};
+LayerParamsLocal layer_params_local(const GptConfig& config, int tp);
 
 // The global flat index ranges (row-major over the global shape) that tensor-parallel rank
 // tp_rank of tp holds, in the order of its local elements.

@@ -1,9 +1,10 @@
 // What GptStage (training, evaluation) and GptDecoder (generation) share (internal to model/):
-// the blocks' local widths and activation buffers, the views of one rank's parameters as the
-// blocks take them, the blocks' context and the gathering of a row of logits, so both read the
-// same names, fused projections and tensor-parallel slices.
+// the blocks' local widths on the layout's tensor rank, the views of one rank's parameters as
+// the family's block takes them, the blocks' context and the gathering of a row of logits, so
+// both read the same names, fused projections and tensor-parallel slices.
 #pragma once
 
+#include "model/block_buffers.h"
 #include "model/gpt_block.h"
 #include "model/param_store.h"
 #include "model/stage_layout.h"
@@ -11,25 +12,16 @@
 
 namespace trainer {
 
-// The local widths of one block's tensors (see gpt_block.h) for B x T rows, `rows` of them in
-// this rank's residual stream (N, or N / tp under sequence parallelism).
-struct BlockDims {
-  int64_t B, T, N, rows, C, Cl, Hl, Hkvl, Ql, Fl;
-  ModelArch arch;
-  NormKind norm;
-  QkNorm qk_norm;
-};
+// The block widths (block_buffers.h) on this rank of the layout's tensor group.
 BlockDims block_dims(const StageLayout& layout, int64_t B, int64_t T, int64_t rows);
 
-// One block's saved activations carved from `a`.
-BlockActs take_block_acts(TensorArena& a, DType act, const BlockDims& d, GeluBuffer gelu);
-
-// The block's weights (or gradients, with a gradient base) inside an acquired unit `base`.
+// The block's weights (or gradients, with a gradient base) inside an acquired unit `base`, as
+// the family's block code finds them.
 BlockParams stage_block_params(const StageLayout& layout, const ParamStore& store, Tensor base, int unit,
                                int local_layer);
 
 // The head's weights, acquired (release_head pairs with acquire_head): the final norm's weight
-// and bias (gpt2; undefined for llama) and the output head (Vl, C).
+// and bias (undefined where the family has none) and the output head (Vl, C).
 struct HeadParams {
   Tensor normw, normb, wte;
 };

@@ -11,7 +11,7 @@ std::string export_checkpoint(CheckpointReader& reader, ExportFormat format, con
                        int64_t max_shard_bytes) {
   switch (format) {
     case ExportFormat::llmc:
-      if (reader.manifest().model.arch != ModelArch::gpt2)
+      if (reader.manifest().model.family().llmc == LlmcFiles::unsupported)
         throw ConfigError("ckpt export --format llmc: " + reader.dir() + " holds a " +
                           model_arch_name(reader.manifest().model.arch) +
                           " model, and llm.c model files hold GPT-2 weights only; valid for it: --format safetensors");

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 
 #include <fmt/core.h>
@@ -25,16 +26,20 @@ bool ends_with(const std::string& s, const char* suffix) {
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
-bool is_conv1d_weight(const std::string& name) {
-  for (const char* suffix : {".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight"})
-    if (ends_with(name, suffix)) return true;
+// A weight the family's folder stores (in, out), the transpose of ours (GPT-2's Conv1D).
+bool is_transposed(const ModelFamily& family, const std::string& name) {
+  for (const std::string& suffix : family.hf.transposed)
+    if (ends_with(name, suffix.c_str())) return true;
   return false;
 }
 
-// Buffers transformers saves beside the weights and recomputes on load.
+// Buffers transformers saves beside the weights and recomputes on load, of any family (a name
+// one family recomputes is never another's weight).
 bool is_recomputed_buffer(const std::string& name) {
-  return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias") ||
-         ends_with(name, ".rotary_emb.inv_freq");
+  for (const ModelFamily* family : model_families())
+    for (const std::string& suffix : family->hf.recomputed)
+      if (ends_with(name, suffix.c_str())) return true;
+  return false;
 }
 
 // Our name -> the folder's name: GPT-2 folders written by save_pretrained carry "transformer.".
@@ -42,49 +47,59 @@ std::string strip_prefix(const std::string& name) {
   return name.rfind("transformer.", 0) == 0 ? name.substr(12) : name;
 }
 
-struct ConfigReader {
-  const std::string& file;
-  const std::string& text;
-  const JsonValue& root;
+// config.json (or an object in it) as the families' readers read it.
+class ConfigReader final : public HfConfigSource {
+ public:
+  ConfigReader(const std::string& file, const std::string& text, const JsonValue& root)
+      : file_(file), text_(text), root_(root) {}
 
   const JsonValue* get(const char* key) const {
-    const JsonValue* v = root.find(key);
+    const JsonValue* v = root_.find(key);
     return v && v->kind != JsonKind::null ? v : nullptr;
   }
-  int integer(const char* key, int fallback, bool required) const {
+  int integer(const char* key, int fallback, HfKey need) const override {
     const JsonValue* v = get(key);
     if (!v) {
-      if (required) throw InputError(file + ": no \"" + key + "\" (an integer)");
+      if (need == HfKey::required) throw InputError(file_ + ": no \"" + key + "\" (an integer)");
       return fallback;
     }
     if (v->kind != JsonKind::number || !v->is_integer || v->integer < 0 || v->integer > (int64_t(1) << 31) - 1)
-      throw InputError(json_location(text, v->offset, file) + ": \"" + key + "\" is not a non-negative integer");
+      throw InputError(json_location(text_, v->offset, file_) + ": \"" + key + "\" is not a non-negative integer");
     return int(v->integer);
   }
-  double number(const char* key, double fallback) const {
+  double number(const char* key, double fallback) const override {
     const JsonValue* v = get(key);
     if (!v) return fallback;
     if (v->kind != JsonKind::number)
-      throw InputError(json_location(text, v->offset, file) + ": \"" + key + "\" is not a number");
+      throw InputError(json_location(text_, v->offset, file_) + ": \"" + key + "\" is not a number");
     return v->number;
   }
-  bool boolean(const char* key, bool fallback) const {
+  bool boolean(const char* key, bool fallback) const override {
     const JsonValue* v = get(key);
     if (!v) return fallback;
     if (v->kind != JsonKind::boolean)
-      throw InputError(json_location(text, v->offset, file) + ": \"" + key + "\" is not true or false");
+      throw InputError(json_location(text_, v->offset, file_) + ": \"" + key + "\" is not true or false");
     return v->boolean;
   }
-  std::string string(const char* key, const std::string& fallback) const {
+  std::string string(const char* key, const std::string& fallback) const override {
     const JsonValue* v = get(key);
     if (!v) return fallback;
     if (v->kind != JsonKind::string)
-      throw InputError(json_location(text, v->offset, file) + ": \"" + key + "\" is not a string");
+      throw InputError(json_location(text_, v->offset, file_) + ": \"" + key + "\" is not a string");
     return v->text;
   }
-  void require(const char* key, bool ok, const std::string& value, const std::string& valid) const {
-    if (!ok) throw InputError(file + ": \"" + key + "\" " + value + " is not implemented; valid: " + valid);
+  std::unique_ptr<HfConfigSource> object(const char* key) const override {
+    const JsonValue* v = get(key);
+    return v ? std::make_unique<ConfigReader>(file_, text_, *v) : nullptr;
   }
+  void require(const char* key, bool ok, const std::string& value, const std::string& valid) const override {
+    if (!ok) throw InputError(file_ + ": \"" + key + "\" " + value + " is not implemented; valid: " + valid);
+  }
+
+ private:
+  const std::string& file_;
+  const std::string& text_;
+  const JsonValue& root_;
 };
 
 std::string num(double v) { return fmt::format("{}", v); }
@@ -98,7 +113,7 @@ std::vector<HfTensor> hf_tensors(const GptConfig& config) {
     if (spec.name == embedding_name(config) || spec.name == "lm_head.weight") {
       t.transform = HfTransform::vocab_rows;
       t.hf_shape[0] = config.vocab_size;
-    } else if (config.arch == ModelArch::gpt2 && is_conv1d_weight(spec.name)) {
+    } else if (is_transposed(config.family(), spec.name)) {
       t.transform = HfTransform::transpose;
       t.hf_shape = {spec.shape[1], spec.shape[0]};
     }
@@ -139,55 +154,15 @@ GptConfig gpt_config_from_hf(const std::string& dir) {
   const std::string text = read_file(file);
   const JsonValue root = parse_json(text, file);
   if (root.kind != JsonKind::object) throw InputError(file + ": not a JSON object");
-  const ConfigReader r{file, text, root};
+  const ConfigReader r(file, text, root);
   const std::string type = r.string("model_type", "");
-  GptConfig c;
-  if (type == "gpt2") {
-    c.arch = ModelArch::gpt2;
-    c.n_layer = r.integer("n_layer", 0, true);
-    c.n_head = r.integer("n_head", 0, true);
-    c.d_model = r.integer("n_embd", 0, true);
-    c.vocab_size = r.integer("vocab_size", 0, true);
-    c.max_seq_len = r.integer("n_positions", 0, true);
-    const std::string act = r.string("activation_function", "gelu_new");
-    r.require("activation_function", act == "gelu_new", act, "gelu_new (the tanh GELU)");
-    const double eps = r.number("layer_norm_epsilon", 1e-5);
-    r.require("layer_norm_epsilon", eps == 1e-5, num(eps), "1e-05");
-    const int inner = r.integer("n_inner", 4 * c.d_model, false);
-    r.require("n_inner", inner == 4 * c.d_model, std::to_string(inner), "null or 4 x n_embd");
-    r.require("tie_word_embeddings", r.boolean("tie_word_embeddings", true), "false", "true");
-  } else if (type == "llama") {
-    c.arch = ModelArch::llama;
-    c.n_layer = r.integer("num_hidden_layers", 0, true);
-    c.n_head = r.integer("num_attention_heads", 0, true);
-    c.n_kv_head = r.integer("num_key_value_heads", c.n_head, false);
-    c.d_model = r.integer("hidden_size", 0, true);
-    c.ffn_dim = r.integer("intermediate_size", 0, true);
-    c.vocab_size = r.integer("vocab_size", 0, true);
-    c.max_seq_len = r.integer("max_position_embeddings", 0, true);
-    c.norm_eps = float(r.number("rms_norm_eps", 1e-6));
-    c.rope_theta = float(r.number("rope_theta", 10000.0));
-    c.tie = r.boolean("tie_word_embeddings", false) ? TiedEmbeddings::tied : TiedEmbeddings::untied;
-    const std::string act = r.string("hidden_act", "silu");
-    r.require("hidden_act", act == "silu", act, "silu");
-    r.require("attention_bias", !r.boolean("attention_bias", false), "true", "false");
-    r.require("mlp_bias", !r.boolean("mlp_bias", false), "true", "false");
-    if (c.n_head > 0 && c.d_model % c.n_head == 0) {
-      const int head_dim = r.integer("head_dim", c.d_model / c.n_head, false);
-      r.require("head_dim", head_dim == c.d_model / c.n_head, std::to_string(head_dim), "hidden_size / num_attention_heads");
-    }
-    if (const JsonValue* rs = r.get("rope_scaling")) {
-      const ConfigReader s{file, text, *rs};
-      const std::string kind = s.string("rope_type", s.string("type", ""));
-      r.require("rope_scaling", kind == "llama3", "rope_type '" + kind + "'", "null or rope_type llama3");
-      c.rope_scaling.factor = float(s.number("factor", 0));
-      c.rope_scaling.low_freq_factor = float(s.number("low_freq_factor", 1));
-      c.rope_scaling.high_freq_factor = float(s.number("high_freq_factor", 4));
-      c.rope_scaling.original_context = s.integer("original_max_position_embeddings", 8192, false);
-    }
-  } else {
-    throw InputError(file + ": model_type '" + type + "' is not implemented; valid: gpt2, llama");
+  const ModelFamily* family = family_by_hf_type(type);
+  if (!family) {
+    std::string valid;
+    for (const ModelFamily* f : model_families()) valid += (valid.empty() ? "" : ", ") + std::string(f->hf.model_type);
+    throw InputError(file + ": model_type '" + type + "' is not implemented; valid: " + valid);
   }
+  GptConfig c = family->hf.read_config(r);
   c.padded_vocab = c.vocab_size;
   return c;
 }
@@ -197,48 +172,7 @@ std::string hf_config_json(const GptConfig& c) {
   auto add = [&](const std::string& key, const std::string& value) {
     j += (j.size() > 2 ? ",\n" : "") + std::string("  \"") + key + "\": " + value;
   };
-  if (c.arch == ModelArch::gpt2) {
-    add("architectures", "[\"GPT2LMHeadModel\"]");
-    add("model_type", "\"gpt2\"");
-    add("n_layer", std::to_string(c.n_layer));
-    add("n_head", std::to_string(c.n_head));
-    add("n_embd", std::to_string(c.d_model));
-    add("n_positions", std::to_string(c.max_seq_len));
-    add("n_ctx", std::to_string(c.max_seq_len));
-    add("n_inner", "null");
-    add("activation_function", "\"gelu_new\"");
-    add("layer_norm_epsilon", "1e-05");
-    add("initializer_range", num(c.init_std));
-    add("resid_pdrop", "0.0");
-    add("embd_pdrop", "0.0");
-    add("attn_pdrop", "0.0");
-    add("scale_attn_weights", "true");
-    add("tie_word_embeddings", "true");
-  } else {
-    add("architectures", "[\"LlamaForCausalLM\"]");
-    add("model_type", "\"llama\"");
-    add("num_hidden_layers", std::to_string(c.n_layer));
-    add("num_attention_heads", std::to_string(c.n_head));
-    add("num_key_value_heads", std::to_string(c.kv_heads()));
-    add("hidden_size", std::to_string(c.d_model));
-    add("head_dim", std::to_string(c.head_dim()));
-    add("intermediate_size", std::to_string(c.ffn_dim));
-    add("max_position_embeddings", std::to_string(c.max_seq_len));
-    add("hidden_act", "\"silu\"");
-    add("rms_norm_eps", fmt::format("{:.9g}", c.norm_eps));
-    add("rope_theta", fmt::format("{:.9g}", c.rope_theta));
-    if (c.rope_scaling.enabled())
-      add("rope_scaling", fmt::format("{{\"rope_type\": \"llama3\", \"factor\": {:.9g}, \"low_freq_factor\": {:.9g}, "
-                                      "\"high_freq_factor\": {:.9g}, \"original_max_position_embeddings\": {}}}",
-                                      c.rope_scaling.factor, c.rope_scaling.low_freq_factor,
-                                      c.rope_scaling.high_freq_factor, c.rope_scaling.original_context));
-    else
-      add("rope_scaling", "null");
-    add("attention_bias", "false");
-    add("mlp_bias", "false");
-    add("initializer_range", num(c.init_std));
-    add("tie_word_embeddings", c.tied() ? "true" : "false");
-  }
+  for (const auto& [key, value] : c.family().hf.write_config(c)) add(key, value);
   add("vocab_size", std::to_string(c.vocab_size));
   add("torch_dtype", "\"float32\"");
   j += "\n}\n";
@@ -258,7 +192,7 @@ void check_hf_config(const std::string& recipe_path, const std::string& dir, con
   cmp("model.d_model", i(f.d_model), i(r.d_model));
   cmp("model.vocab_size", i(f.vocab_size), i(r.vocab_size));
   cmp("model.seq_len", i(f.max_seq_len), i(r.max_seq_len));
-  if (f.arch == ModelArch::llama && r.arch == ModelArch::llama) {
+  if (f.family().keys == ConfigKeys::llama && r.family().keys == ConfigKeys::llama) {
     cmp("model.n_kv_head", i(f.kv_heads()), i(r.kv_heads()));
     cmp("model.ffn_dim", i(f.ffn_dim), i(r.ffn_dim));
     cmp("model.norm_eps", num(f.norm_eps), num(r.norm_eps));
@@ -345,7 +279,9 @@ void check_tied_head(const std::string& dir, const SafetensorsSet& set, const Gp
           "ties the head to the token table; valid: a folder without {}, or with one equal to {}{}",
           dir, head, set.file_of(set.tensors().at(head)), table, at / config.d_model, at % config.d_model,
           a[size_t(k)], b[size_t(k)], describe_shape(config), head, table,
-          config.arch == ModelArch::llama ? " (or an untied model: tie_word_embeddings false, model.tie_embeddings: false)" : ""));
+          config.family().tying == HeadTying::optional
+              ? " (or an untied model: tie_word_embeddings false, model.tie_embeddings: false)"
+              : ""));
     }
   }
 }

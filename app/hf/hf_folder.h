@@ -1,12 +1,11 @@
 // Hugging Face model folders (config.json + model.safetensors or a sharded
-// model.safetensors.index.json) for the gpt2 and llama families, in and out.
-// Names: llama's are ours (LlamaForCausalLM's); GPT-2's are GPT2LMHeadModel's base-model
-// names, read with or without the "transformer." prefix. GPT-2's Conv1D weights are stored
-// (in, out), the transpose of ours; the token table and an untied head hold vocab_size rows
-// in the folder and padded_vocab rows here (the padding rows load as zero, are dropped on
-// export). GPT-2's attention-mask buffers (h.N.attn.bias, h.N.attn.masked_bias) and Llama's
-// rotary_emb.inv_freq are recomputed, so they are skipped on import. A tied model's folder may
-// also hold lm_head.weight: it must equal the token table.
+// model.safetensors.index.json) for every family, in and out. What differs by family is its
+// description's (ModelFamily::hf, model_family.h): config.json both ways, the weights stored
+// transposed (GPT-2's Conv1D) and the buffers transformers recomputes (skipped on import).
+// Names are the parameter table's, read with or without GPT-2's "transformer." prefix; the
+// token table and an untied head hold vocab_size rows in the folder and padded_vocab rows here
+// (the padding rows load as zero, are dropped on export). A tied model's folder may also hold
+// lm_head.weight: it must equal the token table.
 #pragma once
 
 #include <cstdint>
@@ -35,7 +34,7 @@ std::vector<float> to_hf_values(const HfTensor& t, const std::vector<int64_t>& s
 // The model shape config.json describes; padded_vocab is the real vocabulary (the recipe
 // pads it). InputError naming the file and key for a family or setting we do not implement.
 GptConfig gpt_config_from_hf(const std::string& dir);
-// config.json text for `config` (a transformers-loadable GPT2Config or LlamaConfig).
+// config.json text for `config` (a transformers-loadable config of its family).
 std::string hf_config_json(const GptConfig& config);
 
 // Every field where the folder's shape differs from the recipe's, listed in one ConfigError

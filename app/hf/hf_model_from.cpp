@@ -46,7 +46,7 @@ void apply_model_from(ModelConfig& m, const KeyOrigins& origins) {
   take("model.d_model", m.d_model, f.d_model);
   take("model.vocab_size", m.vocab_size, f.vocab_size);
   take("model.seq_len", m.seq_len, f.max_seq_len);
-  if (f.arch == ModelArch::llama) {
+  if (f.family().keys == ConfigKeys::llama) {
     if (!origins.has("model.n_kv_head")) {
       m.n_kv_head = f.kv_heads();
     } else if ((m.n_kv_head == 0 ? m.n_head : m.n_kv_head) != f.kv_heads()) {  // 0 means n_head

@@ -1,8 +1,10 @@
 // The layout search's closed form of one rank's activation memory: the buffers GptStage carves
-// in its plan() (model/gpt_stage.cpp), tensor by tensor, each rounded up to TensorArena's 64
-// bytes. The exact figures come from GptStage itself (plan_dry_run.h); test_plan_memory.cpp
-// checks this formula against them for every layout of small worlds, so a change to GptStage's
-// buffers fails there until it is mirrored here.
+// in its plan() (model/gpt_stage.cpp), each rounded up to TensorArena's 64 bytes. A block's
+// buffers (saved activations, gradient scratch, stash, rope's frequencies, norm statistics)
+// are measured with the functions GptStage carves them with (model/block_buffers.h), so they
+// follow the family's description; the stage's own buffers are summed here. The exact figures
+// come from GptStage itself (plan_dry_run.h); test_plan_memory.cpp checks this against them for
+// every layout of small worlds.
 //
 // Per in-flight micro-batch (slot): tokens and targets (B,T) i32, the stage input and every
 // block output (L+1 x (N,C)), the saved activations of every block (none under recompute
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "model/gpt_block.h"
+#include "model/gpt_config.h"
 #include "model/gpt_stage.h"
 
 namespace trainer {
@@ -24,9 +27,7 @@ namespace trainer {
 struct ActivationDims {
   int64_t micro_batch = 1;  // B
   int64_t seq_len = 1;      // T
-  int64_t d_model = 1;      // C
-  int64_t n_head = 1;
-  int64_t padded_vocab = 1;
+  GptConfig model;  // its shape and family (C, heads, the padded vocabulary, the MLP)
   int tp = 1;
   int n_layers = 1;  // layers of this stage (one chunk)
   std::vector<int> chunk_layers;  // layers per chunk with virtual stages (then n_layers is unused)
@@ -35,10 +36,6 @@ struct ActivationDims {
   bool stash_weight_grads = false;  // zero_bubble's split backward: a BlockGradStash per block and slot
   bool sequence_parallel = false;  // residual rows split over the tensor group (tp > 1)
   int64_t act_bytes = 4;  // bytes of the activation dtype
-  ModelArch arch = ModelArch::gpt2;
-  int64_t n_kv_head = 1;
-  int64_t mlp_dim = 4;  // 4C for gpt2, ffn_dim for llama
-  QkNorm qk_norm = QkNorm::off;
 
   // Rows of the residual stream on a rank: B*T, or B*T / tp under sequence parallelism.
   int64_t residual_rows() const {

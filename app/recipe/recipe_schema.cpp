@@ -332,7 +332,7 @@ const KeySpec* find_key(const std::string& path) {
 }
 
 bool key_applies(const KeySpec& key, const Recipe& recipe) {
-  return key.arch == ArchScope::any || recipe.model.arch == ModelArch::llama;
+  return key.arch == ArchScope::any || family_of(recipe.model.arch).keys == ConfigKeys::llama;
 }
 
 bool is_section(const std::string& path) {
