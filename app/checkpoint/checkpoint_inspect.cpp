@@ -16,7 +16,7 @@
 
 #include "app/checkpoint/checkpoint_open.h"
 #include "app/checkpoint/checkpoint_reader.h"
-#include "app/engine/run_report.h"
+#include "kernels/base/format_bytes.h"
 #include "kernels/base/errors.h"
 
 namespace trainer {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "app/engine/flops.h"
+#include "app/plan/flops.h"
 #include "kernels/op_profiler.h"
 
 namespace trainer {

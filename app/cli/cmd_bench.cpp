@@ -29,7 +29,7 @@
 #include "app/cli/commands.h"
 #include "app/engine/auto_bench.h"
 #include "app/engine/auto_layout.h"
-#include "app/engine/flops.h"
+#include "app/plan/flops.h"
 #include "app/engine/metrics.h"
 #include "app/engine/options_from.h"
 #include "app/engine/recipe_agreement.h"

@@ -19,7 +19,7 @@
 #include "app/cli/cli_checks.h"
 #include "app/cli/commands.h"
 #include "app/engine/auto_layout.h"
-#include "app/engine/flops.h"
+#include "app/plan/flops.h"
 #include "app/engine/options_from.h"
 #include "app/plan/plan_device.h"
 #include "app/plan/plan_report.h"

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "app/engine/flops.h"
+#include "app/plan/flops.h"
 #include "app/engine/options_from.h"
 #include "app/engine/run_report.h"
 #include "app/recipe/recipe_checks.h"

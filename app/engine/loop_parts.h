@@ -14,7 +14,7 @@
 #include <string>
 
 #include "app/checkpoint/checkpoint_writer.h"
-#include "app/engine/flops.h"
+#include "app/plan/flops.h"
 #include "app/engine/metrics.h"
 #include "app/engine/preemption.h"
 #include "app/engine/trainer.h"

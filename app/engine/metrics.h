@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/base/clock.h"
 #include "kernels/base/reporting.h"
 
 namespace trainer {
@@ -38,10 +39,6 @@ class MetricsLog {
 };
 
 std::string format_duration(double seconds);
-// Seconds on a monotonic clock (for intervals).
-double monotonic_seconds();
-// CPU time of the whole process (every thread, user and system) so far.
-double process_cpu_seconds();
 // The process's peak resident set size in bytes.
 int64_t peak_rss_bytes();
 

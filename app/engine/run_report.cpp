@@ -7,23 +7,12 @@
 
 #include <cstdlib>
 
-#include "app/engine/flops.h"
+#include "app/plan/flops.h"
 #include "app/engine/launch_report.h"
 #include "app/engine/options_from.h"
 #include "parallel/pipeline_schedule.h"
 
 namespace trainer {
-
-std::string format_bytes(int64_t bytes) {
-  double b = double(bytes);
-  constexpr double TiB = 1024.0 * 1024 * 1024 * 1024;
-  if (b >= 1024.0 * TiB) return fmt::format("{:.2f} PiB", b / (1024.0 * TiB));
-  if (b >= TiB) return fmt::format("{:.2f} TiB", b / TiB);
-  if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
-  if (b >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
-  if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
-  return fmt::format("{} B", bytes);
-}
 
 std::string memory_line(const RankMemory& m) {
   const MemoryFigures& p = m.params;

@@ -7,11 +7,11 @@
 
 #include "app/engine/metrics.h"
 #include "app/engine/trainer.h"
+#include "kernels/base/format_bytes.h"
 #include "parallel/mpi_runtime.h"
 
 namespace trainer {
 
-std::string format_bytes(int64_t bytes);
 // Collective over the host world (gathers the largest per-rank total); prints on the rank
 // with Reporting::on.
 void print_run_report(Trainer& trainer, const MpiRuntime& mpi, Reporting reporting);

@@ -12,7 +12,7 @@
 #include "app/engine/metrics.h"
 #include "app/engine/options_from.h"
 #include "app/engine/step_graphs.h"
-#include "app/engine/step_passes.h"
+#include "model/step_passes.h"
 #include "kernels/base/check.h"
 #include "kernels/base/errors.h"
 #include "data/file_glob.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "app/engine/step_graphs.h"
-#include "app/engine/step_passes.h"
+#include "model/step_passes.h"
 #include "app/checkpoint/checkpoint_parts.h"
 #include "app/engine/trace_session.h"
 #include "app/recipe/recipe.h"

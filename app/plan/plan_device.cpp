@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "app/engine/flops.h"
+#include "app/plan/flops.h"
 #include "kernels/base/check.h"
 #include "kernels/base/errors.h"
 #include "kernels/tensor.h"

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "app/engine/step_passes.h"
+#include "model/step_passes.h"
 #include "kernels/base/check.h"
 #include "kernels/meta_backend.h"
 #include "kernels/op_profiler.h"

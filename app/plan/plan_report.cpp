@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "app/engine/flops.h"
-#include "app/engine/run_report.h"
+#include "app/plan/flops.h"
+#include "kernels/base/format_bytes.h"
 #include "app/plan/plan_dry_run.h"
 
 namespace trainer {

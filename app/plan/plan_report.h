@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "app/engine/flops.h"
+#include "app/plan/flops.h"
 #include "app/plan/plan_device.h"
 #include "app/plan/plan_memory.h"
 #include "app/plan/plan_search.h"

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "app/engine/flops.h"
+#include "app/plan/flops.h"
 #include "app/plan/plan_closed_form.h"
 
 namespace trainer {

@@ -10,7 +10,7 @@
 
 #include "app/checkpoint/checkpoint_export.h"
 #include "app/engine/bad_steps.h"
-#include "app/engine/flops.h"
+#include "app/plan/flops.h"
 #include "app/plan/plan_device.h"
 #include "app/recipe/recipe.h"
 #include "app/recipe/recipe_schema.h"

@@ -1,4 +1,4 @@
-// MFU peaks by device name (app/engine/flops.h): the driver's names of real GPUs map to their dense
+// MFU peaks by device name (app/plan/flops.h): the driver's names of real GPUs map to their dense
 // bf16 or fp32 data-sheet figures, an unknown GPU says so instead of guessing, the recipe's
 // override wins, and the CPU keeps its per-thread figure; memory bandwidths by the same names, and
 // the roofline floor that plan --ops and bench --profile read ops against, from the data sheet,
@@ -10,7 +10,7 @@
 #include <tuple>
 #include <utility>
 
-#include "app/engine/flops.h"
+#include "app/plan/flops.h"
 #include "kernels/base/errors.h"
 
 namespace trainer {

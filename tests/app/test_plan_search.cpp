@@ -10,7 +10,7 @@
 #include <set>
 #include <tuple>
 
-#include "app/engine/flops.h"
+#include "app/plan/flops.h"
 #include "app/plan/plan_closed_form.h"
 #include "app/plan/plan_search.h"
 #include "app/recipe/recipe_checks.h"

@@ -1,9 +1,9 @@
 // One step's forward and backward passes (see step_passes.h).
-#include "app/engine/step_passes.h"
+#include "model/step_passes.h"
 
 #include <functional>
 
-#include "app/engine/metrics.h"
+#include "kernels/base/clock.h"
 #include "parallel/pipeline_executor.h"
 
 namespace trainer {

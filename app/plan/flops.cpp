@@ -1,5 +1,5 @@
 // FLOPs per token, device peaks and bandwidths (see flops.h).
-#include "app/engine/flops.h"
+#include "app/plan/flops.h"
 
 #include <fmt/core.h>
 #include <omp.h>
