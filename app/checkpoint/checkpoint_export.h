@@ -6,7 +6,7 @@
 //   Conv1D weights (attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj) are stored (in, out), the
 //   transpose of our nn.Linear (out, in); everything else as it is. All tensors F32. The
 //   file is the HF folder's model.safetensors (hf_tensors, write_safetensors_file).
-// - a Hugging Face model folder (hf): app/hf/hf_export.h.
+// - a Hugging Face model folder (hf): app/checkpoint/checkpoint_export_hf.h.
 // All stream one tensor at a time (the model is never held twice) and write to a temporary
 // file renamed into place, so the output path never holds a partial file.
 #pragma once
@@ -15,7 +15,7 @@
 #include <string>
 
 #include "app/checkpoint/checkpoint_reader.h"
-#include "app/hf/hf_export.h"
+#include "app/checkpoint/checkpoint_export_hf.h"
 #include "kernels/base/enum_names.h"
 
 namespace trainer {
@@ -28,7 +28,7 @@ inline constexpr EnumName<ExportFormat> kExportFormatNames[] = {{ExportFormat::l
 
 // Export the checkpoint that `reader` opened; problems reading it (bad checksum, missing
 // piece) and writing `path` are InputErrors, and `path` is then left as it was.
-// hf writes a folder at `path` (app/hf/hf_export.h), sharded past max_shard_bytes.
+// hf writes a folder at `path` (app/checkpoint/checkpoint_export_hf.h), sharded past max_shard_bytes.
 // Returns a note for the user (hf: which tokenizer files were written), else "".
 std::string export_checkpoint(CheckpointReader& reader, ExportFormat format, const std::string& path,
                        int64_t max_shard_bytes = kDefaultMaxShardBytes);

@@ -13,7 +13,7 @@
 #include <map>
 #include <sstream>
 
-#include "app/hf/hf_model_from.h"
+#include "app/recipe/recipe_from_hf.h"
 #include "app/recipe/recipe.h"
 #include "app/recipe/recipe_checks.h"
 #include "app/recipe/recipe_schema.h"

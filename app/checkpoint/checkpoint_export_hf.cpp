@@ -1,5 +1,5 @@
-// Hugging Face folder export (see hf_export.h).
-#include "app/hf/hf_export.h"
+// Hugging Face folder export (see checkpoint_export_hf.h).
+#include "app/checkpoint/checkpoint_export_hf.h"
 
 #include <yaml-cpp/yaml.h>
 

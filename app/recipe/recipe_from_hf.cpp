@@ -1,5 +1,5 @@
-// `model.from: DIR` (see hf_model_from.h).
-#include "app/hf/hf_model_from.h"
+// `model.from: DIR` (see recipe_from_hf.h).
+#include "app/recipe/recipe_from_hf.h"
 
 #include <vector>
 
