@@ -4,16 +4,22 @@
 //
 // Front doors (ggml's style: ggml_mul_mat checks once, backends only compute):
 // - Each op's arguments live in one struct (MatmulOp, ...) that the front door, both
-//   implementations, the profiler and the tests share. Backend::run(op) is public and not
-//   virtual: it checks the op's whole contract below once (TRAINER_CHECK, a message
-//   "<op>: <argument> ..."), times it when an OpProfiler is attached, then calls the protected
-//   virtual compute(op). The positional methods (matmul(out, a, b, ...)) build the struct and
-//   call run(); they are what the model calls.
+//   implementations, the profiler and the tests share; the structs, each with its contract in
+//   words, are in the backend_*_ops.h headers, and op_list.h lists them once (run, compute,
+//   the backends' dispatch, MetaBackend and the profile keys are expanded from that list).
+// - Backend::run(op) is public and not virtual: it checks the op's whole contract below once
+//   (TRAINER_CHECK, a message "<op>: <argument> ..."), times it when an OpProfiler is
+//   attached, then calls the protected virtual compute(op). The positional methods
+//   (matmul(out, a, b, ...)) build the struct and call run(); they are what the model calls.
 // - An implementation checks only its device's limits (sgemm's 32-bit sizes, head sizes and
 //   grid limits of CUDA kernels, shared memory) and never repeats the contract.
-// - Adding an op: its struct and contract here (with run, compute and the positional form),
-//   its check and profile key in backend_ops.cpp, compute() in both backends, and a row in
-//   each table of tests: tests/kernels/contract_cases.h and tests/kernels/cuda/parity_cases.h.
+// - Adding an op: its struct, contract and line in the op list in a backend_*_ops.h header;
+//   its check, op_check::check(op, k) (declared from the list in op_checks.h), next to its
+//   kin's (backend_ops.cpp, <op>_op_checks.cpp); cpu::run(op) in kernels/cpu/cpu_<op>.cpp with
+//   its reference loop in kernels/cpu/reference_<op>.h, and cuda::run(ctx, op) in
+//   kernels/cuda/cuda_<op>.cu; its CPU test (tests/kernels/test_cpu_<op>.cpp), a row in
+//   tests/kernels/contract_cases.h and one in a parity table (tests/kernels/cuda/parity_*.h).
+//   Source lists are globs; a positional form below is a convenience, not a requirement.
 //
 // Contract (checked by the front door, the same on every backend; tests/kernels check it):
 // - Every defined tensor lives on the backend's device. An undefined Tensor (data == nullptr)
@@ -50,16 +56,10 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/backend_elementwise_ops.h"
-#include "kernels/backend_fused_ops.h"
-#include "kernels/backend_generation_ops.h"
-#include "kernels/backend_init_ops.h"
-#include "kernels/backend_llama_ops.h"
-#include "kernels/backend_multi_tensor_ops.h"
 #include "kernels/backend_options.h"
-#include "kernels/backend_xent_ops.h"
 #include "kernels/base/enum_names.h"
 #include "kernels/op_graph.h"
+#include "kernels/op_list.h"
 #include "kernels/op_modes.h"
 #include "kernels/tensor.h"
 
@@ -88,128 +88,6 @@ class Buffer {
   Backend* backend_ = nullptr;
   void* data_ = nullptr;
   size_t bytes_ = 0;
-};
-
-// One AdamW step over a contiguous range (decoupled weight decay, bias correction).
-struct AdamWStep {
-  float lr = 0;
-  float beta1 = 0.9f;
-  float beta2 = 0.95f;
-  float eps = 1e-8f;
-  float weight_decay = 0;  // already 0 for tensors that are not decayed
-  float grad_scale = 1;    // multiplies the gradient first (grad-norm clipping)
-  int64_t step = 1;        // 1-based, for bias correction
-  uint64_t seed = 0;       // stochastic rounding of the low-precision copy (CUDA), keyed by
-  uint64_t offset = 0;     // (seed, element offset within the rank's slice of the tensor)
-};
-
-// ---- the ops: arguments and contracts ----
-
-// out[b,t,:] = wte[tok - vocab_start] if vocab_start <= tok < vocab_start + Vl, else 0; plus
-// wpe[t] when wpe is defined. The zero rows make a vocabulary-parallel embedding a sum over
-// the tensor group. out (B*T, C) act; tokens exactly (B, T) i32; wte (Vl, C) act;
-// wpe (>= T, C) act, optional.
-struct EncoderForwardOp {
-  static constexpr const char* kName = "encoder_forward";
-  Tensor out, tokens, wte, wpe;
-  int64_t vocab_start = 0;
-};
-// dwte (Vl, C) f32 +=; dwpe (>= T, C) f32 +=, optional; dout (B*T, C) act; tokens exactly
-// (B, T) i32. Deterministic: no floating-point atomics.
-struct EncoderBackwardOp {
-  static constexpr const char* kName = "encoder_backward";
-  Tensor dwte, dwpe, dout, tokens;
-  int64_t vocab_start = 0;
-};
-
-// LayerNorm, eps 1e-5, biased variance. out (N, C) act; mean, rstd (N) f32; inp (N, C) act;
-// weight, bias (C) act.
-struct LayernormForwardOp {
-  static constexpr const char* kName = "layernorm_forward";
-  Tensor out, mean, rstd, inp, weight, bias;
-};
-// dinp (N, C) act, overwritten or added per dinp_mode; dweight, dbias (C) f32 +=; dout, inp
-// (N, C) act; weight (C) act; mean, rstd (N) f32. In place: dinp may be dout.
-struct LayernormBackwardOp {
-  static constexpr const char* kName = "layernorm_backward";
-  Tensor dinp, dweight, dbias, dout, inp, weight, mean, rstd;
-  Accumulate dinp_mode = Accumulate::overwrite;
-};
-
-// out (M, N) = op(a) (M, K) x op(b) (K, N) [+ bias (N) broadcast over rows]; with
-// Accumulate::add the product is added to out. a is (M, K), or (K, M) with ta; b is (K, N), or
-// (N, K) with tb; a, b act; out act or f32 (f32 is how weight gradients are accumulated);
-// bias act, optional; gelu_out (M, N) with out's dtype, optional, only with
-// Accumulate::overwrite: it receives gelu(out) too (a fused epilogue where it pays).
-// residual (M, N) with out's dtype, optional, only with Accumulate::overwrite and without
-// gelu_out: out = (product + bias) + residual, the residual stream's add after a row-parallel
-// layer (the epilogue reads it, where a separate add would read out and residual and write out
-// again). The CPU adds it as AddOp would after the product, so its bits are the product's then
-// the add's; CUDA rounds once. residual may not overlap out (Accumulate::add is that form).
-// The GELU's backward rides on the product that feeds it (the MLP's dX through fc_proj):
-// gelu_inp (M, N) with out's dtype, optional: out = product * gelu'(gelu_inp), as
-// GeluBackwardOp with the product as dout; dbias (N) f32, optional: dbias += the column sums
-// of that final out, as BiasBackwardOp. Both only with Accumulate::overwrite and without bias,
-// gelu_out and residual. The CPU runs the product then those two ops, so its bits are theirs;
-// CUDA's bf16 path takes cuBLASLt's DGELU_BGRAD epilogue, which rounds out once and sums the
-// unrounded values.
-// A weight gradient's product carries its bias gradient: dbias_a (M) f32, optional, only with
-// ta = transpose (a is the (K, M) gradient dout, b the layer's (K, N) input, out its weight
-// gradient): dbias_a += the column sums of a, as BiasBackwardOp on a. Any mode; not with bias,
-// gelu_out, residual, gelu_inp or dbias. The CPU runs the product then that op, so its bits are
-// theirs; CUDA's bf16 path takes cuBLASLt's BGRADB epilogue (the reduction over the GEMM's k).
-// K = 0 is an empty sum: out = bias or 0 (out += bias with Accumulate::add).
-struct MatmulOp {
-  static constexpr const char* kName = "matmul";
-  Tensor out, a, b;
-  Transpose ta = Transpose::none, tb = Transpose::none;
-  Tensor bias;
-  Accumulate mode = Accumulate::overwrite;
-  Tensor gelu_out;
-  Tensor residual;
-  Tensor gelu_inp;
-  Tensor dbias;
-  Tensor dbias_a;
-};
-// dbias (N) f32 += column sums of dout (M, N) act.
-struct BiasBackwardOp {
-  static constexpr const char* kName = "bias_backward";
-  Tensor dbias, dout;
-};
-
-// Causal attention, scale 1/sqrt(D), with grouped k/v heads: H query heads share Hkv k/v
-// heads (n_kv_head; 0 means H, ordinary multi-head attention; 1 is multi-query), query head h
-// reading k/v head h / (H / Hkv). qkv exactly (B, T, (H + 2*Hkv)*D) act laid out
-// [q heads | k heads | v heads], D >= 1; out (B*T, H*D) act; lse (B*H*T) f32, laid out
-// (B, H, T): the log-sum-exp of each softmax row, saved for backward.
-struct AttentionForwardOp {
-  static constexpr const char* kName = "attention_forward";
-  Tensor out, lse, qkv;
-  int n_head = 0;
-  int n_kv_head = 0;
-};
-// dqkv (B*T, (H + 2*Hkv)*D) act, overwritten (a k/v head's gradient sums over its group of
-// query heads); dout, out (B*T, H*D) act; lse (B*H*T) f32.
-struct AttentionBackwardOp {
-  static constexpr const char* kName = "attention_backward";
-  Tensor dqkv, dout, qkv, out, lse;
-  int n_head = 0;
-  int n_kv_head = 0;
-};
-// The Llama ops (RmsnormForwardOp ... SwigluBackwardOp) are in backend_llama_ops.h,
-// AttentionCachedOp in backend_generation_ops.h, XentFusedOp in backend_fused_ops.h, the
-// three-pass cross-entropy (XentMaxOp ... XentBackwardOp) in backend_xent_ops.h,
-// AdamWManyOp and SumSquaresManyOp in backend_multi_tensor_ops.h, InitNormalOp in
-// backend_init_ops.h, the elementwise ops (GeluForwardOp ... SumSquaresOp) in
-// backend_elementwise_ops.h.
-
-// AdamW on one contiguous range: param (n) f32 master, grad, m, v (n) f32; param_copy (n)
-// act, optional, receives the updated weights in the compute dtype (absent when the master
-// is itself the compute copy). step >= 1.
-struct AdamWOp {
-  static constexpr const char* kName = "adamw";
-  Tensor param, grad, m, v, param_copy;
-  AdamWStep h;
 };
 
 // Shapes the contract derives, shared by the front doors and the implementations.
@@ -278,40 +156,10 @@ class Backend {
   virtual size_t allocated_bytes() const = 0;
   virtual size_t peak_allocated_bytes() const = 0;
 
-  // ---- the front doors (backend_ops.cpp) ----
-  void run(const EncoderForwardOp& op);
-  void run(const EncoderBackwardOp& op);
-  void run(const LayernormForwardOp& op);
-  void run(const LayernormBackwardOp& op);
-  void run(const MatmulOp& op);
-  void run(const BiasBackwardOp& op);
-  void run(const AttentionForwardOp& op);
-  void run(const AttentionBackwardOp& op);
-  void run(const AttentionCachedOp& op);
-  void run(const RmsnormForwardOp& op);
-  void run(const RmsnormBackwardOp& op);
-  void run(const HeadRmsnormForwardOp& op);
-  void run(const HeadRmsnormBackwardOp& op);
-  void run(const RopeForwardOp& op);
-  void run(const RopeBackwardOp& op);
-  void run(const SwigluForwardOp& op);
-  void run(const SwigluBackwardOp& op);
-  void run(const GeluForwardOp& op);
-  void run(const GeluBackwardOp& op);
-  void run(const AddOp& op);
-  void run(const ScaleOp& op);
-  void run(const FillOp& op);
-  void run(const InitNormalOp& op);
-  void run(const CastOp& op);
-  double run(const SumSquaresOp& op);
-  void run(const XentMaxOp& op);
-  void run(const XentSumexpOp& op);
-  void run(const XentLossOp& op);
-  void run(const XentBackwardOp& op);
-  void run(const XentFusedOp& op);
-  void run(const AdamWOp& op);
-  void run(const AdamWManyOp& op);
-  double run(const SumSquaresManyOp& op);
+  // ---- the front doors (backend_ops.cpp): one run(op) per op of the op list (op_list.h) ----
+#define TRAINER_DECLARE_RUN(Op, Result, ...) Result run(const Op& op);
+  TRAINER_OPS(TRAINER_DECLARE_RUN)
+#undef TRAINER_DECLARE_RUN
 
   // ---- the same front doors, positionally (argument order of the structs) ----
   void encoder_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe, int64_t vocab_start) {
@@ -443,39 +291,9 @@ class Backend {
   std::vector<std::function<void()>>* op_recording_ = nullptr;
 
   // The implementations: the contract holds; only the device's own limits are left to check.
-  virtual void compute(const EncoderForwardOp& op) = 0;
-  virtual void compute(const EncoderBackwardOp& op) = 0;
-  virtual void compute(const LayernormForwardOp& op) = 0;
-  virtual void compute(const LayernormBackwardOp& op) = 0;
-  virtual void compute(const MatmulOp& op) = 0;
-  virtual void compute(const BiasBackwardOp& op) = 0;
-  virtual void compute(const AttentionForwardOp& op) = 0;
-  virtual void compute(const AttentionBackwardOp& op) = 0;
-  virtual void compute(const AttentionCachedOp& op) = 0;
-  virtual void compute(const RmsnormForwardOp& op) = 0;
-  virtual void compute(const RmsnormBackwardOp& op) = 0;
-  virtual void compute(const HeadRmsnormForwardOp& op) = 0;
-  virtual void compute(const HeadRmsnormBackwardOp& op) = 0;
-  virtual void compute(const RopeForwardOp& op) = 0;
-  virtual void compute(const RopeBackwardOp& op) = 0;
-  virtual void compute(const SwigluForwardOp& op) = 0;
-  virtual void compute(const SwigluBackwardOp& op) = 0;
-  virtual void compute(const GeluForwardOp& op) = 0;
-  virtual void compute(const GeluBackwardOp& op) = 0;
-  virtual void compute(const AddOp& op) = 0;
-  virtual void compute(const ScaleOp& op) = 0;
-  virtual void compute(const FillOp& op) = 0;
-  virtual void compute(const InitNormalOp& op) = 0;
-  virtual void compute(const CastOp& op) = 0;
-  virtual double compute(const SumSquaresOp& op) = 0;
-  virtual void compute(const XentMaxOp& op) = 0;
-  virtual void compute(const XentSumexpOp& op) = 0;
-  virtual void compute(const XentLossOp& op) = 0;
-  virtual void compute(const XentBackwardOp& op) = 0;
-  virtual void compute(const XentFusedOp& op) = 0;
-  virtual void compute(const AdamWOp& op) = 0;
-  virtual void compute(const AdamWManyOp& op) = 0;
-  virtual double compute(const SumSquaresManyOp& op) = 0;
+#define TRAINER_DECLARE_COMPUTE(Op, Result, ...) virtual Result compute(const Op& op) = 0;
+  TRAINER_OPS(TRAINER_DECLARE_COMPUTE)
+#undef TRAINER_DECLARE_COMPUTE
 
  private:
   // Check, time when profiled, compute: the body of every front door.

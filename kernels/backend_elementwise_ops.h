@@ -1,6 +1,7 @@
 // The elementwise ops and the one-tensor reduction (split out of backend.h, which includes this
 // file and states the rules every op follows): GELU forward and backward, add, scale, fill,
 // cast and sum of squares.
+// Each op's line in the op list (op_list.h) sits under the structs.
 #pragma once
 
 #include "kernels/tensor.h"
@@ -48,3 +49,12 @@ struct SumSquaresOp {
 };
 
 }  // namespace trainer
+
+#define TRAINER_ELEMENTWISE_OPS(X)                                           \
+  X(GeluForwardOp, void, shape_of(op.inp))                                   \
+  X(GeluBackwardOp, void, shape_of(op.inp))                                  \
+  X(AddOp, void, shape_of(op.out))                                           \
+  X(ScaleOp, void, shape_of(op.x))                                           \
+  X(FillOp, void, shape_of(op.x))                                            \
+  X(CastOp, void, shape_of(op.src) + " -> " + dtype_name(op.dst.dtype))      \
+  X(SumSquaresOp, double, shape_of(op.x))

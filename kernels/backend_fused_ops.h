@@ -1,5 +1,6 @@
 // Ops that do in one pass what several ops of backend.h do in more, where a layout allows it
 // (split out of backend.h, which includes this file and states the rules every op follows).
+// Each op's line in the op list (op_list.h) sits under the structs.
 #pragma once
 
 #include <cstdint>
@@ -27,3 +28,6 @@ struct XentFusedOp {
 };
 
 }  // namespace trainer
+
+#define TRAINER_FUSED_OPS(X) \
+  X(XentFusedOp, void, shape_of(op.logits) + (op.grad == XentGrad::in_place ? " +grad" : ""))

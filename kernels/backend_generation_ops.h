@@ -1,6 +1,7 @@
 // The ops only generation uses (trainer sample, log.sample_every), split out of backend.h,
 // which includes this file and states the rules every op follows (dtypes "act"/"f32",
 // "(R, C)" matrices, "exactly", aliasing).
+// Each op's line in the op list (op_list.h) sits under the structs.
 #pragma once
 
 #include <cstdint>
@@ -27,3 +28,5 @@ struct AttentionCachedOp {
 };
 
 }  // namespace trainer
+
+#define TRAINER_GENERATION_OPS(X) X(AttentionCachedOp, void, heads_of(op.qkv, op.n_head, op.n_kv_head))

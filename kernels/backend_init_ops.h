@@ -2,6 +2,7 @@
 // which includes this file and states the rules every op follows): a model's first weights
 // are drawn where they live, so a GPU run does not wait for the host to draw and upload them,
 // and every backend draws the same bits (kernels/base/box_muller.h).
+// Each op's line in the op list (op_list.h) sits under the structs.
 #pragma once
 
 #include <cstdint>
@@ -32,3 +33,6 @@ struct InitNormalOp {
 };
 
 }  // namespace trainer
+
+// One row for the whole init: its shapes are the parameter chunks.
+#define TRAINER_INIT_OPS(X) X(InitNormalOp, void, "all parameters")

@@ -3,15 +3,15 @@
 // (split out of backend.h, which includes this file and states the rules every op follows).
 // The CPU runs the pieces one after the other in their order, so its results are those of the
 // single-tensor ops bit for bit.
+// Each op's line in the op list (op_list.h) sits under the structs.
 #pragma once
 
 #include <vector>
 
+#include "kernels/backend_adamw_ops.h"
 #include "kernels/tensor.h"
 
 namespace trainer {
-
-struct AdamWOp;
 
 // AdamW over many contiguous ranges in one op: each piece is an AdamWOp with its own contract.
 // The pieces share one step: lr, beta1, beta2, eps, grad_scale and step agree between pieces
@@ -30,3 +30,7 @@ struct SumSquaresManyOp {
 };
 
 }  // namespace trainer
+
+#define TRAINER_MULTI_TENSOR_OPS(X)          \
+  X(AdamWManyOp, void, "all parameters")     \
+  X(SumSquaresManyOp, double, "all pieces")

@@ -1,6 +1,9 @@
-// The front doors of kernels/backend.h: for each op, the one check of its contract (shapes,
-// dtypes, devices, optional arguments, aliasing), then Backend::run(op) = check, time when a
-// profiler is attached (under op_profile_keys.h's key and FLOPs), compute.
+// The front doors of kernels/backend.h: Backend::run(op) for every op of the op list
+// (op_list.h) = the one check of its contract (shapes, dtypes, devices, optional arguments,
+// aliasing; op_checks.h), time when a profiler is attached (under op_profile_keys.h's key and
+// FLOPs), compute. The contracts of the encoder, LayerNorm, matmul, attention, element-wise,
+// init and cross-entropy ops are checked here; RMSNorm's, rope's, SwiGLU's, AdamW's and the
+// multi-tensor ops' in their own *_op_checks.cpp.
 // Every failure is a TRAINER_CHECK (std::logic_error: the caller broke the contract) whose
 // message starts "<op>: <argument> ", so a bad call names itself. A call that passes costs a
 // few comparisons per argument: nothing is allocated and no message is formatted.
@@ -9,11 +12,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "kernels/arg_check.h"
-#include "kernels/base/unwind_guard.h"
-#include "kernels/llama_op_checks.h"
-#include "kernels/multi_tensor_op_checks.h"
 #include "kernels/backend.h"
+#include "kernels/base/unwind_guard.h"
+#include "kernels/op_checks.h"
 #include "kernels/op_profile_keys.h"
 #include "kernels/op_profiler.h"
 
@@ -49,8 +50,6 @@ AttentionDims attention_dims(const Tensor& qkv, int n_head, int n_kv_head) {
 
 namespace op_check {
 
-// qkv (B, T, (H + 2*Hkv)*D) with D >= 1, n_kv_head 0 (= n_head) or a divisor of n_head;
-// returns the dimensions.
 AttentionDims check_qkv(const char* name, const Tensor& qkv, int n_head, int n_kv_head, ArgCheck& k) {
   k.exact(name, qkv, 3, "(B, T, (H + 2*Hkv)*D)");
   k.that(n_head > 0 && n_kv_head >= 0 && (n_kv_head == 0 || n_head % n_kv_head == 0), "n_kv_head", [&] {
@@ -64,21 +63,26 @@ AttentionDims check_qkv(const char* name, const Tensor& qkv, int n_head, int n_k
   return attention_dims(qkv, n_head, n_kv_head);
 }
 
-}  // namespace op_check
-
 namespace {
-
-using op_check::ArgCheck;
-using op_check::check_qkv;
-using op_check::Presence;
-using op_check::Role;
-using op_check::Want;
 
 constexpr Role kIn = Role::in;
 constexpr Role kOut = Role::out;
 constexpr Presence kOptional = Presence::optional;
 
-// ---- the contracts (backend.h states them in words) ----
+// logits (N, Vl) with 0 <= valid_cols <= Vl; maxes and the other per-row vectors (N). Returns N.
+int64_t check_logit_rows(const Tensor& logits, int64_t valid_cols, const Tensor& maxes, ArgCheck& k) {
+  k.that(valid_cols >= 0 && valid_cols <= matrix_cols(logits), "valid_cols", [&] {
+    return std::to_string(valid_cols) + " outside [0, " + std::to_string(matrix_cols(logits)) + "] for logits " +
+           logits.shape_str();
+  });
+  const int64_t N = matrix_rows(logits);
+  k.numel("maxes", maxes, N);
+  return N;
+}
+
+}  // namespace
+
+// ---- the contracts (their structs state them in words) ----
 
 void check(const EncoderForwardOp& op, ArgCheck& k) {
   k.arg("out", op.out, Want::act, kOut);
@@ -306,17 +310,6 @@ void check(const CastOp& op, ArgCheck& k) {
 
 void check(const SumSquaresOp& op, ArgCheck& k) { k.arg("x", op.x, Want::float_any, kIn); }
 
-// logits (N, Vl) with 0 <= valid_cols <= Vl; maxes and the other per-row vectors (N). Returns N.
-int64_t check_logit_rows(const Tensor& logits, int64_t valid_cols, const Tensor& maxes, ArgCheck& k) {
-  k.that(valid_cols >= 0 && valid_cols <= matrix_cols(logits), "valid_cols", [&] {
-    return std::to_string(valid_cols) + " outside [0, " + std::to_string(matrix_cols(logits)) + "] for logits " +
-           logits.shape_str();
-  });
-  const int64_t N = matrix_rows(logits);
-  k.numel("maxes", maxes, N);
-  return N;
-}
-
 void check(const XentMaxOp& op, ArgCheck& k) {
   k.arg("maxes", op.maxes, Want::f32, kOut);
   k.arg("logits", op.logits, Want::act, kIn);
@@ -373,10 +366,12 @@ void check(const XentFusedOp& op, ArgCheck& k) {
   k.numel("targets", op.targets, N);
 }
 
-}  // namespace
+}  // namespace op_check
 
 template <class Op>
 auto Backend::enter(const Op& op) {
+  using op_check::ArgCheck;
+  using op_check::check;
   using op_profile::op_flops;
   using op_profile::profile_key;
   ArgCheck k(Op::kName, *this);
@@ -404,38 +399,9 @@ auto Backend::enter(const Op& op) {
   return compute(op);
 }
 
-void Backend::run(const EncoderForwardOp& op) { enter(op); }
-void Backend::run(const EncoderBackwardOp& op) { enter(op); }
-void Backend::run(const LayernormForwardOp& op) { enter(op); }
-void Backend::run(const LayernormBackwardOp& op) { enter(op); }
-void Backend::run(const MatmulOp& op) { enter(op); }
-void Backend::run(const BiasBackwardOp& op) { enter(op); }
-void Backend::run(const AttentionForwardOp& op) { enter(op); }
-void Backend::run(const AttentionBackwardOp& op) { enter(op); }
-void Backend::run(const AttentionCachedOp& op) { enter(op); }
-void Backend::run(const RmsnormForwardOp& op) { enter(op); }
-void Backend::run(const RmsnormBackwardOp& op) { enter(op); }
-void Backend::run(const HeadRmsnormForwardOp& op) { enter(op); }
-void Backend::run(const HeadRmsnormBackwardOp& op) { enter(op); }
-void Backend::run(const RopeForwardOp& op) { enter(op); }
-void Backend::run(const RopeBackwardOp& op) { enter(op); }
-void Backend::run(const SwigluForwardOp& op) { enter(op); }
-void Backend::run(const SwigluBackwardOp& op) { enter(op); }
-void Backend::run(const GeluForwardOp& op) { enter(op); }
-void Backend::run(const GeluBackwardOp& op) { enter(op); }
-void Backend::run(const AddOp& op) { enter(op); }
-void Backend::run(const ScaleOp& op) { enter(op); }
-void Backend::run(const FillOp& op) { enter(op); }
-void Backend::run(const InitNormalOp& op) { enter(op); }
-void Backend::run(const CastOp& op) { enter(op); }
-double Backend::run(const SumSquaresOp& op) { return enter(op); }
-void Backend::run(const XentMaxOp& op) { enter(op); }
-void Backend::run(const XentSumexpOp& op) { enter(op); }
-void Backend::run(const XentLossOp& op) { enter(op); }
-void Backend::run(const XentBackwardOp& op) { enter(op); }
-void Backend::run(const XentFusedOp& op) { enter(op); }
-void Backend::run(const AdamWOp& op) { enter(op); }
-void Backend::run(const AdamWManyOp& op) { enter(op); }
-double Backend::run(const SumSquaresManyOp& op) { return enter(op); }
+#define TRAINER_DEFINE_RUN(Op, Result, ...) \
+  Result Backend::run(const Op& op) { return enter(op); }
+TRAINER_OPS(TRAINER_DEFINE_RUN)
+#undef TRAINER_DEFINE_RUN
 
 }  // namespace trainer

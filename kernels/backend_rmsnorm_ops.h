@@ -1,9 +1,8 @@
-// The Llama ops' arguments and contracts (RMSNorm, per-head RMSNorm, rotary embedding,
-// SwiGLU), split out of backend.h, which includes this file and states the rules every op
-// follows (dtypes "act"/"f32", "(R, C)" matrices, "exactly", in-place forms).
+// RMSNorm over rows and per head of a qkv tensor (qk-norm), forward and backward (split out of
+// backend.h, which includes this file and states the rules every op follows: dtypes
+// "act"/"f32", "(R, C)" matrices, "exactly", in-place forms). Each op's line in the op list
+// (op_list.h) sits under the structs.
 #pragma once
-
-#include <cstdint>
 
 #include "kernels/op_modes.h"
 #include "kernels/tensor.h"
@@ -44,37 +43,11 @@ struct HeadRmsnormBackwardOp {
   int n_head = 0;
   int n_kv_head = 0;
 };
-// Rotary position embedding (Hugging Face's rotate-half layout: feature i pairs with
-// i + D/2) on the q and k heads of a qkv tensor; v heads are copied. The token at sequence
-// position t (row t of a (B, T) batch) sits at position pos_offset + t and is rotated by the
-// angles (pos_offset + t) * inv_freq[i], computed in f32 as float(position) * inv_freq[i].
-// out, inp exactly (B, T, (H + 2*Hkv)*D) act, D even; inv_freq (D/2) f32; pos_offset >= 0.
-// In place: out may be inp.
-struct RopeForwardOp {
-  static constexpr const char* kName = "rope_forward";
-  Tensor out, inp, inv_freq;
-  int n_head = 0;
-  int n_kv_head = 0;
-  int64_t pos_offset = 0;
-};
-// The transposed rotation (the gradient of rope_forward): dinp, dout as out, inp above.
-// In place: dinp may be dout.
-struct RopeBackwardOp {
-  static constexpr const char* kName = "rope_backward";
-  Tensor dinp, dout, inv_freq;
-  int n_head = 0;
-  int n_kv_head = 0;
-  int64_t pos_offset = 0;
-};
-// SwiGLU: out (N, F) = silu(gate) * up, where each row of inp (N, 2F) is [gate (F) | up (F)]
-// (the fused gate/up projection's output); silu(x) = x * sigmoid(x). All act.
-struct SwigluForwardOp {
-  static constexpr const char* kName = "swiglu_forward";
-  Tensor out, inp;
-};
-// dinp (N, 2F) act, overwritten; inp (N, 2F) act; dout (N, F) act.
-struct SwigluBackwardOp {
-  static constexpr const char* kName = "swiglu_backward";
-  Tensor dinp, inp, dout;
-};
+
 }  // namespace trainer
+
+#define TRAINER_RMSNORM_OPS(X)                                                      \
+  X(RmsnormForwardOp, void, shape_of(op.inp))                                       \
+  X(RmsnormBackwardOp, void, shape_of(op.inp))                                      \
+  X(HeadRmsnormForwardOp, void, heads_of(op.inp, op.n_head, op.n_kv_head))          \
+  X(HeadRmsnormBackwardOp, void, heads_of(op.inp, op.n_head, op.n_kv_head))

@@ -1,6 +1,7 @@
 // The three-pass softmax cross-entropy of a vocabulary-parallel head (split out of backend.h,
 // which includes this file and states the rules every op follows; the one-pass XentFusedOp for
 // tensor degree 1 is in backend_fused_ops.h).
+// Each op's line in the op list (op_list.h) sits under the structs.
 #pragma once
 
 #include <cstdint>
@@ -44,3 +45,9 @@ struct XentBackwardOp {
 };
 
 }  // namespace trainer
+
+#define TRAINER_XENT_OPS(X)                       \
+  X(XentMaxOp, void, shape_of(op.logits))         \
+  X(XentSumexpOp, void, shape_of(op.logits))      \
+  X(XentLossOp, void, shape_of(op.losses))        \
+  X(XentBackwardOp, void, shape_of(op.logits))

@@ -43,39 +43,11 @@ class MetaBackend final : public Backend {
   size_t peak_allocated_bytes() const override { return peak_; }
 
  protected:
-  void compute(const EncoderForwardOp&) override {}
-  void compute(const EncoderBackwardOp&) override {}
-  void compute(const LayernormForwardOp&) override {}
-  void compute(const LayernormBackwardOp&) override {}
-  void compute(const MatmulOp&) override {}
-  void compute(const BiasBackwardOp&) override {}
-  void compute(const AttentionForwardOp&) override {}
-  void compute(const AttentionBackwardOp&) override {}
-  void compute(const AttentionCachedOp&) override {}
-  void compute(const RmsnormForwardOp&) override {}
-  void compute(const RmsnormBackwardOp&) override {}
-  void compute(const HeadRmsnormForwardOp&) override {}
-  void compute(const HeadRmsnormBackwardOp&) override {}
-  void compute(const RopeForwardOp&) override {}
-  void compute(const RopeBackwardOp&) override {}
-  void compute(const SwigluForwardOp&) override {}
-  void compute(const SwigluBackwardOp&) override {}
-  void compute(const GeluForwardOp&) override {}
-  void compute(const GeluBackwardOp&) override {}
-  void compute(const AddOp&) override {}
-  void compute(const ScaleOp&) override {}
-  void compute(const FillOp&) override {}
-  void compute(const InitNormalOp&) override {}
-  void compute(const CastOp&) override {}
-  double compute(const SumSquaresOp&) override { return 0; }
-  void compute(const XentMaxOp&) override {}
-  void compute(const XentSumexpOp&) override {}
-  void compute(const XentLossOp&) override {}
-  void compute(const XentBackwardOp&) override {}
-  void compute(const XentFusedOp&) override {}
-  void compute(const AdamWOp&) override {}
-  void compute(const AdamWManyOp&) override {}
-  double compute(const SumSquaresManyOp&) override { return 0; }
+  // Every op of the op list (op_list.h) does nothing; a host value (sum_squares) is 0.
+#define TRAINER_META_COMPUTE(Op, Result, ...) \
+  Result compute(const Op&) override { return Result(); }
+  TRAINER_OPS(TRAINER_META_COMPUTE)
+#undef TRAINER_META_COMPUTE
 
  private:
   Device device_;

@@ -1,20 +1,17 @@
-// AdamW's and the multi-tensor ops' contracts (see multi_tensor_op_checks.h). The overlap rule
-// between pieces is checked by sorting the pieces' byte ranges (a few hundred per optimizer
-// step), so it costs one small allocation per call, unlike the single-tensor front doors.
-#include "kernels/multi_tensor_op_checks.h"
-
+// AdamW's and the multi-tensor ops' contracts (backend_adamw_ops.h, backend_multi_tensor_ops.h),
+// checked by the front doors of backend_ops.cpp like every other op's (op_checks.h). The
+// overlap rule between pieces is checked by sorting the pieces' byte ranges (a few hundred per
+// optimizer step), so it costs one small allocation per call, unlike the single-tensor front
+// doors.
 #include <algorithm>
 #include <string>
 #include <vector>
 
-namespace trainer {
+#include "kernels/op_checks.h"
+
+namespace trainer::op_check {
 
 namespace {
-
-using op_check::ArgCheck;
-using op_check::Presence;
-using op_check::Role;
-using op_check::Want;
 
 // One tensor of one piece, by its bytes.
 struct Span {
@@ -103,4 +100,4 @@ void check(const SumSquaresManyOp& op, ArgCheck& k) {
   }
 }
 
-}  // namespace trainer
+}  // namespace trainer::op_check

@@ -1,26 +1,22 @@
-// The contracts of the Llama ops (backend_llama_ops.h), checked by the front doors of
-// backend_ops.cpp like every other op's; internal to kernels/. check_qkv is the attention
-// layout's check they share with attention (backend_ops.cpp).
+// The contract checks of the front doors (backend_ops.cpp): one op_check::check(op, k) per op
+// of the op list (op_list.h), declared here from the list and defined next to their kin
+// (backend_ops.cpp, rmsnorm_op_checks.cpp, rope_op_checks.cpp, swiglu_op_checks.cpp,
+// multi_tensor_op_checks.cpp); internal to kernels/. Each states in code the contract its
+// struct's comment states in words, through ArgCheck, so a broken call fails with
+// "<op>: <argument> ...".
 #pragma once
 
 #include "kernels/arg_check.h"
 #include "kernels/backend.h"
 
-namespace trainer {
+namespace trainer::op_check {
 
-namespace op_check {
+#define TRAINER_DECLARE_CHECK(Op, Result, ...) void check(const Op& op, ArgCheck& k);
+TRAINER_OPS(TRAINER_DECLARE_CHECK)
+#undef TRAINER_DECLARE_CHECK
+
 // qkv (B, T, (H + 2*Hkv)*D) with D >= 1, n_kv_head 0 (= n_head) or a divisor of n_head;
-// returns the dimensions.
+// returns the dimensions. Attention's and the per-head ops' (head RMSNorm, rope) shared check.
 AttentionDims check_qkv(const char* name, const Tensor& qkv, int n_head, int n_kv_head, ArgCheck& k);
-}  // namespace op_check
 
-void check(const RmsnormForwardOp& op, op_check::ArgCheck& k);
-void check(const RmsnormBackwardOp& op, op_check::ArgCheck& k);
-void check(const HeadRmsnormForwardOp& op, op_check::ArgCheck& k);
-void check(const HeadRmsnormBackwardOp& op, op_check::ArgCheck& k);
-void check(const RopeForwardOp& op, op_check::ArgCheck& k);
-void check(const RopeBackwardOp& op, op_check::ArgCheck& k);
-void check(const SwigluForwardOp& op, op_check::ArgCheck& k);
-void check(const SwigluBackwardOp& op, op_check::ArgCheck& k);
-
-}  // namespace trainer
+}  // namespace trainer::op_check

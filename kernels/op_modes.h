@@ -1,4 +1,4 @@
-// The small enums the op structs of backend.h and backend_llama_ops.h share.
+// The small enums the op structs of the backend_*_ops.h headers share.
 #pragma once
 
 #include <cstdint>

@@ -53,4 +53,13 @@ void adamw(float* param, const float* grad, float* m, float* v, float* param_cop
     adamw_loop<false>(param, grad, m, v, nullptr, n, k);
 }
 
+void run(const AdamWOp& op) {
+  adamw(f32(op.param), f32(op.grad), f32(op.m), f32(op.v), f32(op.param_copy), op.param.numel(), op.h);
+}
+
+// The pieces in order, each as its single-tensor op: the same bits.
+void run(const AdamWManyOp& op) {
+  for (const AdamWOp& p : op.pieces) run(p);
+}
+
 }  // namespace trainer::cpu

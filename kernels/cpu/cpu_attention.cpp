@@ -141,4 +141,14 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
   }
 }
 
+void run(const AttentionForwardOp& op) {
+  const AttentionDims s = attention_dims(op.qkv, op.n_head, op.n_kv_head);
+  attention_forward(f32(op.out), f32(op.lse), f32(op.qkv), s.B, s.T, s.H, s.Hkv, s.D);
+}
+
+void run(const AttentionBackwardOp& op) {
+  const AttentionDims s = attention_dims(op.qkv, op.n_head, op.n_kv_head);
+  attention_backward(f32(op.dqkv), f32(op.dout), f32(op.qkv), f32(op.out), f32(op.lse), s.B, s.T, s.H, s.Hkv, s.D);
+}
+
 }  // namespace trainer::cpu

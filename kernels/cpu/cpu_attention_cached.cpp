@@ -58,4 +58,10 @@ void attention_cached(float* out, float* k_cache, float* v_cache, const float* q
   }
 }
 
+void run(const AttentionCachedOp& op) {
+  const AttentionDims s = attention_dims(op.qkv, op.n_head, op.n_kv_head);
+  attention_cached(f32(op.out), f32(op.k_cache), f32(op.v_cache), f32(op.qkv), s.B, s.T, s.H, s.Hkv, s.D,
+                   op.k_cache.shape[2], op.past);
+}
+
 }  // namespace trainer::cpu

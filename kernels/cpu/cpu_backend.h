@@ -1,6 +1,6 @@
 // The CPU backend: fp32 activations and weights, OpenMP for element-wise and reduction ops,
 // OpenBLAS (its OpenMP build) sgemm for matrix products. Every op has a plain reference loop
-// in reference_ops.h that the tests compare against.
+// in reference_<op>.h that the tests compare against.
 //
 // Invariants:
 // - act dtype is f32, so the front doors (backend.h) reject bf16 tensors; tokens/targets are i32.

@@ -1,6 +1,5 @@
 // Element-wise ops and sum of squares (fast CPU path). Element-wise loops are `omp parallel
-// for simd` over the flat range, so in-place use (dinp == dout, out == a) is safe; SwiGLU's
-// over rows of [gate | up].
+// for simd` over the flat range, so in-place use (dinp == dout, out == a) is safe.
 // sum_squares adds fixed chunks of kSumChunk elements in double and combines the chunk sums
 // in chunk order: the same bits for every thread count.
 #include <algorithm>
@@ -26,35 +25,6 @@ void gelu_forward(float* out, const float* inp, int64_t n) {
 void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n) {
 #pragma omp parallel for simd schedule(static) if (n > kParallelMin)
   for (int64_t i = 0; i < n; ++i) dinp[i] = gelu_grad_fast(inp[i]) * dout[i];
-}
-
-void swiglu_forward(float* out, const float* inp, int64_t N, int64_t F) {
-#pragma omp parallel for schedule(static) if (N * F > kParallelMin)
-  for (int64_t n = 0; n < N; ++n) {
-    const float* g = inp + n * 2 * F;
-    const float* u = g + F;
-    float* o = out + n * F;
-#pragma omp simd
-    for (int64_t i = 0; i < F; ++i) o[i] = g[i] / (1.0f + exp_fast(-g[i])) * u[i];
-  }
-}
-
-// d/dg silu(g) = s (1 + g (1 - s)), s = sigmoid(g).
-void swiglu_backward(float* dinp, const float* inp, const float* dout, int64_t N, int64_t F) {
-#pragma omp parallel for schedule(static) if (N * F > kParallelMin)
-  for (int64_t n = 0; n < N; ++n) {
-    const float* g = inp + n * 2 * F;
-    const float* u = g + F;
-    const float* d = dout + n * F;
-    float* dg = dinp + n * 2 * F;
-    float* du = dg + F;
-#pragma omp simd
-    for (int64_t i = 0; i < F; ++i) {
-      const float s = 1.0f / (1.0f + exp_fast(-g[i]));
-      dg[i] = d[i] * u[i] * s * (1.0f + g[i] * (1.0f - s));
-      du[i] = d[i] * g[i] * s;
-    }
-  }
 }
 
 void add(float* out, const float* a, const float* b, int64_t n) {
@@ -100,6 +70,32 @@ double sum_squares(const float* x, int64_t n) {
   }
   double total = 0;
   for (double s : partial) total += s;
+  return total;
+}
+
+void run(const GeluForwardOp& op) { gelu_forward(f32(op.out), f32(op.inp), op.inp.numel()); }
+
+void run(const GeluBackwardOp& op) { gelu_backward(f32(op.dinp), f32(op.inp), f32(op.dout), op.inp.numel()); }
+
+void run(const AddOp& op) { add(f32(op.out), f32(op.a), f32(op.b), op.a.numel()); }
+
+void run(const ScaleOp& op) { scale(f32(op.x), op.alpha, op.x.numel()); }
+
+void run(const FillOp& op) { fill(f32(op.x), op.value, op.x.numel()); }
+
+// Between equal dtypes a copy (dst and src never overlap); bf16 is the one other dtype here.
+void run(const CastOp& op) {
+  const int64_t n = op.src.numel();
+  if (op.dst.dtype == op.src.dtype) copy(op.dst.data, op.src.data, op.src.bytes());
+  else if (op.dst.dtype == DType::bf16) cast_to_bf16(op.dst.ptr<uint16_t>(), f32(op.src), n);
+  else cast_from_bf16(f32(op.dst), op.src.ptr<uint16_t>(), n);
+}
+
+double run(const SumSquaresOp& op) { return sum_squares(f32(op.x), op.x.numel()); }
+
+double run(const SumSquaresManyOp& op) {
+  double total = 0;
+  for (const Tensor& x : op.xs) total += sum_squares(f32(x), x.numel());
   return total;
 }
 

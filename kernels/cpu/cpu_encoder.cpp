@@ -55,4 +55,14 @@ void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t
   }
 }
 
+void run(const EncoderForwardOp& op) {
+  encoder_forward(f32(op.out), i32(op.tokens), f32(op.wte), f32(op.wpe), op.tokens.shape[0], op.tokens.shape[1],
+                  matrix_cols(op.wte), matrix_rows(op.wte), op.vocab_start);
+}
+
+void run(const EncoderBackwardOp& op) {
+  encoder_backward(f32(op.dwte), f32(op.dwpe), f32(op.dout), i32(op.tokens), op.tokens.shape[0], op.tokens.shape[1],
+                   matrix_cols(op.dwte), matrix_rows(op.dwte), op.vocab_start);
+}
+
 }  // namespace trainer::cpu

@@ -90,4 +90,14 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
   }
 }
 
+void run(const LayernormForwardOp& op) {
+  layernorm_forward(f32(op.out), f32(op.mean), f32(op.rstd), f32(op.inp), f32(op.weight), f32(op.bias),
+                    matrix_rows(op.inp), matrix_cols(op.inp));
+}
+
+void run(const LayernormBackwardOp& op) {
+  layernorm_backward(f32(op.dinp), f32(op.dweight), f32(op.dbias), f32(op.dout), f32(op.inp), f32(op.weight),
+                     f32(op.mean), f32(op.rstd), matrix_rows(op.inp), matrix_cols(op.inp), op.dinp_mode);
+}
+
 }  // namespace trainer::cpu

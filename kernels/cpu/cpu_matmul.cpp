@@ -13,7 +13,9 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <climits>
 
+#include "kernels/base/check.h"
 #include "kernels/cpu/cpu_math.h"
 #include "kernels/cpu/cpu_ops.h"
 
@@ -122,6 +124,22 @@ void bias_backward(float* dbias, const float* dout, int64_t M, int64_t N) {
     }
     for (int64_t c = 0; c < width; ++c) dbias[c0 + c] += sum[c];
   }
+}
+
+void run(const MatmulOp& op) {
+  const MatmulDims d = matmul_dims(op);
+  TRAINER_CHECK(d.M <= INT_MAX && d.N <= INT_MAX && d.K <= INT_MAX, "matmul: a dimension exceeds sgemm's 32-bit sizes");
+  matmul(f32(op.out), f32(op.a), f32(op.b), f32(op.bias), d.M, d.N, d.K, op.ta, op.tb, op.mode, f32(op.gelu_out));
+  // The residual as AddOp adds it: the same bits as the product followed by add; the backward
+  // forms as GeluBackwardOp and BiasBackwardOp (on out, or on a for dbias_a) would after it.
+  if (op.residual.defined()) add(f32(op.out), f32(op.out), f32(op.residual), d.M * d.N);
+  if (op.gelu_inp.defined()) gelu_backward(f32(op.out), f32(op.gelu_inp), f32(op.out), d.M * d.N);
+  if (op.dbias.defined()) bias_backward(f32(op.dbias), f32(op.out), d.M, d.N);
+  if (op.dbias_a.defined()) bias_backward(f32(op.dbias_a), f32(op.a), d.K, d.M);
+}
+
+void run(const BiasBackwardOp& op) {
+  bias_backward(f32(op.dbias), f32(op.dout), matrix_rows(op.dout), matrix_cols(op.dout));
 }
 
 }  // namespace trainer::cpu

@@ -1,6 +1,8 @@
-// Fast fp32 CPU kernels behind CpuBackend (internal to kernels/cpu): raw pointers and sizes,
-// shapes already checked by the front doors (backend_ops.cpp). Semantics are those of
-// kernels/backend.h; the reference loops in reference_ops.h define the same ops.
+// Fast fp32 CPU kernels behind CpuBackend (internal to kernels/cpu). CpuBackend's compute(op)
+// is cpu::run(op) for every op of the op list (op_list.h): each run, defined next to its
+// kernel in cpu_<op>.cpp, unpacks an op the front doors (backend_ops.cpp) have checked into the
+// raw pointers and sizes of the kernels declared below. Semantics are those of the op structs
+// (backend.h); the reference loops (reference_<op>.h) define the same ops.
 //
 // Determinism: every kernel gives bit-identical results for any OpenMP thread count. Work
 // is split so that each output element is produced by exactly one thread in a fixed order:
@@ -19,6 +21,14 @@ namespace trainer::cpu {
 
 // Columns per task in the column-parallel reductions: 64 floats = four cache lines.
 constexpr int64_t kColumnBlock = 64;
+
+#define TRAINER_DECLARE_CPU_RUN(Op, Result, ...) Result run(const Op& op);
+TRAINER_OPS(TRAINER_DECLARE_CPU_RUN)
+#undef TRAINER_DECLARE_CPU_RUN
+
+// The contract holds (the front door checked it): act is f32, so every float tensor is f32.
+inline float* f32(const Tensor& t) { return t.ptr<float>(); }
+inline const int32_t* i32(const Tensor& t) { return t.ptr<int32_t>(); }
 
 void encoder_forward(float* out, const int32_t* tokens, const float* wte, const float* wpe,
                      int64_t B, int64_t T, int64_t C, int64_t V, int64_t vocab_start);

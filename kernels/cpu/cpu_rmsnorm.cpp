@@ -121,4 +121,26 @@ void head_rmsnorm_backward(float* dinp, float* dq_weight, float* dk_weight, cons
   }
 }
 
+void run(const RmsnormForwardOp& op) {
+  rmsnorm_forward(f32(op.out), f32(op.rstd), f32(op.inp), f32(op.weight), matrix_rows(op.inp), matrix_cols(op.inp),
+                  op.eps);
+}
+
+void run(const RmsnormBackwardOp& op) {
+  rmsnorm_backward(f32(op.dinp), f32(op.dweight), f32(op.dout), f32(op.inp), f32(op.weight), f32(op.rstd),
+                   matrix_rows(op.inp), matrix_cols(op.inp), op.dinp_mode);
+}
+
+void run(const HeadRmsnormForwardOp& op) {
+  const AttentionDims s = attention_dims(op.inp, op.n_head, op.n_kv_head);
+  head_rmsnorm_forward(f32(op.out), f32(op.rstd), f32(op.inp), f32(op.q_weight), f32(op.k_weight), s.B * s.T, s.H,
+                       s.Hkv, s.D, op.eps);
+}
+
+void run(const HeadRmsnormBackwardOp& op) {
+  const AttentionDims s = attention_dims(op.inp, op.n_head, op.n_kv_head);
+  head_rmsnorm_backward(f32(op.dinp), f32(op.dq_weight), f32(op.dk_weight), f32(op.dout), f32(op.inp),
+                        f32(op.q_weight), f32(op.k_weight), f32(op.rstd), s.B * s.T, s.H, s.Hkv, s.D);
+}
+
 }  // namespace trainer::cpu

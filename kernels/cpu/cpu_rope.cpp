@@ -45,4 +45,14 @@ void rope(float* out, const float* inp, const float* inv_freq, int64_t B, int64_
   }
 }
 
+void run(const RopeForwardOp& op) {
+  const AttentionDims s = attention_dims(op.inp, op.n_head, op.n_kv_head);
+  rope(f32(op.out), f32(op.inp), f32(op.inv_freq), s.B, s.T, s.H, s.Hkv, s.D, op.pos_offset, 1);
+}
+
+void run(const RopeBackwardOp& op) {
+  const AttentionDims s = attention_dims(op.dout, op.n_head, op.n_kv_head);
+  rope(f32(op.dinp), f32(op.dout), f32(op.inv_freq), s.B, s.T, s.H, s.Hkv, s.D, op.pos_offset, -1);
+}
+
 }  // namespace trainer::cpu

@@ -105,4 +105,28 @@ void xent_fused(float* losses, float* logits, const int32_t* targets, int64_t N,
   }
 }
 
+void run(const XentMaxOp& op) {
+  xent_max(f32(op.maxes), f32(op.logits), matrix_rows(op.logits), matrix_cols(op.logits), op.valid_cols);
+}
+
+void run(const XentSumexpOp& op) {
+  xent_sumexp(f32(op.sumexp), f32(op.target_logit), f32(op.logits), f32(op.maxes), i32(op.targets),
+              matrix_rows(op.logits), matrix_cols(op.logits), op.vocab_start, op.valid_cols);
+}
+
+void run(const XentLossOp& op) {
+  xent_loss(f32(op.losses), f32(op.maxes), f32(op.sumexp), f32(op.target_logit), op.losses.numel());
+}
+
+void run(const XentBackwardOp& op) {
+  xent_backward(f32(op.dlogits), f32(op.logits), f32(op.maxes), f32(op.sumexp), i32(op.targets),
+                matrix_rows(op.logits), matrix_cols(op.logits), op.vocab_start, op.valid_cols, op.dloss);
+}
+
+// The unfused passes' results, bit for bit, in one pass over each row.
+void run(const XentFusedOp& op) {
+  xent_fused(f32(op.losses), f32(op.logits), i32(op.targets), matrix_rows(op.logits), matrix_cols(op.logits),
+             op.valid_cols, op.grad, op.dloss);
+}
+
 }  // namespace trainer::cpu

@@ -162,12 +162,13 @@ AdamWPiece piece_from(const AdamWOp& op, int64_t tile_begin) {
 
 }  // namespace
 
-void adamw_many(const Context& ctx, const AdamWManyOp& op, Rounding rounding) {
+// One launch per kTablePieces pieces.
+void run(const Context& ctx, const AdamWManyOp& op) {
   if (op.pieces.empty()) return;
   DType copy_dtype = DType::f32;  // the contract makes every defined copy act
   for (const AdamWOp& p : op.pieces)
     if (p.param_copy.defined()) copy_dtype = p.param_copy.dtype;
-  const bool stochastic = rounding == Rounding::stochastic;
+  const bool stochastic = ctx.rounding == Rounding::stochastic;
   dispatch_float(copy_dtype, [&](auto tag) {
     using TC = decltype(tag);
     AdamWTable table{};
@@ -191,6 +192,6 @@ void adamw_many(const Context& ctx, const AdamWManyOp& op, Rounding rounding) {
   });
 }
 
-void adamw(const Context& ctx, const AdamWOp& op, Rounding rounding) { adamw_many(ctx, AdamWManyOp{{op}}, rounding); }
+void run(const Context& ctx, const AdamWOp& op) { run(ctx, AdamWManyOp{{op}}); }
 
 }  // namespace trainer::cuda

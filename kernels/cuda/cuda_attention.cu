@@ -337,7 +337,7 @@ void check_smem(size_t bytes, int64_t D, const char* kernel) {
                       "activations, train.attention: cudnn");
 }
 
-void attention_forward(const Context& ctx, const AttentionForwardOp& op) {
+void run(const Context& ctx, const AttentionForwardOp& op) {
   const Tensor &out = op.out, &lse = op.lse, &qkv = op.qkv;
   const AttentionShape s = attention_shape(qkv, op.n_head, op.n_kv_head, op.kName);
   if (s.B * s.T * s.H == 0) return;
@@ -361,7 +361,7 @@ void attention_forward(const Context& ctx, const AttentionForwardOp& op) {
   });
 }
 
-void attention_backward(const Context& ctx, const AttentionBackwardOp& op) {
+void run(const Context& ctx, const AttentionBackwardOp& op) {
   const Tensor &dqkv = op.dqkv, &dout = op.dout, &qkv = op.qkv, &out = op.out, &lse = op.lse;
   const AttentionShape s = attention_shape(qkv, op.n_head, op.n_kv_head, op.kName);
   if (s.B * s.T * s.H == 0) return;

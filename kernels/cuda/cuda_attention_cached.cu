@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(kWarps * 32) cached_kernel(T* out, const T* k_
 
 }  // namespace
 
-void attention_cached(const Context& ctx, const AttentionCachedOp& op) {
+void run(const Context& ctx, const AttentionCachedOp& op) {
   const AttentionDims d = attention_dims(op.qkv, op.n_head, op.n_kv_head);
   const int64_t t_max = op.k_cache.shape[2];
   if (d.B * d.T == 0) return;

@@ -44,6 +44,8 @@ class CudaBackend final : public Backend {
     matmul_ = std::make_unique<cuda::Matmul>(memory_);
     ctx_.stream = stream_;
     ctx_.workspace = workspace_.get();
+    ctx_.matmul = matmul_.get();
+    ctx_.rounding = rounding_;
 #ifdef TRAINER_HAVE_CUDNN
     if (options.attention == AttentionImpl::cudnn)
       cudnn_attention_ = std::make_unique<cuda::CudnnAttention>(stream_, cuda::CudnnDq::direct);
@@ -137,50 +139,32 @@ class CudaBackend final : public Backend {
     for (void* ptr : std::exchange(freed_while_capturing_, {})) raw_free(ptr);
   }
 
+ private:
   // ---- ops (contracts checked by the front doors in backend_ops.cpp) ----
-  void compute(const EncoderForwardOp& op) override { cuda::encoder_forward(ctx_, op); }
-  void compute(const EncoderBackwardOp& op) override { cuda::encoder_backward(ctx_, op); }
-  void compute(const LayernormForwardOp& op) override { cuda::layernorm_forward(ctx_, op); }
-  void compute(const LayernormBackwardOp& op) override { cuda::layernorm_backward(ctx_, op); }
-  void compute(const MatmulOp& op) override { matmul_->run(ctx_, op); }
-  void compute(const BiasBackwardOp& op) override { cuda::bias_backward(ctx_, op); }
-  void compute(const AttentionForwardOp& op) override {
+  template <class Op>
+  auto launch(const Op& op) {
+    return cuda::run(ctx_, op);
+  }
+  // Training attention goes to cuDNN instead with train.attention: cudnn.
+  void launch(const AttentionForwardOp& op) {
 #ifdef TRAINER_HAVE_CUDNN
     if (cudnn_attention_) return cudnn_attention_->forward(ctx_, op);
 #endif
-    cuda::attention_forward(ctx_, op);
+    cuda::run(ctx_, op);
   }
-  void compute(const AttentionBackwardOp& op) override {
+  void launch(const AttentionBackwardOp& op) {
 #ifdef TRAINER_HAVE_CUDNN
     if (cudnn_attention_) return cudnn_attention_->backward(ctx_, op);
 #endif
-    cuda::attention_backward(ctx_, op);
+    cuda::run(ctx_, op);
   }
-  void compute(const AttentionCachedOp& op) override { cuda::attention_cached(ctx_, op); }
-  void compute(const RmsnormForwardOp& op) override { cuda::rmsnorm_forward(ctx_, op); }
-  void compute(const RmsnormBackwardOp& op) override { cuda::rmsnorm_backward(ctx_, op); }
-  void compute(const HeadRmsnormForwardOp& op) override { cuda::head_rmsnorm_forward(ctx_, op); }
-  void compute(const HeadRmsnormBackwardOp& op) override { cuda::head_rmsnorm_backward(ctx_, op); }
-  void compute(const RopeForwardOp& op) override { cuda::rope_forward(ctx_, op); }
-  void compute(const RopeBackwardOp& op) override { cuda::rope_backward(ctx_, op); }
-  void compute(const SwigluForwardOp& op) override { cuda::swiglu_forward(ctx_, op); }
-  void compute(const SwigluBackwardOp& op) override { cuda::swiglu_backward(ctx_, op); }
-  void compute(const GeluForwardOp& op) override { cuda::gelu_forward(ctx_, op); }
-  void compute(const GeluBackwardOp& op) override { cuda::gelu_backward(ctx_, op); }
-  void compute(const AddOp& op) override { cuda::add(ctx_, op); }
-  void compute(const ScaleOp& op) override { cuda::scale(ctx_, op); }
-  void compute(const FillOp& op) override { cuda::fill(ctx_, op); }
-  void compute(const InitNormalOp& op) override { cuda::init_normal(ctx_, op); }
-  void compute(const CastOp& op) override { cuda::cast(ctx_, op); }
-  double compute(const SumSquaresOp& op) override { return cuda::sum_squares(ctx_, op); }
-  void compute(const XentMaxOp& op) override { cuda::xent_max(ctx_, op); }
-  void compute(const XentSumexpOp& op) override { cuda::xent_sumexp(ctx_, op); }
-  void compute(const XentLossOp& op) override { cuda::xent_loss(ctx_, op); }
-  void compute(const XentBackwardOp& op) override { cuda::xent_backward(ctx_, op); }
-  void compute(const XentFusedOp& op) override { cuda::xent_fused(ctx_, op); }
-  void compute(const AdamWOp& op) override { cuda::adamw(ctx_, op, rounding_); }
-  void compute(const AdamWManyOp& op) override { cuda::adamw_many(ctx_, op, rounding_); }
-  double compute(const SumSquaresManyOp& op) override { return cuda::sum_squares_many(ctx_, op); }
+
+ protected:
+  // Every op of the op list (op_list.h) runs its kernels, cuda::run (cuda_ops.h).
+#define TRAINER_CUDA_COMPUTE(Op, Result, ...) \
+  Result compute(const Op& op) override { return launch(op); }
+  TRAINER_OPS(TRAINER_CUDA_COMPUTE)
+#undef TRAINER_CUDA_COMPUTE
 
  private:
   int device_;

@@ -118,21 +118,21 @@ void launch_map2(const Context& ctx, Tensor out, Tensor a, Tensor b, F f) {
 
 }  // namespace
 
-void gelu_forward(const Context& ctx, const GeluForwardOp& op) {
+void run(const Context& ctx, const GeluForwardOp& op) {
   dispatch_float(op.out.dtype, [&](auto tag) {
     using T = decltype(tag);
     launch_map1<T, T>(ctx, op.out, op.inp, GeluForwardFn{});
   });
 }
 
-void gelu_backward(const Context& ctx, const GeluBackwardOp& op) {
+void run(const Context& ctx, const GeluBackwardOp& op) {
   dispatch_float(op.dinp.dtype, [&](auto tag) {
     using T = decltype(tag);
     launch_map2<T, T, T>(ctx, op.dinp, op.inp, op.dout, GeluBackwardFn{});
   });
 }
 
-void add(const Context& ctx, const AddOp& op) {
+void run(const Context& ctx, const AddOp& op) {
   dispatch_float(op.out.dtype, [&](auto to) {
     dispatch_float(op.a.dtype, [&](auto ta) {
       dispatch_float(op.b.dtype, [&](auto tb) {
@@ -142,14 +142,14 @@ void add(const Context& ctx, const AddOp& op) {
   });
 }
 
-void scale(const Context& ctx, const ScaleOp& op) {
+void run(const Context& ctx, const ScaleOp& op) {
   dispatch_float(op.x.dtype, [&](auto tag) {
     using T = decltype(tag);
     launch_map1<T, T>(ctx, op.x, op.x, ScaleFn{op.alpha});
   });
 }
 
-void fill(const Context& ctx, const FillOp& op) {
+void run(const Context& ctx, const FillOp& op) {
   const int64_t n = op.x.numel();
   if (n == 0) return;
   dispatch_float(op.x.dtype, [&](auto tag) {
@@ -159,7 +159,7 @@ void fill(const Context& ctx, const FillOp& op) {
   });
 }
 
-void cast(const Context& ctx, const CastOp& op) {
+void run(const Context& ctx, const CastOp& op) {
   dispatch_float(op.dst.dtype, [&](auto to) {
     dispatch_float(op.src.dtype, [&](auto from) {
       launch_map1<decltype(to), decltype(from)>(ctx, op.dst, op.src, IdentityFn{});

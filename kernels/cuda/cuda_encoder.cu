@@ -169,7 +169,7 @@ __global__ void encoder_dwte_kernel(float* dwte, const T* dout, const int32_t* s
 
 }  // namespace
 
-void encoder_forward(const Context& ctx, const EncoderForwardOp& op) {
+void run(const Context& ctx, const EncoderForwardOp& op) {
   const Tensor &out = op.out, &tokens = op.tokens, &wte = op.wte, &wpe = op.wpe;
   const int64_t B = tokens.shape[0], T_len = tokens.shape[1], C = matrix_cols(wte), Vl = matrix_rows(wte);
   const int64_t vocab_start = op.vocab_start;
@@ -187,7 +187,7 @@ void encoder_forward(const Context& ctx, const EncoderForwardOp& op) {
   });
 }
 
-void encoder_backward(const Context& ctx, const EncoderBackwardOp& op) {
+void run(const Context& ctx, const EncoderBackwardOp& op) {
   const Tensor &dwte = op.dwte, &dwpe = op.dwpe, &dout = op.dout, &tokens = op.tokens;
   const int64_t B = tokens.shape[0], T_len = tokens.shape[1], C = matrix_cols(dwte), Vl = matrix_rows(dwte);
   const int64_t vocab_start = op.vocab_start;

@@ -32,7 +32,7 @@ __global__ void init_normal_kernel(float* out, int64_t n, NormalFill fill) {
 
 }  // namespace
 
-void init_normal(const Context& ctx, const InitNormalOp& op) {
+void run(const Context& ctx, const InitNormalOp& op) {
   const int64_t n = op.out.numel();
   if (n == 0) return;
   const int64_t blocks = ((op.fill.first + n + 3) >> 2) - (op.fill.first >> 2);

@@ -141,7 +141,7 @@ __global__ void layernorm_backward_kernel(T* dinp, float* partial_dw, float* par
 
 }  // namespace
 
-void layernorm_forward(const Context& ctx, const LayernormForwardOp& op) {
+void run(const Context& ctx, const LayernormForwardOp& op) {
   const Tensor &out = op.out, &mean = op.mean, &rstd = op.rstd, &inp = op.inp, &weight = op.weight, &bias = op.bias;
   const int64_t N = matrix_rows(inp), C = matrix_cols(inp);
   if (N * C == 0) return;
@@ -157,7 +157,7 @@ void layernorm_forward(const Context& ctx, const LayernormForwardOp& op) {
   });
 }
 
-void layernorm_backward(const Context& ctx, const LayernormBackwardOp& op) {
+void run(const Context& ctx, const LayernormBackwardOp& op) {
   const Tensor &dinp = op.dinp, &dweight = op.dweight, &dbias = op.dbias, &dout = op.dout, &inp = op.inp,
                &weight = op.weight, &mean = op.mean, &rstd = op.rstd;
   const int64_t N = matrix_rows(inp), C = matrix_cols(inp);

@@ -116,18 +116,18 @@ void Matmul::run(const Context& ctx, const MatmulOp& op) {
   const MatmulDims d = matmul_dims(op);
   if (d.M * d.N == 0) {
     // No product, but a's column sums are still a bias gradient.
-    if (op.dbias_a.defined()) bias_backward(ctx, BiasBackwardOp{op.dbias_a, op.a});
+    if (op.dbias_a.defined()) cuda::run(ctx, BiasBackwardOp{op.dbias_a, op.a});
     return;
   }
   if (d.K == 0) {
     // An empty sum (cuBLASLt takes no k = 0): out = bias or 0 (+ residual), or out += bias.
     if (op.mode == Accumulate::overwrite) TRAINER_CUDA_CHECK(cudaMemsetAsync(out.data, 0, out.bytes(), ctx.stream));
     if (bias.defined()) bias_add_rows(ctx, out, bias);
-    if (residual.defined()) add(ctx, AddOp{out, out, residual});
-    if (gelu_out.defined()) gelu_forward(ctx, GeluForwardOp{gelu_out, out});
-    if (op.gelu_inp.defined()) gelu_backward(ctx, GeluBackwardOp{out, op.gelu_inp, out});
-    if (op.dbias.defined()) bias_backward(ctx, BiasBackwardOp{op.dbias, out});
-    if (op.dbias_a.defined()) bias_backward(ctx, BiasBackwardOp{op.dbias_a, op.a});
+    if (residual.defined()) cuda::run(ctx, AddOp{out, out, residual});
+    if (gelu_out.defined()) cuda::run(ctx, GeluForwardOp{gelu_out, out});
+    if (op.gelu_inp.defined()) cuda::run(ctx, GeluBackwardOp{out, op.gelu_inp, out});
+    if (op.dbias.defined()) cuda::run(ctx, BiasBackwardOp{op.dbias, out});
+    if (op.dbias_a.defined()) cuda::run(ctx, BiasBackwardOp{op.dbias_a, op.a});
     return;
   }
   if (op.gelu_inp.defined() || op.dbias.defined()) return run_backward_form(ctx, op, d);
@@ -162,8 +162,8 @@ void Matmul::run(const Context& ctx, const MatmulOp& op) {
   TRAINER_CHECK(ran != nullptr, no_algorithm(op, d));
   const bool was_fused = ran->epilogue.kind != CUBLASLT_EPILOGUE_DEFAULT;
   if (bias.defined() && !was_fused) bias_add_rows(ctx, out, bias);
-  if (residual.defined() && !ran->residual) add(ctx, AddOp{out, out, residual});
-  if (gelu_out.defined() && !(was_fused && fuse_gelu)) gelu_forward(ctx, GeluForwardOp{gelu_out, out});
+  if (residual.defined() && !ran->residual) cuda::run(ctx, AddOp{out, out, residual});
+  if (gelu_out.defined() && !(was_fused && fuse_gelu)) cuda::run(ctx, GeluForwardOp{gelu_out, out});
 }
 
 void Matmul::run_backward_form(const Context& ctx, const MatmulOp& op, const MatmulDims& d) {
@@ -179,12 +179,12 @@ void Matmul::run_backward_form(const Context& ctx, const MatmulOp& op, const Mat
   if (dbias_part) attempts.push_back({CUBLASLT_EPILOGUE_DGELU_BGRAD, dbias_part, DType::f32, gelu_inp.data});
   if (fuse_dgelu) attempts.push_back({CUBLASLT_EPILOGUE_DGELU, nullptr, DType::f32, gelu_inp.data});
   const cublasLtEpilogue_t ran = run_first(ctx, op, d, attempts);
-  if (gelu_inp.defined() && ran == CUBLASLT_EPILOGUE_DEFAULT) gelu_backward(ctx, GeluBackwardOp{out, gelu_inp, out});
+  if (gelu_inp.defined() && ran == CUBLASLT_EPILOGUE_DEFAULT) cuda::run(ctx, GeluBackwardOp{out, gelu_inp, out});
   if (dbias.defined()) {
     if (ran == CUBLASLT_EPILOGUE_DGELU_BGRAD)
       add_column_partials(ctx, {static_cast<float*>(dbias.data), dbias_part}, 1, d.N);
     else
-      bias_backward(ctx, BiasBackwardOp{dbias, out});
+      cuda::run(ctx, BiasBackwardOp{dbias, out});
   }
 }
 
@@ -199,7 +199,7 @@ void Matmul::run_weight_grad_form(const Context& ctx, const MatmulOp& op, const 
   if (run_first(ctx, op, d, attempts) == CUBLASLT_EPILOGUE_BGRADB)
     add_column_partials(ctx, {static_cast<float*>(op.dbias_a.data), part}, 1, d.M);
   else
-    bias_backward(ctx, BiasBackwardOp{op.dbias_a, op.a});
+    cuda::run(ctx, BiasBackwardOp{op.dbias_a, op.a});
 }
 
 cublasLtEpilogue_t Matmul::run_first(const Context& ctx, const MatmulOp& op, const MatmulDims& d,
@@ -298,5 +298,7 @@ bool Matmul::try_run(const Context& ctx, const MatmulOp& p, const MatmulDims& d,
   ++epilogue_runs_[std::string(epilogue_name(e.kind)) + (with_residual ? "+C" : "")];
   return true;
 }
+
+void run(const Context& ctx, const MatmulOp& op) { ctx.matmul->run(ctx, op); }
 
 }  // namespace trainer::cuda

@@ -170,7 +170,8 @@ void add_column_partials(const Context& ctx, ColumnPartials a, ColumnPartials b,
   launch_add_column_partials(ctx, a, b, 2, count, C);
 }
 
-double sum_squares_many(const Context& ctx, const SumSquaresManyOp& op) {
+// One pass over all tensors (a few launches) and one host read.
+double run(const Context& ctx, const SumSquaresManyOp& op) {
   if (op.xs.empty()) return 0.0;
   const int64_t pieces = int64_t(op.xs.size());
   std::vector<int> blocks(op.xs.size());
@@ -221,11 +222,11 @@ double sum_squares_many(const Context& ctx, const SumSquaresManyOp& op) {
   return result;
 }
 
-double sum_squares(const Context& ctx, const SumSquaresOp& op) {
-  return sum_squares_many(ctx, SumSquaresManyOp{{op.x}});
+double run(const Context& ctx, const SumSquaresOp& op) {
+  return run(ctx, SumSquaresManyOp{{op.x}});
 }
 
-void bias_backward(const Context& ctx, const BiasBackwardOp& op) {
+void run(const Context& ctx, const BiasBackwardOp& op) {
   const Tensor &dbias = op.dbias, &dout = op.dout;
   const int64_t M = matrix_rows(dout), N = matrix_cols(dout);
   if (M == 0 || N == 0) return;

@@ -208,7 +208,7 @@ HeadShape head_shape(const Tensor& inp, int n_head, int n_kv_head) {
 
 }  // namespace
 
-void rmsnorm_forward(const Context& ctx, const RmsnormForwardOp& op) {
+void run(const Context& ctx, const RmsnormForwardOp& op) {
   const int64_t N = matrix_rows(op.inp), C = matrix_cols(op.inp);
   if (N * C == 0) return;
   const bool vec = C % kChunk == 0 && aligned16(op.out.data) && aligned16(op.inp.data) && aligned16(op.weight.data);
@@ -220,7 +220,7 @@ void rmsnorm_forward(const Context& ctx, const RmsnormForwardOp& op) {
   });
 }
 
-void rmsnorm_backward(const Context& ctx, const RmsnormBackwardOp& op) {
+void run(const Context& ctx, const RmsnormBackwardOp& op) {
   const int64_t N = matrix_rows(op.inp), C = matrix_cols(op.inp);
   if (N * C == 0) return;
   const int64_t elem = int64_t(dtype_size(op.dinp.dtype));
@@ -245,7 +245,7 @@ void rmsnorm_backward(const Context& ctx, const RmsnormBackwardOp& op) {
   add_column_partials(ctx, {op.dweight.ptr<float>(), partial}, blocks, C);
 }
 
-void head_rmsnorm_forward(const Context& ctx, const HeadRmsnormForwardOp& op) {
+void run(const Context& ctx, const HeadRmsnormForwardOp& op) {
   const HeadShape s = head_shape(op.inp, op.n_head, op.n_kv_head);
   if (s.rows * s.width() == 0) return;
   const bool vec = s.D % kChunk == 0 && aligned16(op.out.data) && aligned16(op.inp.data) &&
@@ -259,7 +259,7 @@ void head_rmsnorm_forward(const Context& ctx, const HeadRmsnormForwardOp& op) {
   });
 }
 
-void head_rmsnorm_backward(const Context& ctx, const HeadRmsnormBackwardOp& op) {
+void run(const Context& ctx, const HeadRmsnormBackwardOp& op) {
   const HeadShape s = head_shape(op.inp, op.n_head, op.n_kv_head);
   if (s.rows * s.width() == 0) return;
   const int64_t blocks = ceil_div(s.rows, kBwdRows);

@@ -68,11 +68,11 @@ void rope(const Context& ctx, Tensor out, Tensor inp, Tensor inv_freq, int n_hea
 
 }  // namespace
 
-void rope_forward(const Context& ctx, const RopeForwardOp& op) {
+void run(const Context& ctx, const RopeForwardOp& op) {
   rope(ctx, op.out, op.inp, op.inv_freq, op.n_head, op.n_kv_head, op.pos_offset, 1.0f);
 }
 
-void rope_backward(const Context& ctx, const RopeBackwardOp& op) {
+void run(const Context& ctx, const RopeBackwardOp& op) {
   rope(ctx, op.dinp, op.dout, op.inv_freq, op.n_head, op.n_kv_head, op.pos_offset, -1.0f);
 }
 

@@ -66,7 +66,7 @@ unsigned grid_for(int64_t chunks) {
 
 }  // namespace
 
-void swiglu_forward(const Context& ctx, const SwigluForwardOp& op) {
+void run(const Context& ctx, const SwigluForwardOp& op) {
   const int64_t N = matrix_rows(op.inp), F = matrix_cols(op.inp) / 2;
   if (N * F == 0) return;
   const bool vec = F % kChunk == 0 && aligned16(op.out.data) && aligned16(op.inp.data);
@@ -78,7 +78,7 @@ void swiglu_forward(const Context& ctx, const SwigluForwardOp& op) {
   });
 }
 
-void swiglu_backward(const Context& ctx, const SwigluBackwardOp& op) {
+void run(const Context& ctx, const SwigluBackwardOp& op) {
   const int64_t N = matrix_rows(op.inp), F = matrix_cols(op.inp) / 2;
   if (N * F == 0) return;
   const bool vec = F % kChunk == 0 && aligned16(op.dinp.data) && aligned16(op.inp.data) && aligned16(op.dout.data);

@@ -136,7 +136,7 @@ bool row_vec(const Tensor& t, int64_t Vl) { return aligned16(t.data) && Vl % kCh
 
 }  // namespace
 
-void xent_max(const Context& ctx, const XentMaxOp& op) {
+void run(const Context& ctx, const XentMaxOp& op) {
   const int64_t N = matrix_rows(op.logits), Vl = matrix_cols(op.logits);
   if (N == 0) return;
   dispatch_float(op.logits.dtype, [&](auto tag) {
@@ -147,7 +147,7 @@ void xent_max(const Context& ctx, const XentMaxOp& op) {
   });
 }
 
-void xent_sumexp(const Context& ctx, const XentSumexpOp& op) {
+void run(const Context& ctx, const XentSumexpOp& op) {
   const int64_t N = matrix_rows(op.logits), Vl = matrix_cols(op.logits);
   if (N == 0) return;
   dispatch_float(op.logits.dtype, [&](auto tag) {
@@ -160,7 +160,7 @@ void xent_sumexp(const Context& ctx, const XentSumexpOp& op) {
   });
 }
 
-void xent_loss(const Context& ctx, const XentLossOp& op) {
+void run(const Context& ctx, const XentLossOp& op) {
   const int64_t N = op.losses.numel();
   if (N == 0) return;
   xent_loss_kernel<<<static_cast<unsigned>(ceil_div(N, kThreads)), kThreads, 0, ctx.stream>>>(
@@ -169,7 +169,7 @@ void xent_loss(const Context& ctx, const XentLossOp& op) {
   TRAINER_LAUNCH_CHECK();
 }
 
-void xent_backward(const Context& ctx, const XentBackwardOp& op) {
+void run(const Context& ctx, const XentBackwardOp& op) {
   const int64_t N = matrix_rows(op.logits), Vl = matrix_cols(op.logits);
   if (N == 0) return;
   const bool vec = row_vec(op.logits, Vl) && aligned16(op.dlogits.data);
@@ -183,7 +183,7 @@ void xent_backward(const Context& ctx, const XentBackwardOp& op) {
   });
 }
 
-void xent_fused(const Context& ctx, const XentFusedOp& op) {
+void run(const Context& ctx, const XentFusedOp& op) {
   const int64_t N = matrix_rows(op.logits), V = matrix_cols(op.logits);
   if (N == 0) return;
   dispatch_float(op.logits.dtype, [&](auto tag) {

@@ -110,10 +110,11 @@ void add_op(std::vector<ContractCase>& cases, std::function<Op(ContractPool&)> v
                      }});
 }
 
-// The Llama ops and grouped k/v heads. Shapes: B = 2, T = 3, N = 6; qkv (2, 3, 8) holds H = 2
-// query heads and Hkv = 1 k/v head of D = 2 (multi-query), or H = 4 and Hkv = 2 of D = 1;
-// SwiGLU F = 3. In-place forms the contract allows are valid calls of their own.
-inline void add_llama_contract_cases(std::vector<ContractCase>& c) {
+// RMSNorm, the per-head RMSNorm, rope, SwiGLU and attention with grouped k/v heads. Shapes:
+// B = 2, T = 3, N = 6; qkv (2, 3, 8) holds H = 2 query heads and Hkv = 1 k/v head of D = 2
+// (multi-query), or H = 4 and Hkv = 2 of D = 1; SwiGLU F = 3. In-place forms the contract
+// allows are valid calls of their own.
+inline void add_rmsnorm_rope_swiglu_contract_cases(std::vector<ContractCase>& c) {
   using A = AttentionForwardOp;
   using AB = AttentionBackwardOp;
   using R = RmsnormForwardOp;
@@ -382,7 +383,7 @@ inline std::vector<ContractCase> contract_cases() {
                   {wrong_shape("v", &AdamWOp::v), wrong_dtype("param_copy", &AdamWOp::param_copy),
                    wrong_device("grad", &AdamWOp::grad), alias("param_copy", &AdamWOp::param_copy, &AdamWOp::grad),
                    other<AdamWOp>("step", [](AdamWOp& op) { op.h.step = 0; })});
-  add_llama_contract_cases(c);
+  add_rmsnorm_rope_swiglu_contract_cases(c);
   add_generation_contract_cases(c);
   add_multi_tensor_contract_cases(c);
   return c;

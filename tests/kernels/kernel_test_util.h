@@ -1,6 +1,6 @@
 // Helpers for the CPU kernel tests: host vectors viewed as tensors (the CPU backend works on
 // host memory directly), float/double conversion, element-wise comparison with a report of
-// the worst element, and central finite differences.
+// the worst element, central finite differences, and the odd shapes several ops' tests share.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -19,6 +19,25 @@
 #include "tests/support/test_util.h"
 
 namespace trainer::testing {
+
+// A row-wise op's (N, C): widths off the fast kernels' vector chunks, one row, many rows.
+struct Rows {
+  int64_t N, C;
+};
+inline constexpr Rows kRowShapes[] = {{1, 1}, {1, 13}, {37, 200}, {5, 768}, {33, 1000}, {70, 33}};
+
+// The qkv tensor (B, T, (H + 2*Hkv)*D) of a per-head op (head RMSNorm, rope): ordinary, grouped
+// and multi-query k/v heads.
+struct Heads {
+  int64_t B, T, H, Hkv, D;
+  int64_t width() const { return (H + 2 * Hkv) * D; }
+  int64_t rows() const { return B * T; }
+  std::string name() const {
+    return "B=" + std::to_string(B) + " T=" + std::to_string(T) + " H=" + std::to_string(H) +
+           " Hkv=" + std::to_string(Hkv) + " D=" + std::to_string(D);
+  }
+};
+inline const Heads kHeadShapes[] = {{2, 3, 2, 2, 4}, {1, 5, 4, 2, 8}, {2, 7, 6, 1, 6}, {1, 33, 4, 1, 64}, {3, 2, 3, 3, 2}};
 
 inline Tensor view(std::vector<float>& v, std::initializer_list<int64_t> shape) {
   return make_tensor(v.data(), DType::f32, Device::cpu, shape);

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "kernels/cpu/cpu_backend.h"
-#include "kernels/cpu/reference_ops.h"
+#include "kernels/cpu/reference_attention.h"
 #include "tests/kernels/kernel_test_util.h"
 
 using namespace trainer;

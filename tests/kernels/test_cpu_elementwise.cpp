@@ -10,7 +10,7 @@
 #include "kernels/base/bf16.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/cpu_math.h"
-#include "kernels/cpu/reference_ops.h"
+#include "kernels/cpu/reference_elementwise.h"
 #include "tests/kernels/kernel_test_util.h"
 
 using namespace trainer;

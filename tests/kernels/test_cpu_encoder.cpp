@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "kernels/cpu/cpu_backend.h"
-#include "kernels/cpu/reference_ops.h"
+#include "kernels/cpu/reference_encoder.h"
 #include "tests/kernels/kernel_test_util.h"
 
 using namespace trainer;

@@ -6,7 +6,7 @@
 #include <array>
 
 #include "kernels/cpu/cpu_backend.h"
-#include "kernels/cpu/reference_ops.h"
+#include "kernels/cpu/reference_matmul.h"
 #include "tests/kernels/kernel_test_util.h"
 
 using namespace trainer;

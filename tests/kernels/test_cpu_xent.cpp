@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_backend.h"
-#include "kernels/cpu/reference_ops.h"
+#include "kernels/cpu/reference_xent.h"
 #include "tests/kernels/kernel_test_util.h"
 
 using namespace trainer;

@@ -1,4 +1,4 @@
-// The parity tables of the CUDA tests (tests/kernels/cuda/parity_cases.h) run CPU against CPU:
+// The parity tables of the CUDA tests (tests/kernels/cuda/parity_tables.h) run CPU against CPU:
 // every case passes the front doors, its prepare step works, the reference writes every
 // output in full and the harness's comparisons and reruns hold, so a CUDA failure on a GPU
 // machine points at the kernel, not at the table. And the harness's checks themselves: a
@@ -10,8 +10,7 @@
 #include <utility>
 
 #include "kernels/cpu/cpu_backend.h"
-#include "tests/kernels/cuda/parity_cases.h"
-#include "tests/kernels/cuda/parity_llama_cases.h"
+#include "tests/kernels/cuda/parity_tables.h"
 
 namespace trainer::testing {
 namespace {
@@ -23,17 +22,11 @@ void check_tables(const std::vector<ParityCase>& cases) {
 }
 
 TEST_CASE("parity tables: matmul, CPU against CPU") { check_tables(matmul_parity_cases()); }
-TEST_CASE("parity tables: encoder, CPU against CPU") { check_tables(encoder_parity_cases()); }
-TEST_CASE("parity tables: layernorm, CPU against CPU") { check_tables(layernorm_parity_cases()); }
 TEST_CASE("parity tables: attention, CPU against CPU") { check_tables(attention_parity_cases()); }
-TEST_CASE("parity tables: element-wise, CPU against CPU") { check_tables(elementwise_parity_cases()); }
-TEST_CASE("parity tables: bias_backward, CPU against CPU") { check_tables(bias_backward_parity_cases()); }
-TEST_CASE("parity tables: cross-entropy, CPU against CPU") { check_tables(xent_parity_cases()); }
-TEST_CASE("parity tables: adamw, CPU against CPU") { check_tables(adamw_parity_cases()); }
-TEST_CASE("parity tables: rmsnorm, CPU against CPU") { check_tables(rmsnorm_parity_cases()); }
-TEST_CASE("parity tables: head rmsnorm, CPU against CPU") { check_tables(head_rmsnorm_parity_cases()); }
-TEST_CASE("parity tables: rope, CPU against CPU") { check_tables(rope_parity_cases()); }
-TEST_CASE("parity tables: swiglu, CPU against CPU") { check_tables(swiglu_parity_cases()); }
+#define TRAINER_PARITY_TEST(cases, name) \
+  TEST_CASE("parity tables: " name ", CPU against CPU") { check_tables(cases()); }
+TRAINER_PARITY_TABLES(TRAINER_PARITY_TEST)
+#undef TRAINER_PARITY_TEST
 
 // The harness's own checks, each made to fire: a case where the backend under test misbehaves.
 ParityCase gelu_case(std::function<void(Backend&, const ParityArgs&)> run) {

@@ -97,6 +97,17 @@ struct ParityCase {
   std::function<void(Backend& backend, const ParityArgs& t)> run;
 };
 
+// A case from its label, arguments, op and offset (no prepare step).
+inline ParityCase make_case(std::string label, std::vector<ParityArg> args,
+                            std::function<void(Backend&, const ParityArgs&)> run, int64_t offset = 0) {
+  ParityCase c;
+  c.label = std::move(label);
+  c.args = std::move(args);
+  c.run = std::move(run);
+  c.offset = offset;
+  return c;
+}
+
 // FNV-1a: a seed per case label, the same on every platform.
 inline uint64_t label_seed(const std::string& label) {
   uint64_t h = 1469598103934665603ull;

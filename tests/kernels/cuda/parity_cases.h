@@ -449,4 +449,16 @@ inline std::vector<ParityCase> adamw_parity_cases() {
   return cases;
 }
 
+// ---- the per-head ops' qkv tensors (head RMSNorm, rope): (B, T, H, Hkv, D) ----
+struct HeadRow {
+  int64_t B, T, H, Hkv, D;
+  int64_t width() const { return (H + 2 * Hkv) * D; }
+  std::vector<int64_t> qkv() const { return {B, T, width()}; }
+  std::string dims() const { return dims_label("", {B, T, H, Hkv, D}); }
+};
+
+// The last has 38 blocks of 32 rows for the weight gradients' second pass.
+inline constexpr HeadRow kHeadRows[] = {{2, 5, 2, 1, 8},   {1, 37, 4, 2, 64}, {2, 17, 3, 3, 128}, {1, 3, 6, 1, 6},
+                                        {3, 70, 4, 1, 16}, {1, 130, 2, 1, 2}, {2, 9, 6, 2, 36},   {4, 300, 2, 1, 64}};
+
 }  // namespace trainer::testing

@@ -1,32 +1,20 @@
-// The parity tables of the Llama ops (tests/kernels/cuda/parity.h): RMSNorm, per-head RMSNorm
-// (qk-norm), rotary embedding and SwiGLU, forward and backward, on shapes that reach each
-// kernel path: widths off the 8-element chunks and off the 256-thread block (vector and scalar
-// loads), head sizes 2 to 128 with grouped and multi-query k/v heads, unaligned views, and the
-// in-place forms (an accumulated argument passed as both input and output). Tolerances as in
-// parity_cases.h: one act rounding for act outputs, kTolSums for the f32 weight gradients.
-// Grouped attention is in attention_parity_cases (parity_cases.h).
+// The parity tables of RMSNorm and the per-head RMSNorm (qk-norm), forward and backward
+// (tests/kernels/cuda/parity.h), on shapes that reach each kernel path: widths off the 8-element
+// chunks and off the 256-thread block (vector and scalar loads), row blocks of the weight
+// gradients' second pass, head sizes 2 to 128 with grouped and multi-query k/v heads, unaligned
+// views, and the in-place forms (an accumulated argument passed as both input and output).
+// Tolerances as in parity_cases.h: one act rounding for act outputs, kTolSums for the f32
+// weight gradients.
 #pragma once
 
-#include <functional>
 #include <iterator>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "tests/kernels/cuda/parity.h"
 #include "tests/kernels/cuda/parity_cases.h"
 
 namespace trainer::testing {
-
-inline ParityCase make_case(std::string label, std::vector<ParityArg> args,
-                            std::function<void(Backend&, const ParityArgs&)> run, int64_t offset = 0) {
-  ParityCase c;
-  c.label = std::move(label);
-  c.args = std::move(args);
-  c.run = std::move(run);
-  c.offset = offset;
-  return c;
-}
 
 // ---- rmsnorm: (N, C), the last with an unaligned view ----
 inline std::vector<ParityCase> rmsnorm_parity_cases() {
@@ -86,18 +74,6 @@ inline std::vector<ParityCase> rmsnorm_parity_cases() {
   return cases;
 }
 
-// ---- per-head ops on a qkv tensor: (B, T, H, Hkv, D) ----
-struct HeadRow {
-  int64_t B, T, H, Hkv, D;
-  int64_t width() const { return (H + 2 * Hkv) * D; }
-  std::vector<int64_t> qkv() const { return {B, T, width()}; }
-  std::string dims() const { return dims_label("", {B, T, H, Hkv, D}); }
-};
-
-// The last has 38 blocks of 32 rows for the weight gradients' second pass.
-inline constexpr HeadRow kHeadRows[] = {{2, 5, 2, 1, 8},   {1, 37, 4, 2, 64}, {2, 17, 3, 3, 128}, {1, 3, 6, 1, 6},
-                                        {3, 70, 4, 1, 16}, {1, 130, 2, 1, 2}, {2, 9, 6, 2, 36},   {4, 300, 2, 1, 64}};
-
 inline std::vector<ParityCase> head_rmsnorm_parity_cases() {
   // And one of 513 blocks: a full round of the second pass's 16-deep loads, and a round cut short.
   std::vector<HeadRow> rows(std::begin(kHeadRows), std::end(kHeadRows));
@@ -138,58 +114,6 @@ inline std::vector<ParityCase> head_rmsnorm_parity_cases() {
         cases.push_back(b);
       }
     }
-  }
-  return cases;
-}
-
-// inv_freq uniform in [0, 1): angles up to pos_offset + T radians.
-inline std::vector<ParityCase> rope_parity_cases() {
-  const int64_t offsets[] = {0, 3, 1000, 0, 7, 0, 8190, 5};
-  static_assert(std::size(offsets) == std::size(kHeadRows), "a position offset for every row");
-  std::vector<ParityCase> cases;
-  for (size_t i = 0; i < std::size(kHeadRows); ++i) {
-    const HeadRow& r = kHeadRows[i];
-    const int h = int(r.H), kv = int(r.Hkv);
-    const int64_t pos = offsets[i];
-    const std::string dims = r.dims() + " pos " + std::to_string(pos);
-    for (int direction : {1, -1}) {
-      const std::string name = direction > 0 ? "rope_forward" : "rope_backward";
-      auto op = [h, kv, pos, direction](Backend& be, Tensor out, Tensor inp, Tensor inv_freq) {
-        if (direction > 0)
-          be.run(RopeForwardOp{out, inp, inv_freq, h, kv, pos});
-        else
-          be.run(RopeBackwardOp{out, inp, inv_freq, h, kv, pos});
-      };
-      cases.push_back(make_case(name + dims,
-                                {output("out", Kind::act, r.qkv(), kTolAct), input("inp", Kind::act, r.qkv(), -2, 2),
-                                 input("inv_freq", Kind::f32, {r.D / 2}, 0, 1)},
-                                [op](Backend& be, const ParityArgs& t) { op(be, t["out"], t["inp"], t["inv_freq"]); }));
-      cases.push_back(make_case(name + " in place" + dims,
-                                {accumulated("x", Kind::act, r.qkv(), kTolAct), input("inv_freq", Kind::f32, {r.D / 2}, 0, 1)},
-                                [op](Backend& be, const ParityArgs& t) { op(be, t["x"], t["x"], t["inv_freq"]); }, 1));
-    }
-  }
-  return cases;
-}
-
-// ---- swiglu: (N, F), inp (N, 2F) ----
-inline std::vector<ParityCase> swiglu_parity_cases() {
-  const std::vector<std::vector<int64_t>> shapes = {{1, 1}, {5, 7}, {3, 8}, {37, 768}, {16, 1000}, {70, 33}, {37, 768, 1}};
-  std::vector<ParityCase> cases;
-  for (const auto& s : shapes) {
-    const int64_t N = s[0], F = s[1], offset = s.size() > 2 ? s[2] : 0;
-    const std::string dims = dims_label("", {N, F}) + (offset ? " unaligned" : "");
-    cases.push_back(make_case("swiglu_forward" + dims,
-                              {output("out", Kind::act, {N, F}, kTolAct), input("inp", Kind::act, {N, 2 * F}, -6, 6)},
-                              [](Backend& be, const ParityArgs& t) { be.run(SwigluForwardOp{t["out"], t["inp"]}); },
-                              offset));
-    cases.push_back(make_case("swiglu_backward" + dims,
-                              {output("dinp", Kind::act, {N, 2 * F}, kTolAct), input("inp", Kind::act, {N, 2 * F}, -6, 6),
-                               input("dout", Kind::act, {N, F})},
-                              [](Backend& be, const ParityArgs& t) {
-                                be.run(SwigluBackwardOp{t["dinp"], t["inp"], t["dout"]});
-                              },
-                              offset));
   }
   return cases;
 }

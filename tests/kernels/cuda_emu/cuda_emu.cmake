@@ -22,11 +22,8 @@ if(TRAINER_HAVE_CUDA AND NOT Python3_Interpreter_FOUND)
 endif()
 if(TRAINER_HAVE_CUDA AND Python3_Interpreter_FOUND)
   set(emu_dir ${CMAKE_CURRENT_LIST_DIR})
-  set(emu_cuda_sources)
-  foreach(name adamw attention attention_cached attention_mma elementwise encoder init layernorm reduce rmsnorm rope
-               swiglu xent)
-    list(APPEND emu_cuda_sources ${PROJECT_SOURCE_DIR}/kernels/cuda/cuda_${name}.cu)
-  endforeach()
+  # Every kernel file: one left out would be linked from trainer_kernels, compiled for a real GPU.
+  file(GLOB emu_cuda_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/kernels/cuda/*.cu)
   list(APPEND emu_cuda_sources ${emu_dir}/emu_selftest.cu)
   set(emu_translated)  # the kernels; the self-tests' own kernels last
   foreach(src ${emu_cuda_sources})
@@ -55,10 +52,10 @@ if(TRAINER_HAVE_CUDA AND Python3_Interpreter_FOUND)
   target_include_directories(trainer_cuda_emu BEFORE PRIVATE ${emu_dir}/shadow)
   target_link_libraries(trainer_cuda_emu PRIVATE trainer_parallel)  # kernels, MPI and nccl.h
 
-  # With them, tests/kernels/cuda's tests through their make_rig (cudnn_attention's with cuDNN's headers).
-  set(emu_cuda_tests elementwise xent_adamw layernorm llama_ops init_normal attention gqa_attention matmul graph contract
-      column_partials cudnn_attention)
-  list(TRANSFORM emu_cuda_tests REPLACE "(.+)" "${CMAKE_CURRENT_SOURCE_DIR}/kernels/cuda/test_cuda_\\1.cpp")
+  # With them, tests/kernels/cuda's tests through their make_rig (cudnn_attention's with cuDNN's
+  # headers), but for the parity tables, which test_cuda_emu.cpp runs its own way.
+  file(GLOB emu_cuda_tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/cuda/test_cuda_*.cpp)
+  list(FILTER emu_cuda_tests EXCLUDE REGEX "/test_cuda_parity\\.cpp$")
   add_executable(test_cuda_emu $<TARGET_OBJECTS:trainer_cuda_emu> ${emu_selftest_translated} ${emu_dir}/test_cuda_emu.cpp
     ${emu_dir}/test_cuda_emu_model.cpp ${emu_dir}/test_cublaslt_emu.cpp ${emu_dir}/test_emu_runtime.cpp
     ${emu_dir}/test_emu_attention_work.cpp ${emu_dir}/test_emu_norm_launches.cpp ${emu_cuda_tests})

@@ -16,8 +16,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_backend.h"
-#include "tests/kernels/cuda/parity_cases.h"
-#include "tests/kernels/cuda/parity_llama_cases.h"
+#include "tests/kernels/cuda/parity_tables.h"
 #include "tests/kernels/cuda_emu/cuda_emu_counts.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "tests/kernels/cuda_emu/emu_selftest.h"
@@ -82,8 +81,11 @@ void check_emulated_parity(const std::vector<ParityCase>& cases) {
   CHECK(emu::count("launches on the legacy stream") == legacy_before);
 }
 
-TEST_CASE("parity encoder") { check_emulated_parity(encoder_parity_cases()); }
-TEST_CASE("parity layernorm") { check_emulated_parity(layernorm_parity_cases()); }
+#define TRAINER_PARITY_TEST(cases, name) \
+  TEST_CASE("parity " name) { check_emulated_parity(cases()); }
+TRAINER_PARITY_TABLES(TRAINER_PARITY_TEST)
+#undef TRAINER_PARITY_TEST
+
 // Attention in three cases (each a few seconds to a minute here), so ctest runs them side by side.
 std::vector<ParityCase> cases_of(const std::vector<ParityCase>& cases, const std::string& op) {
   std::vector<ParityCase> out;
@@ -113,14 +115,6 @@ TEST_CASE("parity attention_backward") {
 TEST_CASE("parity attention_cached") {
   check_emulated_parity(cases_of(attention_parity_cases(), "attention_cached"));
 }
-TEST_CASE("parity element-wise") { check_emulated_parity(elementwise_parity_cases()); }
-TEST_CASE("parity bias_backward") { check_emulated_parity(bias_backward_parity_cases()); }
-TEST_CASE("parity cross-entropy") { check_emulated_parity(xent_parity_cases()); }
-TEST_CASE("parity adamw") { check_emulated_parity(adamw_parity_cases()); }
-TEST_CASE("parity rmsnorm") { check_emulated_parity(rmsnorm_parity_cases()); }
-TEST_CASE("parity head rmsnorm") { check_emulated_parity(head_rmsnorm_parity_cases()); }
-TEST_CASE("parity rope") { check_emulated_parity(rope_parity_cases()); }
-TEST_CASE("parity swiglu") { check_emulated_parity(swiglu_parity_cases()); }
 
 }  // namespace
 }  // namespace trainer::testing

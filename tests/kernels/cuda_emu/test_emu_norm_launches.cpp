@@ -1,7 +1,7 @@
 // The norm backwards' launches, counted on the emulator: each is its row kernel and one launch
 // of add_column_partials (cuda_reduce.cu), which sums both of LayerNorm's weight gradients (and
 // both of the head norm's) together. Their values against the CPU are the parity tables'
-// (parity_cases.h, parity_llama_cases.h), with 513 row blocks among their shapes.
+// (parity_cases.h, parity_rmsnorm_cases.h), with 513 row blocks among their shapes.
 #include <doctest/doctest.h>
 
 #include <cstdint>
