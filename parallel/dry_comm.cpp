@@ -67,13 +67,6 @@ CommRequestPtr DryComm::pending(int64_t bytes) {
   return std::make_unique<DryRequest>(meter_, bytes);
 }
 
-void DryComm::all_reduce(Tensor buf, ReduceOp op) { all_reduce_async(buf, op)->wait(); }
-void DryComm::reduce_scatter(Tensor out, Tensor in) { reduce_scatter_async(out, in)->wait(); }
-void DryComm::all_gather(Tensor out, Tensor in) { all_gather_async(out, in)->wait(); }
-void DryComm::broadcast(Tensor buf, int root) { pending(enter(CommCall::broadcast, buf, buf, root))->wait(); }
-void DryComm::send(Tensor buf, int peer, int tag) { send_async(buf, peer, tag)->wait(); }
-void DryComm::recv(Tensor buf, int peer, int tag) { recv_async(buf, peer, tag)->wait(); }
-
 CommRequestPtr DryComm::all_reduce_async(Tensor buf, ReduceOp) {
   return pending(enter(CommCall::all_reduce, buf, buf, -1));
 }
@@ -82,6 +75,9 @@ CommRequestPtr DryComm::reduce_scatter_async(Tensor out, Tensor in) {
 }
 CommRequestPtr DryComm::all_gather_async(Tensor out, Tensor in) {
   return pending(enter(CommCall::all_gather, out, in, -1));
+}
+CommRequestPtr DryComm::broadcast_async(Tensor buf, int root) {
+  return pending(enter(CommCall::broadcast, buf, buf, root));
 }
 CommRequestPtr DryComm::send_async(Tensor buf, int peer, int) { return pending(enter(CommCall::send, buf, buf, peer)); }
 CommRequestPtr DryComm::recv_async(Tensor buf, int peer, int) { return pending(enter(CommCall::recv, buf, buf, peer)); }

@@ -39,19 +39,13 @@ class DryComm final : public Comm {
   // buckets in flight as it does over MPI); unmetered, for a transport that holds none.
   InFlightCost in_flight_cost() const override { return meter_ ? InFlightCost::buffer_copy : InFlightCost::none; }
 
-  void all_reduce(Tensor buf, ReduceOp op) override;
-  void reduce_scatter(Tensor out, Tensor in) override;
-  void all_gather(Tensor out, Tensor in) override;
-  void broadcast(Tensor buf, int root) override;
-  void send(Tensor buf, int peer, int tag) override;
-  void recv(Tensor buf, int peer, int tag) override;
-  void barrier() override {}
-
   CommRequestPtr all_reduce_async(Tensor buf, ReduceOp op) override;
   CommRequestPtr reduce_scatter_async(Tensor out, Tensor in) override;
   CommRequestPtr all_gather_async(Tensor out, Tensor in) override;
+  CommRequestPtr broadcast_async(Tensor buf, int root) override;
   CommRequestPtr send_async(Tensor buf, int peer, int tag) override;
   CommRequestPtr recv_async(Tensor buf, int peer, int tag) override;
+  CommRequestPtr barrier_async() override { return std::make_unique<DoneRequest>(); }
 
   // A dry run builds each group's DryComm itself; there are no other ranks to agree with.
   std::unique_ptr<Comm> split(int color, int key, const std::string& group) override;

@@ -24,24 +24,18 @@ class LocalComm final : public Comm {
   std::string name() const override { return name_; }
   InFlightCost in_flight_cost() const override { return InFlightCost::none; }
 
-  void all_reduce(Tensor buf, ReduceOp op) override;
-  void reduce_scatter(Tensor out, Tensor in) override;
-  void all_gather(Tensor out, Tensor in) override;
-  void broadcast(Tensor buf, int root) override;
-  void send(Tensor buf, int peer, int tag) override;
-  void recv(Tensor buf, int peer, int tag) override;
-  void barrier() override;
-
   CommRequestPtr all_reduce_async(Tensor buf, ReduceOp op) override;
   CommRequestPtr reduce_scatter_async(Tensor out, Tensor in) override;
   CommRequestPtr all_gather_async(Tensor out, Tensor in) override;
+  CommRequestPtr broadcast_async(Tensor buf, int root) override;
   CommRequestPtr send_async(Tensor buf, int peer, int tag) override;
   CommRequestPtr recv_async(Tensor buf, int peer, int tag) override;
+  CommRequestPtr barrier_async() override;
 
   std::unique_ptr<Comm> split(int color, int key, const std::string& group) override;
 
  private:
-  void copy_block(Tensor out, Tensor in, const char* what);
+  CommRequestPtr copy_block(Tensor out, Tensor in, const char* what);
 
   Backend& backend_;
   std::string name_;

@@ -168,6 +168,7 @@ MPI_Op MpiComm::reduce_op(ReduceOp op, DType dtype) const {
 }
 
 CommRequestPtr MpiComm::all_reduce_async(Tensor buf, ReduceOp op) {
+  if (size_ == 1) return std::make_unique<DoneRequest>();
   check_reducible(buf, op, "all_reduce");
   MPI_Request r;
   TRAINER_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buf.data, static_cast<int>(buf.numel()),
@@ -207,6 +208,15 @@ CommRequestPtr MpiComm::all_gather_async(Tensor out, Tensor in) {
   return make_request(r, "all_gather", out.bytes());
 }
 
+CommRequestPtr MpiComm::broadcast_async(Tensor buf, int root) {
+  check_host(buf, "broadcast");
+  if (size_ == 1) return std::make_unique<DoneRequest>();
+  MPI_Request r;
+  TRAINER_MPI_CHECK(MPI_Ibcast(buf.data, static_cast<int>(buf.numel()), mpi_type(buf.dtype), root,
+                               comm_, &r));
+  return make_request(r, "broadcast", buf.bytes());
+}
+
 CommRequestPtr MpiComm::send_async(Tensor buf, int peer, int tag) {
   check_host(buf, "send");
   MPI_Request r;
@@ -223,33 +233,11 @@ CommRequestPtr MpiComm::recv_async(Tensor buf, int peer, int tag) {
   return make_request(r, "recv", buf.bytes(), peer);
 }
 
-void MpiComm::all_reduce(Tensor buf, ReduceOp op) {
-  if (size_ == 1) return;
-  all_reduce_async(buf, op)->wait();
-}
-
-void MpiComm::reduce_scatter(Tensor out, Tensor in) { reduce_scatter_async(out, in)->wait(); }
-
-void MpiComm::all_gather(Tensor out, Tensor in) { all_gather_async(out, in)->wait(); }
-
-void MpiComm::broadcast(Tensor buf, int root) {
-  check_host(buf, "broadcast");
-  if (size_ == 1) return;
-  MPI_Request r;
-  TRAINER_MPI_CHECK(MPI_Ibcast(buf.data, static_cast<int>(buf.numel()), mpi_type(buf.dtype), root,
-                               comm_, &r));
-  make_request(r, "broadcast", buf.bytes())->wait();
-}
-
-void MpiComm::send(Tensor buf, int peer, int tag) { send_async(buf, peer, tag)->wait(); }
-
-void MpiComm::recv(Tensor buf, int peer, int tag) { recv_async(buf, peer, tag)->wait(); }
-
-void MpiComm::barrier() {
-  if (size_ == 1) return;
+CommRequestPtr MpiComm::barrier_async() {
+  if (size_ == 1) return std::make_unique<DoneRequest>();
   MPI_Request r;
   TRAINER_MPI_CHECK(MPI_Ibarrier(comm_, &r));
-  make_request(r, "barrier", 0)->wait();
+  return make_request(r, "barrier", 0);
 }
 
 std::unique_ptr<Comm> MpiComm::split(int color, int key, const std::string& group) {

@@ -1,9 +1,11 @@
 // MpiComm: the Comm interface over an MPI communicator, on host buffers.
-// Blocking calls are the non-blocking ones followed by a watched wait: a wait longer than the
-// timeout prints which operation on which group stalled and aborts the whole job (a dead rank
-// must not leave the others hanging in a collective). With a HangReporter (hang_report.h),
-// every operation is entered in its journal (group, sequence number, peer, bytes) and a wait
-// that times out reports through it: every rank's journal and rank 0's summary.
+// Every wait is watched: a wait longer than the timeout prints which operation on which group
+// stalled and aborts the whole job (a dead rank must not leave the others hanging in a
+// collective). With a HangReporter (hang_report.h), every operation is entered in its journal
+// (group, sequence number, peer, bytes) and a wait that times out reports through it: every
+// rank's journal and rank 0's summary. In a group of one, all_reduce, broadcast and barrier
+// have nothing to exchange and no peer to stall on: they complete at once, without MPI, a
+// journal entry or a sequence number.
 // Supported element types: f32 and i32 for reductions, and bf16 for sums (each pairwise add
 // in f32, rounded to nearest even: as NCCL adds bf16); any dtype for gather/broadcast/p2p.
 #pragma once
@@ -34,19 +36,13 @@ class MpiComm : public Comm {
   std::string name() const override { return name_; }
   InFlightCost in_flight_cost() const override { return InFlightCost::buffer_copy; }
 
-  void all_reduce(Tensor buf, ReduceOp op) override;
-  void reduce_scatter(Tensor out, Tensor in) override;
-  void all_gather(Tensor out, Tensor in) override;
-  void broadcast(Tensor buf, int root) override;
-  void send(Tensor buf, int peer, int tag) override;
-  void recv(Tensor buf, int peer, int tag) override;
-  void barrier() override;
-
   CommRequestPtr all_reduce_async(Tensor buf, ReduceOp op) override;
   CommRequestPtr reduce_scatter_async(Tensor out, Tensor in) override;
   CommRequestPtr all_gather_async(Tensor out, Tensor in) override;
+  CommRequestPtr broadcast_async(Tensor buf, int root) override;
   CommRequestPtr send_async(Tensor buf, int peer, int tag) override;
   CommRequestPtr recv_async(Tensor buf, int peer, int tag) override;
+  CommRequestPtr barrier_async() override;
 
   std::unique_ptr<Comm> split(int color, int key, const std::string& group) override;
 

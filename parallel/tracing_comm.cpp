@@ -7,20 +7,32 @@ namespace trainer {
 
 namespace {
 
+// Records its operation when waited for: as one span if it was waited for at once (a blocking
+// call), else as an async span from its start and the wait's own span.
 class TracedRequest : public CommRequest {
  public:
   TracedRequest(CommRequestPtr inner, TraceRecorder& recorder, std::string op, std::vector<TraceArg> args,
-                double start_us)
-      : inner_(std::move(inner)), recorder_(recorder), op_(std::move(op)), args_(std::move(args)), start_us_(start_us) {}
+                double start_us, bool at_once)
+      : inner_(std::move(inner)),
+        recorder_(recorder),
+        op_(std::move(op)),
+        args_(std::move(args)),
+        start_us_(start_us),
+        at_once_(at_once) {}
   ~TracedRequest() override {
     if (inner_) wait();
   }
   void wait() override {
     if (!inner_) return;
     const double w0 = recorder_.now_us();
-    inner_->wait();
-    inner_.reset();
+    // Released first: a wait that throws must leave nothing for the destructor to wait on again.
+    CommRequestPtr inner = std::move(inner_);
+    inner->wait();
     const double w1 = recorder_.now_us();
+    if (at_once_) {
+      recorder_.complete(op_, "comm", TraceRecorder::kMainThread, start_us_, w1, args_);
+      return;
+    }
     recorder_.complete("wait " + op_, "comm", TraceRecorder::kMainThread, w0, w1, args_);
     recorder_.async_span(op_, "comm", start_us_, w1, args_);
   }
@@ -31,6 +43,7 @@ class TracedRequest : public CommRequest {
   std::string op_;
   std::vector<TraceArg> args_;
   double start_us_;
+  bool at_once_;
 };
 
 }  // namespace
@@ -57,73 +70,44 @@ std::vector<TraceArg> TracingComm::args(size_t bytes, int peer, bool bucketed) {
   return a;
 }
 
-template <class F>
-void TracingComm::blocking(const char* op, size_t bytes, int peer, F&& call) {
+template <class Start>
+CommRequestPtr TracingComm::traced(const char* op, size_t bytes, int peer, bool bucketed, Start&& start) {
   ++seq_;
-  if (!recorder_.enabled()) return call();
   const double t0 = recorder_.now_us();
-  call();
-  recorder_.complete(op, "comm", TraceRecorder::kMainThread, t0, recorder_.now_us(), args(bytes, peer, false));
-}
-
-CommRequestPtr TracingComm::traced(const char* op, size_t bytes, int peer, CommRequestPtr request, double start_us,
-                                   bool bucketed) {
+  CommRequestPtr request = start();
   if (!recorder_.enabled()) return request;
+  // A blocking call is no gradient bucket: it neither takes a bucket number nor counts as one.
+  if (waited_at_once())
+    return std::make_unique<TracedRequest>(std::move(request), recorder_, op, args(bytes, peer, false), t0, true);
   if (bucketed && bucket_step_ != recorder_.step()) {
     bucket_step_ = recorder_.step();
     bucket_ = 0;
   }
-  auto out = std::make_unique<TracedRequest>(std::move(request), recorder_, op, args(bytes, peer, bucketed), start_us);
+  auto out = std::make_unique<TracedRequest>(std::move(request), recorder_, op, args(bytes, peer, bucketed), t0, false);
   if (bucketed) ++bucket_;
   return out;
 }
 
-void TracingComm::all_reduce(Tensor buf, ReduceOp op) {
-  blocking("all_reduce", buf.bytes(), -1, [&] { inner_->all_reduce(buf, op); });
-}
-void TracingComm::reduce_scatter(Tensor out, Tensor in) {
-  blocking("reduce_scatter", in.bytes(), -1, [&] { inner_->reduce_scatter(out, in); });
-}
-void TracingComm::all_gather(Tensor out, Tensor in) {
-  blocking("all_gather", out.bytes(), -1, [&] { inner_->all_gather(out, in); });
-}
-void TracingComm::broadcast(Tensor buf, int root) {
-  blocking("broadcast", buf.bytes(), -1, [&] { inner_->broadcast(buf, root); });
-}
-void TracingComm::send(Tensor buf, int peer, int tag) {
-  blocking("send", buf.bytes(), peer, [&] { inner_->send(buf, peer, tag); });
-}
-void TracingComm::recv(Tensor buf, int peer, int tag) {
-  blocking("recv", buf.bytes(), peer, [&] { inner_->recv(buf, peer, tag); });
-}
-void TracingComm::barrier() {
-  blocking("barrier", 0, -1, [&] { inner_->barrier(); });
-}
-
 CommRequestPtr TracingComm::all_reduce_async(Tensor buf, ReduceOp op) {
-  ++seq_;
-  const double t0 = recorder_.now_us();
-  return traced("all_reduce", buf.bytes(), -1, inner_->all_reduce_async(buf, op), t0, true);
+  return traced("all_reduce", buf.bytes(), -1, true, [&] { return inner_->all_reduce_async(buf, op); });
 }
 CommRequestPtr TracingComm::reduce_scatter_async(Tensor out, Tensor in) {
-  ++seq_;
-  const double t0 = recorder_.now_us();
-  return traced("reduce_scatter", in.bytes(), -1, inner_->reduce_scatter_async(out, in), t0, true);
+  return traced("reduce_scatter", in.bytes(), -1, true, [&] { return inner_->reduce_scatter_async(out, in); });
 }
 CommRequestPtr TracingComm::all_gather_async(Tensor out, Tensor in) {
-  ++seq_;
-  const double t0 = recorder_.now_us();
-  return traced("all_gather", out.bytes(), -1, inner_->all_gather_async(out, in), t0, true);
+  return traced("all_gather", out.bytes(), -1, true, [&] { return inner_->all_gather_async(out, in); });
+}
+CommRequestPtr TracingComm::broadcast_async(Tensor buf, int root) {
+  return traced("broadcast", buf.bytes(), -1, false, [&] { return inner_->broadcast_async(buf, root); });
 }
 CommRequestPtr TracingComm::send_async(Tensor buf, int peer, int tag) {
-  ++seq_;
-  const double t0 = recorder_.now_us();
-  return traced("send", buf.bytes(), peer, inner_->send_async(buf, peer, tag), t0, false);
+  return traced("send", buf.bytes(), peer, false, [&] { return inner_->send_async(buf, peer, tag); });
 }
 CommRequestPtr TracingComm::recv_async(Tensor buf, int peer, int tag) {
-  ++seq_;
-  const double t0 = recorder_.now_us();
-  return traced("recv", buf.bytes(), peer, inner_->recv_async(buf, peer, tag), t0, false);
+  return traced("recv", buf.bytes(), peer, false, [&] { return inner_->recv_async(buf, peer, tag); });
+}
+CommRequestPtr TracingComm::barrier_async() {
+  return traced("barrier", 0, -1, false, [&] { return inner_->barrier_async(); });
 }
 
 std::unique_ptr<Comm> TracingComm::split(int color, int key, const std::string& group) {

@@ -201,25 +201,6 @@ class NcclComm final : public Comm {
   std::string name() const override { return name_; }
   InFlightCost in_flight_cost() const override { return InFlightCost::none; }
 
-  void all_reduce(Tensor buf, ReduceOp op) override { all_reduce_async(buf, op)->wait(); }
-  void reduce_scatter(Tensor out, Tensor in) override { reduce_scatter_async(out, in)->wait(); }
-  void all_gather(Tensor out, Tensor in) override { all_gather_async(out, in)->wait(); }
-  void send(Tensor buf, int peer, int tag) override { send_async(buf, peer, tag)->wait(); }
-  void recv(Tensor buf, int peer, int tag) override { recv_async(buf, peer, tag)->wait(); }
-
-  void broadcast(Tensor buf, int root) override {
-    const Wire w = wire(buf, Traffic::moves, "broadcast");
-    check_rank(root, "broadcast root");
-    enqueue("broadcast", -1, buf.bytes(), [&] { NCCL_COMM_NCCL_CHECK(ncclBroadcast(buf.data, buf.data, w.count, w.type, root, comm_, stream_)); })
-        ->wait();
-  }
-
-  void barrier() override {
-    NCCL_COMM_CUDA_CHECK(cudaStreamSynchronize(compute_));
-    NCCL_COMM_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    NCCL_COMM_MPI_CHECK(MPI_Barrier(mpi_));
-  }
-
   CommRequestPtr all_reduce_async(Tensor buf, ReduceOp op) override {
     const Wire w = wire(buf, Traffic::reduces, "all_reduce");
     const ncclRedOp_t nccl_op = op == ReduceOp::sum ? ncclSum : ncclMax;
@@ -242,6 +223,12 @@ class NcclComm final : public Comm {
     return enqueue("all_gather", -1, out.bytes(), [&] { NCCL_COMM_NCCL_CHECK(ncclAllGather(in.data, out.data, wi.count, wi.type, comm_, stream_)); });
   }
 
+  CommRequestPtr broadcast_async(Tensor buf, int root) override {
+    const Wire w = wire(buf, Traffic::moves, "broadcast");
+    check_rank(root, "broadcast root");
+    return enqueue("broadcast", -1, buf.bytes(), [&] { NCCL_COMM_NCCL_CHECK(ncclBroadcast(buf.data, buf.data, w.count, w.type, root, comm_, stream_)); });
+  }
+
   CommRequestPtr send_async(Tensor buf, int peer, int tag) override {
     const Wire w = wire(buf, Traffic::moves, "send");
     check_rank(peer, "send peer");
@@ -254,6 +241,15 @@ class NcclComm final : public Comm {
     check_rank(peer, "recv peer");
     check_tag(tag);
     return enqueue("recv", world_ranks_[size_t(peer)], buf.bytes(), [&] { NCCL_COMM_NCCL_CHECK(ncclRecv(buf.data, w.count, w.type, peer, comm_, stream_)); });
+  }
+
+  // A barrier means every rank's queued work has finished, which only the host can see: it
+  // waits for both streams and meets the other ranks over MPI before it returns.
+  CommRequestPtr barrier_async() override {
+    NCCL_COMM_CUDA_CHECK(cudaStreamSynchronize(compute_));
+    NCCL_COMM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    NCCL_COMM_MPI_CHECK(MPI_Barrier(mpi_));
+    return std::make_unique<DoneRequest>();
   }
 
   std::unique_ptr<Comm> split(int color, int key, const std::string& group) override {

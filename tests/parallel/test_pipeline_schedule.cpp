@@ -128,11 +128,15 @@ class RecordingComm final : public testing::UnusedComm {
  public:
   RecordingComm(int id, int rank, std::vector<int> stages, std::vector<Step>* log)
       : UnusedComm(rank, int(stages.size()), "recording"), id_(id), stages_(std::move(stages)), log_(log) {}
-  void send(Tensor, int peer, int) override { log_->push_back(step(true, peer, {})); }
-  void recv(Tensor, int peer, int) override { log_->push_back(step(false, peer, {})); }
+  CommRequestPtr send_async(Tensor, int peer, int) override { return logged(true, peer); }
+  CommRequestPtr recv_async(Tensor, int peer, int) override { return logged(false, peer); }
   Step step(bool send, int peer, const Action& a) const { return Step{false, id_, send, stages_.at(size_t(peer)), a}; }
 
  private:
+  CommRequestPtr logged(bool send, int peer) {
+    log_->push_back(step(send, peer, {}));
+    return std::make_unique<DoneRequest>();
+  }
   int id_;
   std::vector<int> stages_;
   std::vector<Step>* log_;

@@ -17,18 +17,13 @@ class UnusedComm : public Comm {
   int size() const override { return size_; }
   std::string name() const override { return name_; }
   InFlightCost in_flight_cost() const override { return InFlightCost::buffer_copy; }
-  void all_reduce(Tensor, ReduceOp) override { unexpected("all_reduce"); }
-  void reduce_scatter(Tensor, Tensor) override { unexpected("reduce_scatter"); }
-  void all_gather(Tensor, Tensor) override { unexpected("all_gather"); }
-  void broadcast(Tensor, int) override { unexpected("broadcast"); }
-  void send(Tensor, int, int) override { unexpected("send"); }
-  void recv(Tensor, int, int) override { unexpected("recv"); }
-  void barrier() override { unexpected("barrier"); }
-  CommRequestPtr all_reduce_async(Tensor, ReduceOp) override { unexpected("all_reduce_async"); }
-  CommRequestPtr reduce_scatter_async(Tensor, Tensor) override { unexpected("reduce_scatter_async"); }
-  CommRequestPtr all_gather_async(Tensor, Tensor) override { unexpected("all_gather_async"); }
-  CommRequestPtr send_async(Tensor, int, int) override { unexpected("send_async"); }
-  CommRequestPtr recv_async(Tensor, int, int) override { unexpected("recv_async"); }
+  CommRequestPtr all_reduce_async(Tensor, ReduceOp) override { unexpected("all_reduce"); }
+  CommRequestPtr reduce_scatter_async(Tensor, Tensor) override { unexpected("reduce_scatter"); }
+  CommRequestPtr all_gather_async(Tensor, Tensor) override { unexpected("all_gather"); }
+  CommRequestPtr broadcast_async(Tensor, int) override { unexpected("broadcast"); }
+  CommRequestPtr send_async(Tensor, int, int) override { unexpected("send"); }
+  CommRequestPtr recv_async(Tensor, int, int) override { unexpected("recv"); }
+  CommRequestPtr barrier_async() override { unexpected("barrier"); }
   std::unique_ptr<Comm> split(int, int, const std::string&) override { unexpected("split"); }
 
  private:
