@@ -54,39 +54,12 @@ BackendOptions backend_options_from(const Recipe& r, int local_rank) {
   return bo;
 }
 
-LayoutOptions layout_options_from(const Recipe& r, const GridCoords& c) {
-  const ParallelConfig& par = r.parallel;
-  LayoutOptions lo;
-  lo.dims = par;
-  lo.dims.virtual_stages = par.chunks_per_rank();
-  lo.at = c;
-  lo.stage_layers = par.stages;
-  return lo;
-}
-
 PipeShape pipe_shape_from(const Recipe& r) {
   return PipeShape{r.parallel.schedule, r.parallel.pipeline, r.grad_accum(), r.parallel.virtual_stages};
 }
 
-ZeroPolicy zero_policy_from(const Recipe& r, Device device) {
-  return zero_policy(r.parallel.zero).with_bucket_reduce(bucket_reduce_on(device));
-}
-
 DType grad_reduce_dtype_from(const Recipe& r) {
   return r.parallel.grad_reduce_dtype == GradReduceDType::bf16 ? DType::bf16 : DType::f32;
-}
-
-StageOptions stage_options_from(const Recipe& r, int n_slots) {
-  const TrainConfig& tr = r.train;
-  StageOptions so;
-  so.micro_batch = tr.micro_batch;
-  so.seq_len = tr.seq_len;
-  so.n_slots = n_slots;
-  so.recompute = tr.recompute;
-  so.sequence_parallel = r.parallel.sequence_parallel ? SeqParallel::on : SeqParallel::off;
-  so.dloss = float(1.0 / (double(tr.global_batch) * double(tr.seq_len)));
-  if (r.parallel.pipelined() && splits_backward(r.parallel.schedule)) so.split = BackwardSplit::input_then_weight;
-  return so;
 }
 
 LrSchedule lr_schedule_from(const Recipe& r) {

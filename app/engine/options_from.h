@@ -1,6 +1,8 @@
 // The one translation of a recipe into each component's options: every caller (Trainer for
-// train, bench and sample; plan; the checkpoint writer) builds a component's options here
-// rather than field by field, and "auto" (device, precision) is resolved here only.
+// train, bench and sample; plan; checkpoints) builds a component's options here rather than
+// field by field, and "auto" (device, precision) is resolved here only. What a rank's model
+// objects are built from goes through the recipe's plan layout (plan_layout_from, then
+// rank_options in app/plan/rank_options.h), the very path the planner's dry run takes.
 #pragma once
 
 #include <cstdint>
@@ -30,17 +32,10 @@ GptConfig gpt_config_from(const Recipe& recipe);
 // train.device stays a choice (make_backend resolves it and reports a request it cannot meet);
 // the precision is resolved for the device this process would get.
 BackendOptions backend_options_from(const Recipe& recipe, int local_rank);
-// The layout of the rank at `coords` of the recipe's grid.
-LayoutOptions layout_options_from(const Recipe& recipe, const GridCoords& coords);
-// parallel.zero as the parameter store's policy on `device` (its other argument is
-// parallel.bucket_mb): ZeRO-1 reduce-scatters its buckets on GPUs, all-reduces on the CPU.
-ZeroPolicy zero_policy_from(const Recipe& recipe, Device device);
 // parallel.grad_reduce_dtype as the dtype the parameter store reduces gradients in.
 DType grad_reduce_dtype_from(const Recipe& recipe);
 // The pipeline's schedule shape: stages, micro-batches per step and chunks per rank.
 PipeShape pipe_shape_from(const Recipe& recipe);
-// n_slots: micro-batches alive at once per chunk on this stage (max_in_flight of the schedule).
-StageOptions stage_options_from(const Recipe& recipe, int n_slots);
 LrSchedule lr_schedule_from(const Recipe& recipe);
 // data.train (and data.stages) for the data rank at coords.dp, shuffled.
 LoaderOptions train_loader_options_from(const Recipe& recipe, const GridCoords& coords);

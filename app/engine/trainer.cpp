@@ -12,6 +12,7 @@
 #include "app/engine/metrics.h"
 #include "app/engine/options_from.h"
 #include "app/engine/step_graphs.h"
+#include "app/plan/rank_options.h"
 #include "model/step_passes.h"
 #include "kernels/base/check.h"
 #include "kernels/base/errors.h"
@@ -83,27 +84,24 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
   }
 
   check_memory_fits(recipe_, config_, c, *backend_, world_);
-  layout_ = std::make_unique<StageLayout>(config_, layout_options_from(recipe_, c));
-  // An untied head shares nothing between the first and the last stage.
-  store_ = std::make_unique<ParamStore>(*layout_, *backend_, grid_->dp(), config_.tied() ? grid_->embed() : nullptr,
-                                       zero_policy_from(recipe_, backend_->device()), par.bucket_mb,
-                                       grad_reduce_dtype_from(recipe_));
-  const double t_params = monotonic_seconds(), cpu_params = process_cpu_seconds();
-  if (recipe_.model.init_from.empty())
-    store_->init_random(tr.seed);
-  else if (is_hf_folder(recipe_.model.init_from) || config_.family().llmc == LlmcFiles::unsupported)
-    load_hf_into(*store_, recipe_.model.init_from, recipe_.path);
-  else
-    load_llmc_into(*store_, recipe_.model.init_from, recipe_.path);
-  startup_.params = monotonic_seconds() - t_params;
-  startup_.params_cpu = process_cpu_seconds() - cpu_params;
-
-  n_slots_ = !par.pipelined() ? 1 : max_in_flight(pipe_shape_from(recipe_), c.pp);
-  if (par.tensor_parallel())
-    store_->set_tensor_partial_grads(&grid_->tp(), par.sequence_parallel ? TpPartialGrads::all_replicated
-                                                                          : TpPartialGrads::per_head);
-  stage_ = std::make_unique<GptStage>(*layout_, *store_, *backend_, par.tensor_parallel() ? &grid_->tp() : nullptr,
-                                      stage_options_from(recipe_, n_slots_));
+  // The rank's objects, built as the planner's dry run builds them (app/plan/rank_options.h).
+  const RankOptions options = rank_options(plan_layout_from(recipe_, backend_->device()), c);
+  n_slots_ = options.stage.n_slots;
+  const RankComms comms{grid_->dp(), par.tensor_parallel() ? &grid_->tp() : nullptr, grid_->embed()};
+  rank_ = std::make_unique<RankModel>(config_, options, *backend_, comms, [&](ParamStore& store) {
+    const double t_params = monotonic_seconds(), cpu_params = process_cpu_seconds();
+    if (recipe_.model.init_from.empty())
+      store.init_random(tr.seed);
+    else if (is_hf_folder(recipe_.model.init_from) || config_.family().llmc == LlmcFiles::unsupported)
+      load_hf_into(store, recipe_.model.init_from, recipe_.path);
+    else
+      load_llmc_into(store, recipe_.model.init_from, recipe_.path);
+    startup_.params = monotonic_seconds() - t_params;
+    startup_.params_cpu = process_cpu_seconds() - cpu_params;
+  });
+  layout_ = &rank_->layout();
+  store_ = &rank_->store();
+  stage_ = &rank_->stage();
 
   lr_schedule_ = lr_schedule_from(recipe_);
   if (tr.graphs == StepGraphs::step) {

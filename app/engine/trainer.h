@@ -22,6 +22,7 @@
 #include "model/gpt_stage.h"
 #include "model/lr_schedule.h"
 #include "model/param_store.h"
+#include "model/rank_model.h"
 #include "model/stage_layout.h"
 #include "parallel/process_grid.h"
 
@@ -191,9 +192,11 @@ class Trainer {
   std::unique_ptr<Comm> device_world_;
   std::unique_ptr<Comm> traced_device_world_;  // the TracingComm over the device (or host) world
   std::unique_ptr<ProcessGrid> grid_;
-  std::unique_ptr<StageLayout> layout_;
-  std::unique_ptr<ParamStore> store_;
-  std::unique_ptr<GptStage> stage_;
+  std::unique_ptr<RankModel> rank_;
+  // rank_'s parts, for short calls.
+  const StageLayout* layout_ = nullptr;
+  ParamStore* store_ = nullptr;
+  GptStage* stage_ = nullptr;
   std::unique_ptr<DataLoader> train_loader_;
   std::vector<DataLoader> val_loaders_;  // one per data.val source
   LrSchedule lr_schedule_;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "app/plan/rank_options.h"
 #include "model/step_passes.h"
 #include "kernels/base/check.h"
 #include "kernels/meta_backend.h"
@@ -26,43 +27,18 @@ int64_t libnbc_temp_bytes(CommCall call, int64_t in_bytes, int group_size) {
   return 0;
 }
 
-StageOptions stage_options(const PlanLayout& l, int n_slots, Recompute recompute) {
-  StageOptions o;
-  o.micro_batch = l.micro_batch;
-  o.seq_len = l.seq_len;
-  o.n_slots = n_slots;
-  o.recompute = recompute;
-  o.sequence_parallel = l.sequence_parallel ? SeqParallel::on : SeqParallel::off;
-  o.dloss = float(1.0 / (double(l.global_batch) * double(l.seq_len)));
-  // The split keeps the saved activations for W; the other recomputation modes' figures are
-  // reported without it (the recipe refuses them with zero_bubble).
-  if (l.pipelined() && splits_backward(l.schedule) && recompute == Recompute::none)
-    o.split = BackwardSplit::input_then_weight;
-  return o;
-}
-
-LayoutOptions layout_options(const PlanLayout& l, int pp_rank) {
-  LayoutOptions lo;
-  lo.dims = l;
-  lo.dims.virtual_stages = l.chunks_per_rank();
-  lo.at.pp = pp_rank;
-  lo.stage_layers = l.stage_layers;
-  return lo;
-}
-
 // Whether stage pp_rank holds the ring's wrap-around communicators (see ProcessGrid).
 bool wrap_end(const PlanLayout& l, int pp_rank) {
   return l.interleaved() && l.end_stage(pp_rank);
 }
 
-// Stage pp_rank's rank at tensor and data rank 0 as the trainer builds it, on a MetaBackend
-// with DryComms for its groups.
+// Stage pp_rank's rank at tensor and data rank 0, built as the trainer builds it (RankModel from
+// rank_options), on a MetaBackend with DryComms for its groups.
 struct DryRank {
   DryRank(const GptConfig& config, const PlanLayout& l, int stage_rank, int64_t act_bytes, HostTransients host)
       : plan(l),
         pp_rank(stage_rank),
         cpu(host == HostTransients::cpu_path),
-        layout(config, layout_options(l, stage_rank)),
         meta(cpu ? Device::cpu : Device::cuda, plan_act_dtype(act_bytes)),
         dp(0, l.data, "data", &meter),
         tp(0, l.tensor, "tensor"),
@@ -73,16 +49,16 @@ struct DryRank {
         wrap_grad(wrap_end(l, stage_rank)
                       ? std::make_unique<DryComm>(stage_rank == 0 ? 0 : 1, 2, "pipeline wrap-around (gradients)")
                       : nullptr),
-        embed(l.pipelined() && layout.config().tied() && (layout.has_embedding() || layout.has_head())
-                  ? std::make_unique<DryComm>(layout.has_embedding() ? 0 : 1, 2, "tied embedding", &meter)
+        embed(l.end_stage(stage_rank) && config.tied()
+                  ? std::make_unique<DryComm>(l.first_stage(stage_rank) ? 0 : 1, 2, "tied embedding", &meter)
                   : nullptr),
-        store(layout, meta, dp, embed.get(), l.zero_policy(), l.bucket_mb, l.grad_reduce_dtype),
-        n_slots(plan_slots(l, stage_rank)),
-        tp_group(l.tensor_parallel() ? &tp : nullptr),
-        stage(layout, store, meta, tp_group, stage_options(l, n_slots, l.recompute)) {
+        rank(config, rank_options(l, GridCoords{0, 0, stage_rank}), meta,
+             RankComms{dp, l.tensor_parallel() ? &tp : nullptr, embed.get()}),
+        layout(rank.layout()),
+        store(rank.store()),
+        stage(rank.stage()),
+        n_slots(rank.options().stage.n_slots) {
     if (cpu) meter.temp_bytes = libnbc_temp_bytes;
-    if (l.tensor_parallel())
-      store.set_tensor_partial_grads(&tp, l.sequence_parallel ? TpPartialGrads::all_replicated : TpPartialGrads::per_head);
   }
 
   // One step, as Trainer::train_step takes it; the token values do not matter.
@@ -103,16 +79,16 @@ struct DryRank {
   const PlanLayout& plan;
   const int pp_rank;
   const bool cpu;
-  const StageLayout layout;
   MetaBackend meta;
   CommMeter meter;
   DryComm dp, tp, pp_act, pp_grad;
   std::unique_ptr<DryComm> wrap_act, wrap_grad;  // the ring's wrap-around link (ProcessGrid's)
   std::unique_ptr<DryComm> embed;
-  ParamStore store;
+  RankModel rank;
+  const StageLayout& layout;
+  ParamStore& store;
+  GptStage& stage;
   const int n_slots;
-  Comm* const tp_group;
-  GptStage stage;
 };
 
 }  // namespace
@@ -124,7 +100,6 @@ PlanRankMemory plan_rank_memory(const GptConfig& config, const PlanLayout& l, in
   const StageLayout& layout = d.layout;
   ParamStore& store = d.store;
   MetaBackend& meta = d.meta;
-  const int n_slots = d.n_slots;
 
   PlanRankMemory r;
   r.pp_rank = pp_rank;
@@ -148,8 +123,7 @@ PlanRankMemory plan_rank_memory(const GptConfig& config, const PlanLayout& l, in
     if (modes[i] == l.recompute) {
       r.acts_by_recompute[i] = r.acts.activations();
     } else {
-      const GptStage other(layout, store, meta, d.tp_group, stage_options(l, n_slots, modes[i]));
-      r.acts_by_recompute[i] = other.activation_memory().activations();
+      r.acts_by_recompute[i] = d.rank.other_stage(stage_options(l, pp_rank, modes[i]))->activation_memory().activations();
     }
   }
   return r;

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "app/engine/options_from.h"
+#include "app/plan/rank_options.h"
 #include "tests/app/test_recipe_util.h"
 
 using namespace trainer;
@@ -32,15 +33,18 @@ TEST_CASE("options_from copies the recipe's fields into each component's options
       "        optimizer: {lr: 0.01, grad_clip: 1.0}, lr_schedule: {kind: cosine, warmup_steps: 3}}\n"
       "eval: {every: 5, batches: 4}\n");
   const GridCoords c{1, 0, 1};
-  const LayoutOptions lo = layout_options_from(r, c);
+  // What the rank at c builds: through the recipe's plan layout, as the planner's dry run does.
+  const RankOptions ro = rank_options(plan_layout_from(r, Device::cpu), c);
+  const LayoutOptions& lo = ro.layout;
   CHECK(lo.at.dp == 1);
   CHECK(lo.dims.data == 2);
   CHECK(lo.at.pp == 1);
   CHECK(lo.dims.pipeline == 2);
   CHECK(lo.dims.tensor == 1);
-  const StageOptions so = stage_options_from(r, 3);
-  CHECK(so.n_slots == 3);
+  const StageOptions& so = ro.stage;
+  CHECK(so.n_slots == max_in_flight(PipeShape{Schedule::one_f_one_b, 2, 2, 1}, 1));
   CHECK(so.dloss == doctest::Approx(1.0 / (8.0 * 16.0)));
+  CHECK(so.split == BackwardSplit::whole);
   const LrSchedule s = lr_schedule_from(r);
   CHECK(s.max_lr == doctest::Approx(0.01));
   CHECK(s.warmup_steps == 3);
@@ -73,8 +77,9 @@ TEST_CASE("options_from copies the recipe's fields into each component's options
   // ZeRO-1 reduce-scatters its buckets on GPUs only; the CPU path all-reduces them.
   CHECK(pl.zero_policy().grad_reduction() == GradReduction::bucketed_all_reduce);
   CHECK(plan_layout_from(r, Device::cuda).zero_policy().grad_reduction() == GradReduction::bucketed_reduce_scatter);
-  CHECK(zero_policy_from(r, Device::cpu).grad_reduction() == GradReduction::bucketed_all_reduce);
-  CHECK(zero_policy_from(r, Device::cuda).grad_reduction() == GradReduction::bucketed_reduce_scatter);
+  CHECK(ro.zero.grad_reduction() == GradReduction::bucketed_all_reduce);
+  CHECK(rank_options(plan_layout_from(r, Device::cuda), c).zero.grad_reduction() ==
+        GradReduction::bucketed_reduce_scatter);
   CHECK(backend_options_from(r, 5).local_rank == 5);
   CHECK(backend_options_from(r, 0).precision == Precision::fp32);
 }
