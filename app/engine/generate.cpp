@@ -47,18 +47,18 @@ int32_t choose_token(const std::vector<float>& row, float temperature, int top_k
 }  // namespace
 
 std::vector<int32_t> Trainer::generate(const std::vector<int32_t>& prompt_ids, const GenerateOptions& o) {
-  const int T = recipe_.train.seq_len, B = recipe_.train.micro_batch;
-  const int pp = recipe_.parallel.pipeline, pp_rank = grid_->coords().pp;
+  const int T = step_opts_.seq_len, B = step_opts_.micro_batch;
+  const int pp = layout_->dims().pipeline, pp_rank = grid_->coords().pp;
   const bool last = grid_->last_stage();
   std::vector<int32_t> tokens = prompt_ids;
   if (tokens.empty()) tokens.push_back(0);
 
   std::unique_ptr<GptDecoder> decoder;
   if (o.decoding == Decoding::kv_cache)
-    decoder = std::make_unique<GptDecoder>(*layout_, *store_, *backend_, recipe_.parallel.tensor_parallel() ? &grid_->tp() : nullptr, T);
+    decoder = std::make_unique<GptDecoder>(*layout_, *store_, *backend_, layout_->dims().tensor_parallel() ? &grid_->tp() : nullptr, T);
   // Runs tokens [from, end) through this stage's decoder, virtual stage after virtual stage
   // (with virtual stages round the ring: the last stage's chunk c feeds stage 0's chunk c + 1).
-  const int v = recipe_.parallel.virtual_stages;
+  const int v = layout_->dims().virtual_stages;
   auto decode = [&](size_t from) {
     const int64_t n = int64_t(tokens.size() - from);
     for (int c = 0; c < v; ++c) {
@@ -104,7 +104,7 @@ std::vector<int32_t> Trainer::generate(const std::vector<int32_t>& prompt_ids, c
 }
 
 std::vector<std::vector<float>> Trainer::forward_logits(const std::vector<int32_t>& tokens) {
-  const int T = recipe_.train.seq_len, B = recipe_.train.micro_batch;
+  const int T = step_opts_.seq_len, B = step_opts_.micro_batch;
   TRAINER_CHECK(!tokens.empty() && tokens.size() <= size_t(T), "forward_logits: 1 to train.seq_len tokens");
   std::vector<std::vector<int32_t>> in(1, std::vector<int32_t>(size_t(B) * T, 0)), tg = in;
   std::copy(tokens.begin(), tokens.end(), in[0].begin());

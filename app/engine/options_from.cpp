@@ -103,8 +103,23 @@ std::vector<LoaderOptions> val_loader_options_from(const Recipe& r, const GridCo
   return out;
 }
 
-AdamWStep adamw_step_from(const Recipe& r, double lr, double grad_norm, int64_t step) {
-  const OptimizerConfig& oc = r.train.optimizer;
+StepOptions step_options_from(const Recipe& r) {
+  StepOptions o;
+  o.micro_batch = r.train.micro_batch;
+  o.seq_len = r.train.seq_len;
+  o.grad_accum = r.grad_accum();
+  o.seed = r.train.seed;
+  o.schedule = r.parallel.schedule;
+  o.optimizer = r.train.optimizer;
+  o.eval_batches = r.eval.batches;
+  o.eval_micro_batches = r.eval.batches / r.parallel.data;
+  o.val_names = blend_source_names(r.data.val);
+  for (const BlendSource& s : r.data.val) o.val_weights.push_back(s.weight);
+  return o;
+}
+
+AdamWStep adamw_step(const StepOptions& o, double lr, double grad_norm, int64_t step) {
+  const OptimizerConfig& oc = o.optimizer;
   AdamWStep h;
   h.lr = float(lr);
   h.beta1 = float(oc.beta1);
@@ -115,7 +130,7 @@ AdamWStep adamw_step_from(const Recipe& r, double lr, double grad_norm, int64_t 
   double coef = oc.grad_clip > 0 ? oc.grad_clip / (grad_norm + 1e-6) : 1.0;
   h.grad_scale = float(std::min(1.0, coef));
   h.step = step;
-  h.seed = r.train.seed ^ (uint64_t(step) * 0x9E3779B97F4A7C15ull);
+  h.seed = o.seed ^ (uint64_t(step) * 0x9E3779B97F4A7C15ull);
   return h;
 }
 

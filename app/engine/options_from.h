@@ -41,9 +41,24 @@ LrSchedule lr_schedule_from(const Recipe& recipe);
 LoaderOptions train_loader_options_from(const Recipe& recipe, const GridCoords& coords);
 // data.val, one loader per source: eval.batches split over the data ranks, in file order.
 std::vector<LoaderOptions> val_loader_options_from(const Recipe& recipe, const GridCoords& coords);
+// What the Trainer reads at every step and evaluation, translated once at its start: a step never
+// reads the recipe.
+struct StepOptions {
+  int micro_batch = 1;     // sequences per micro-batch per data rank
+  int seq_len = 1;
+  int grad_accum = 1;      // micro-batches per data rank per step
+  uint64_t seed = 0;       // keys the synthetic batches (bench without data) and AdamW's rounding
+  Schedule schedule = Schedule::one_f_one_b;
+  OptimizerConfig optimizer;   // AdamW's hyper-parameters and grad_clip
+  int eval_batches = 0;        // micro-batches of one evaluation over all data ranks (eval.batches)
+  int eval_micro_batches = 0;  // of them, per data rank
+  std::vector<std::string> val_names;  // data.val's sources as metrics name them
+  std::vector<double> val_weights;     // and their weights in val_loss
+};
+StepOptions step_options_from(const Recipe& recipe);
 // The AdamW step for 1-based step `step` at learning rate lr, with grad_clip applied to
 // grad_norm as torch.nn.utils.clip_grad_norm_ does.
-AdamWStep adamw_step_from(const Recipe& recipe, double lr, double grad_norm, int64_t step);
+AdamWStep adamw_step(const StepOptions& options, double lr, double grad_norm, int64_t step);
 // The recipe's part of a checkpoint manifest: seed, grid, ZeRO stage, stage split, model and
 // the recipe itself (step, loader state, files and pieces are the writer's).
 CkptManifest manifest_from(const Recipe& recipe);

@@ -44,7 +44,8 @@ void open_recipe_data(const Recipe& r, const std::string& key, Open&& open) {
 }  // namespace
 
 Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed data, OpProfile profile)
-    : recipe_(recipe), world_(world), local_rank_(local_rank), config_(gpt_config_from(recipe)), run_manifest_(manifest_from(recipe)) {
+    : recipe_(recipe), world_(world), local_rank_(local_rank), config_(gpt_config_from(recipe)), run_manifest_(manifest_from(recipe)),
+      step_opts_(step_options_from(recipe)) {
   const double t_begin = monotonic_seconds();
   check_layout(recipe_, world_.size());
   const ParallelConfig& par = recipe_.parallel;
@@ -148,9 +149,8 @@ StepResult Trainer::compute_step() {
   TraceRecorder* trace = tracer();
   if (trace) step_start_us_ = trace->now_us();
   const double t_start = monotonic_seconds();
-  const TrainConfig& tr = recipe_.train;
-  const int m = recipe_.grad_accum();
-  const int64_t BT = int64_t(tr.micro_batch) * tr.seq_len;
+  const int m = step_opts_.grad_accum;
+  const int64_t BT = int64_t(step_opts_.micro_batch) * step_opts_.seq_len;
   std::vector<std::vector<int32_t>> in(m, std::vector<int32_t>(BT)), tg(m, std::vector<int32_t>(BT));
   {
     TraceScope data_scope(trace, "data", "data", {TraceArg::num("micro_batches", m)});
@@ -161,7 +161,7 @@ StepResult Trainer::compute_step() {
       } else {
         // Bench without data: tokens from the counter-based generator.
         for (int64_t k = 0; k < BT; ++k) {
-          auto r = philox4x32(tr.seed, uint64_t(step_), uint64_t(i) * uint64_t(BT) + uint64_t(k));
+          auto r = philox4x32(step_opts_.seed, uint64_t(step_), uint64_t(i) * uint64_t(BT) + uint64_t(k));
           in[i][k] = int32_t(r[0] % uint32_t(config_.vocab_size));
           tg[i][k] = int32_t(r[1] % uint32_t(config_.vocab_size));
         }
@@ -170,8 +170,7 @@ StepResult Trainer::compute_step() {
   }
 
   store_->zero_grads();
-  const ParallelConfig& par = recipe_.parallel;
-  const PipelineSeat seat{par.schedule, grid_->coords().pp, layout_->dims(), n_slots_,
+  const PipelineSeat seat{step_opts_.schedule, grid_->coords().pp, layout_->dims(), n_slots_,
                           grid_->pipeline_comms(), trace, pipeline_timer_.get()};
   const PassTiming timing = sync_timing_ ? PassTiming::per_pass : PassTiming::overlapped;
   const StepPassTimes pt = graphs_ ? run_graph_passes(in, tg, timing)
@@ -231,7 +230,7 @@ void Trainer::apply_step(StepResult& r) {
   const double t0 = monotonic_seconds();
   {
     TraceScope optimizer_scope(tracer(), "optimizer", "optimizer");
-    store_->optimizer_step(adamw_step_from(recipe_, r.lr, r.grad_norm, step_ + 1));
+    store_->optimizer_step(adamw_step(step_opts_, r.lr, r.grad_norm, step_ + 1));
     backend_->synchronize();
   }
   r.times.optimizer_s = monotonic_seconds() - t0;
@@ -258,7 +257,7 @@ void Trainer::skip_step(StepResult& r) {
 
 void Trainer::run_forward_only(int n_micro, const std::vector<std::vector<int32_t>>& inputs,
                                const std::vector<std::vector<int32_t>>& targets, StageMode mode) {
-  const ParallelConfig& par = recipe_.parallel;
+  const ParallelDims& dims = layout_->dims();
   const int pp_rank = grid_->coords().pp;
   PipelineHooks hooks;
   hooks.forward = [&](int i, int c) {
@@ -267,7 +266,7 @@ void Trainer::run_forward_only(int n_micro, const std::vector<std::vector<int32_
   };
   hooks.recv_act_buffer = [&](int i, int c) { return stage_->recv_act_buffer(i, c); };
   hooks.send_act_buffer = [&](int i, int c) { return stage_->send_act_buffer(i, c); };
-  run_pipeline(make_forward_schedule(pp_rank, par.pipeline, n_micro, par.virtual_stages), grid_->pipeline_comms(),
+  run_pipeline(make_forward_schedule(pp_rank, dims.pipeline, n_micro, dims.virtual_stages), grid_->pipeline_comms(),
                pp_rank, n_micro, n_slots_, hooks);
   backend_->synchronize();
 }
@@ -275,13 +274,12 @@ void Trainer::run_forward_only(int n_micro, const std::vector<std::vector<int32_
 EvalResult Trainer::evaluate() {
   TRAINER_CHECK(!val_loaders_.empty(), "evaluate without validation data");
   TraceScope eval_scope(tracer(), "eval", "eval");
-  const TrainConfig& tr = recipe_.train;
-  const int m = recipe_.eval.batches / recipe_.parallel.data;
-  const int64_t BT = int64_t(tr.micro_batch) * tr.seq_len;
+  const int m = step_opts_.eval_micro_batches;
+  const int64_t BT = int64_t(step_opts_.micro_batch) * step_opts_.seq_len;
   std::vector<std::vector<int32_t>> in(m, std::vector<int32_t>(BT)), tg(m, std::vector<int32_t>(BT));
   const bool loss_owner = grid_->last_stage() && grid_->coords().tp == 0;
   EvalResult result;
-  result.names = blend_source_names(recipe_.data.val);
+  result.names = step_opts_.val_names;
   double weight_sum = 0;
   for (size_t k = 0; k < val_loaders_.size(); ++k) {
     DataLoader& loader = val_loaders_[k];
@@ -292,9 +290,9 @@ EvalResult Trainer::evaluate() {
     float sum = loss_owner ? float(stage_->take_loss_sum()) : 0.0f;
     stage_->take_loss_sum();
     host_->all_reduce(make_tensor(&sum, DType::f32, Device::cpu, {1}), ReduceOp::sum);
-    const double loss = double(sum) / (double(recipe_.eval.batches) * double(BT));
+    const double loss = double(sum) / (double(step_opts_.eval_batches) * double(BT));
     result.per_source.push_back(loss);
-    const double w = recipe_.data.val[k].weight;
+    const double w = step_opts_.val_weights[k];
     result.mean += w * loss;
     weight_sum += w;
   }

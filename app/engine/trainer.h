@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "app/engine/step_graphs.h"
-#include "model/step_passes.h"
 #include "app/checkpoint/checkpoint_parts.h"
+#include "app/engine/options_from.h"
+#include "app/engine/step_graphs.h"
 #include "app/engine/trace_session.h"
 #include "app/recipe/recipe.h"
 #include "data/loader.h"
@@ -24,6 +24,7 @@
 #include "model/param_store.h"
 #include "model/rank_model.h"
 #include "model/stage_layout.h"
+#include "model/step_passes.h"
 #include "parallel/process_grid.h"
 
 namespace trainer {
@@ -175,6 +176,7 @@ class Trainer {
   int local_rank_;
   GptConfig config_;
   CkptManifest run_manifest_;  // the run as a checkpoint describes it (manifest_from)
+  StepOptions step_opts_;      // what a step and an evaluation read (step_options_from)
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<OpProfiler> profiler_;  // attached to backend_, so declared after it
   // Times the pipeline's waits on the device (backend_'s; null with one stage): on a GPU a wait

@@ -1,7 +1,7 @@
-// The search's closed forms (see plan_closed_form.h). StagingPool mirrors ParamStore's pool and
-// the order in which GptStage calls acquire/release/grads/grads_done (model/param_store.cpp,
-// model/gpt_stage.cpp); a change there must be mirrored here, and test_plan_memory.cpp fails
-// until it is.
+// The search's closed forms (see plan_closed_form.h). StagingPool replays ParamStore's pool in
+// the order GptStage calls acquire/release/grads/grads_done (model/param_store.cpp,
+// model/gpt_stage.cpp); test_plan_memory.cpp compares it with the dry run, which runs those
+// calls themselves.
 #include "app/plan/plan_closed_form.h"
 
 #include <algorithm>

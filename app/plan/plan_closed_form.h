@@ -4,10 +4,12 @@
 // pool (replayed call by call in the order GptStage and the pipeline schedule make the calls),
 // the libnbc temporaries and GptStage's activations (plan_activation.h) are formulas.
 //
-// Invariant: for every layout, equal to the dry run's figures (plan_dry_run.h), which come from
-// the allocators themselves; tests/app/test_plan_memory.cpp checks every layout of small worlds
-// and tests/app/mpi_plan_memory.cpp checks both against a running trainer. A change to
-// ParamStore, GptStage or the schedules that those tests catch must be mirrored here.
+// Invariant: for every layout, equal to the dry run's figures (plan_dry_run.h), which are the
+// allocators' own (the dry run builds the trainer's RankModel on a MetaBackend and replays a
+// step). tests/app/test_plan_memory.cpp holds the two equal for every layout of small worlds,
+// both families, every schedule, ZeRO stage and recomputation mode, and
+// tests/app/mpi_plan_memory.cpp holds both to a running trainer: the allocators are the truth,
+// these formulas only the fast path of `plan --search`.
 #pragma once
 
 #include <cstdint>

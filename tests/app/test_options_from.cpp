@@ -61,7 +61,11 @@ TEST_CASE("options_from copies the recipe's fields into each component's options
   CHECK(vl.sources == single_source("y/*.bin"));
   CHECK(vl.grad_accum == 2);
   CHECK(vl.shuffle == Shuffle::off);
-  const AdamWStep h = adamw_step_from(r, 0.005, 4.0, 2);
+  const StepOptions st = step_options_from(r);
+  CHECK(st.grad_accum == r.grad_accum());
+  CHECK(st.eval_micro_batches == 2);
+  CHECK(st.val_weights == std::vector<double>{1.0});
+  const AdamWStep h = adamw_step(st, 0.005, 4.0, 2);
   CHECK(h.lr == doctest::Approx(0.005));
   CHECK(h.grad_scale == doctest::Approx(1.0 / (4.0 + 1e-6)));
   CHECK(h.step == 2);
