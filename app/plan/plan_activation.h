@@ -34,13 +34,13 @@ struct ActivationDims {
   bool first = true, last = true;  // this rank embeds (chunk 0) / holds the head (its last chunk)
   Recompute recompute = Recompute::none;
   bool stash_weight_grads = false;  // zero_bubble's split backward: a BlockGradStash per block and slot
-  bool sequence_parallel = false;  // residual rows split over the tensor group (tp > 1)
+  bool sequence_parallel = false;  // residual rows split over the tensor group
   int64_t act_bytes = 4;  // bytes of the activation dtype
 
   // Rows of the residual stream on a rank: B*T, or B*T / tp under sequence parallelism.
   int64_t residual_rows() const {
     const int64_t n = micro_batch * seq_len;
-    return sequence_parallel && tp > 1 ? n / tp : n;
+    return sequence_parallel ? n / tp : n;
   }
 };
 

@@ -224,11 +224,9 @@ class StagingPool {
     give(u_.padded[size_t(unit)] * wire_);
     reducing_ -= reduce_temp(unit);
   }
-  // libnbc's binomial reduce-scatter: the group's root receives into one temporary the size of
-  // the input per round (two rounds and two halves of its buffer beyond 2 ranks).
+  // The temporaries of a unit's reduce-scatter on the CPU path (libnbc_temp_bytes).
   int64_t reduce_temp(int unit) const {
-    if (!u_.dims.data_parallel()) return 0;
-    return (u_.dims.data == 2 ? 1 : 2) * u_.padded[size_t(unit)] * wire_;
+    return libnbc_temp_bytes(CommCall::reduce_scatter, u_.padded[size_t(unit)] * wire_, u_.dims.data);
   }
 
   const PlanUnits& u_;

@@ -17,16 +17,6 @@ namespace trainer {
 
 namespace {
 
-// libnbc's temporary host buffers (plan_memory.h): an in-place all-reduce holds one copy of the
-// message, a binomial reduce-scatter one (two on the group's root beyond 2 ranks). Applied to
-// the data group and the tied embedding's pair, whose gradient reductions are what counts.
-int64_t libnbc_temp_bytes(CommCall call, int64_t in_bytes, int group_size) {
-  if (group_size == 1) return 0;
-  if (call == CommCall::all_reduce) return in_bytes;
-  if (call == CommCall::reduce_scatter) return (group_size == 2 ? 1 : 2) * in_bytes;
-  return 0;
-}
-
 // Whether stage pp_rank holds the ring's wrap-around communicators (see ProcessGrid).
 bool wrap_end(const PlanLayout& l, int pp_rank) {
   return l.interleaved() && l.end_stage(pp_rank);
@@ -58,6 +48,8 @@ struct DryRank {
         store(rank.store()),
         stage(rank.stage()),
         n_slots(rank.options().stage.n_slots) {
+    // Applied to the data group and the tied embedding's pair, whose gradient reductions are
+    // what counts.
     if (cpu) meter.temp_bytes = libnbc_temp_bytes;
   }
 

@@ -10,6 +10,13 @@ PipeShape plan_pipe_shape(const PlanLayout& l) {
   return PipeShape{l.schedule, l.pipeline, l.grad_accum(), l.virtual_stages};
 }
 
+int64_t libnbc_temp_bytes(CommCall call, int64_t in_bytes, int group_size) {
+  if (group_size == 1) return 0;
+  if (call == CommCall::all_reduce) return in_bytes;
+  if (call == CommCall::reduce_scatter) return (group_size == 2 ? 1 : 2) * in_bytes;
+  return 0;
+}
+
 std::vector<int> plan_sampled_stages(const ParallelDims& dims) {
   std::vector<int> stages = {0};
   for (int s : {1, dims.pipeline - 1})

@@ -35,6 +35,7 @@
 #include "model/gpt_config.h"
 #include "model/gpt_stage.h"
 #include "model/param_store.h"
+#include "parallel/dry_comm.h"
 #include "parallel/parallel_dims.h"
 #include "parallel/pipeline_schedule.h"
 #include "parallel/zero_policy.h"
@@ -93,6 +94,12 @@ struct PlanLayout : ParallelDims {
   ZeroPolicy zero_policy() const { return trainer::zero_policy(zero).with_bucket_reduce(bucket_reduce); }
   bool reduces_in_bf16() const { return trainer::reduces_in_bf16(grad_reduce_dtype, data); }
 };
+
+// libnbc's temporary host buffers for one collective over `group_size` ranks with `in_bytes` of
+// input (the CPU path's non-blocking MPI collectives): an in-place all-reduce holds one copy of
+// the message, a binomial reduce-scatter one (two on the group's root beyond 2 ranks); a group
+// of one holds nothing.
+int64_t libnbc_temp_bytes(CommCall call, int64_t in_bytes, int group_size);
 
 // The step's schedule shape.
 PipeShape plan_pipe_shape(const PlanLayout& layout);
