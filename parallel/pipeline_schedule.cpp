@@ -33,7 +33,7 @@ std::vector<Action> interleaved_order(const PipeShape& s, ActionKind kind) {
 }
 
 std::vector<Action> compute_order(const PipeShape& s, int stage) {
-  if (s.schedule == Schedule::zero_bubble) return zero_bubble_orders(s.n_stages, s.n_micro)[size_t(stage)];
+  if (s.schedule == Schedule::zero_bubble) return zero_bubble_order(s.n_stages, s.n_micro, stage);
   std::vector<Action> order;
   if (s.schedule == Schedule::gpipe) {
     for (int i = 0; i < s.n_micro; ++i) order.push_back({ActionKind::forward, i, 0});

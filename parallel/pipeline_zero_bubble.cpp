@@ -10,18 +10,19 @@ namespace trainer {
 namespace {
 
 struct ZbPass {
-  std::vector<std::vector<Action>> orders;
-  int length = 0;  // unit steps until every stage is done
+  std::vector<Action> order;  // the kept stage's
+  int length = 0;             // unit steps until every stage is done
 };
 
-ZbPass run_pass(int p, int m) {
+// keep: the stage whose order is recorded, or -1 for none (the length alone).
+ZbPass run_pass(int p, int m, int keep) {
   TRAINER_CHECK(p >= 1 && m >= 1, "zero-bubble shape");
   constexpr int kNever = 1 << 30;
   // The step at whose end each stage's F and B of each micro-batch finished (kNever: not yet).
   std::vector<std::vector<int>> f_end(size_t(p), std::vector<int>(size_t(m), kNever)), b_end = f_end;
   std::vector<int> next_f(size_t(p), 0), next_b(size_t(p), 0), next_w(size_t(p), 0);
   ZbPass pass;
-  pass.orders.assign(size_t(p), {});
+  if (keep >= 0) pass.order.reserve(size_t(3) * size_t(m));
   int done = 0;
   for (int t = 0; done < p; ++t) {
     TRAINER_CHECK(t < 4 * p * m + 4 * p, "zero-bubble pass does not finish");
@@ -40,15 +41,17 @@ ZbPass run_pass(int p, int m) {
       // 1F1B's bound on micro-batches between F and B, and its first stage's (p) between F and
       // W on every stage: room to put off up to s W passes on stage s.
       const bool f_ready = f < m && (s == 0 || f_end[u - 1][size_t(f)] < t) && f - b < p - s && f - w < p;
+      Action a{ActionKind::forward, -1, 0};
       if (b_ready) {
         b_end[u][size_t(b)] = t;
-        pass.orders[u].push_back({ActionKind::backward, b++, 0});
+        a = {ActionKind::backward, b++, 0};
       } else if (f_ready) {
         f_end[u][size_t(f)] = t;
-        pass.orders[u].push_back({ActionKind::forward, f++, 0});
+        a = {ActionKind::forward, f++, 0};
       } else if (w < b) {
-        pass.orders[u].push_back({ActionKind::backward_weight, w++, 0});
+        a = {ActionKind::backward_weight, w++, 0};
       }
+      if (s == keep && a.micro >= 0) pass.order.push_back(a);
       if (w == m) pass.length = std::max(pass.length, t + 1);
     }
   }
@@ -57,12 +60,13 @@ ZbPass run_pass(int p, int m) {
 
 }  // namespace
 
-std::vector<std::vector<Action>> zero_bubble_orders(int n_stages, int n_micro) {
-  return run_pass(n_stages, n_micro).orders;
+std::vector<Action> zero_bubble_order(int n_stages, int n_micro, int stage) {
+  TRAINER_CHECK(stage >= 0 && stage < n_stages, "zero-bubble stage");
+  return run_pass(n_stages, n_micro, stage).order;
 }
 
 double zero_bubble_fraction(int n_stages, int n_micro) {
-  const ZbPass pass = run_pass(n_stages, n_micro);
+  const ZbPass pass = run_pass(n_stages, n_micro, -1);
   return 1.0 - 3.0 * double(n_micro) / double(pass.length);
 }
 

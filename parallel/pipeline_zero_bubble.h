@@ -22,8 +22,9 @@
 
 namespace trainer {
 
-// The compute actions (forward, backward, backward_weight) of every stage, in order.
-std::vector<std::vector<Action>> zero_bubble_orders(int n_stages, int n_micro);
+// The compute actions (forward, backward, backward_weight) of stage `stage`, in order (the pass
+// runs every stage; only this one's order is kept: the planner asks it for thousands of shapes).
+std::vector<Action> zero_bubble_order(int n_stages, int n_micro, int stage);
 // Idle share of the unit-time pass: 1 - 3m / (its length).
 double zero_bubble_fraction(int n_stages, int n_micro);
 
