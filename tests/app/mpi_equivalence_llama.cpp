@@ -19,7 +19,7 @@ using namespace trainer::testing;
 namespace {
 
 TinyLayout llama(int data, int tensor, int pipeline, int zero) {
-  return tiny_layout(ModelArch::llama, data, tensor, pipeline, zero);
+  return tiny_layout(llama_family().arch, data, tensor, pipeline, zero);
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ TEST_CASE("generation: every parallel layout decodes what one process decodes") 
       make_synthetic_shards(world, binary_dir() + "/test_scratch/mpi_generate_" + std::to_string(n), 97, 4096);
   const std::vector<int32_t> prompt = {5, 12, 19};
   const int tokens = 40;  // past seq_len 16: the cache restarts twice
-  for (ModelArch arch : {ModelArch::gpt2, ModelArch::llama}) {
+  for (ModelArch arch : {gpt2_family().arch, llama_family().arch}) {
     CAPTURE(int(arch));
     std::vector<TinyLayout> layouts;
     // Interleaved: each rank's chunks decode in turn round the ring of stages.

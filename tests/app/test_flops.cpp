@@ -158,7 +158,7 @@ namespace {
 // final norm C. An untied head adds its own V C, the token table still only looked up.
 TEST_CASE("llama FLOPs per token count the real shapes: grouped k/v heads, three MLP matrices, tied or not") {
   GptConfig c;
-  c.arch = ModelArch::llama;
+  c.arch = llama_family().arch;
   c.n_layer = 30;
   c.n_head = 9;
   c.n_kv_head = 3;

@@ -58,7 +58,7 @@ TEST_CASE("generate: the KV cache gives the full window's logits, gpt2") {
 
 TEST_CASE("generate: the KV cache gives the full window's logits, llama variants") {
   TinyLayout l;
-  l.arch = ModelArch::llama;
+  l.arch = llama_family().arch;
   const std::string glob = shards("llama");
   check_cache_matches_window(tiny_recipe(glob, l, 2), "llama: 8 heads on 4 k/v heads, qk_norm, untied");
   Recipe r = tiny_recipe(glob, l, 2);

@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 
 GptConfig llama_config(TiedEmbeddings tie) {
   GptConfig c = gpt_config(2, 4, 16, 10, 16, 8);
-  c.arch = ModelArch::llama;
+  c.arch = llama_family().arch;
   c.n_kv_head = 2;
   c.ffn_dim = 24;
   c.norm_eps = 1e-6f;
@@ -50,7 +50,7 @@ Recipe recipe_for(const GptConfig& c, const std::string& init_from) {
   r.model.vocab_multiple = c.padded_vocab;
   r.model.seq_len = c.max_seq_len;
   r.model.init_from = init_from;
-  if (c.arch == ModelArch::llama) {
+  if (c.arch == llama_family().arch) {
     r.model.n_kv_head = c.n_kv_head;
     r.model.ffn_dim = c.ffn_dim;
     r.model.norm_eps = c.norm_eps;

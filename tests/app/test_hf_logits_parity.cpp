@@ -46,7 +46,7 @@ Recipe recipe_for(const Variant& v, const std::string& folder) {
   r.model.vocab_multiple = 64;
   r.model.seq_len = 32;
   r.model.init_from = folder;
-  if (v.arch == ModelArch::llama) {
+  if (v.arch == llama_family().arch) {
     r.model.n_kv_head = 2;
     r.model.ffn_dim = 96;
     r.model.norm_eps = 1e-5f;
@@ -68,7 +68,7 @@ std::string spec_json(const Variant& v, const ModelConfig& m, const std::vector<
                       const std::string& dir) {
   std::ostringstream s;
   s.precision(17);
-  s << "{\"family\": \"" << (v.arch == ModelArch::llama ? "llama" : "gpt2") << "\", \"config\": {\"n_layer\": "
+  s << "{\"family\": \"" << (v.arch == llama_family().arch ? "llama" : "gpt2") << "\", \"config\": {\"n_layer\": "
     << m.n_layer << ", \"n_head\": " << m.n_head << ", \"n_kv_head\": " << m.n_kv_head << ", \"d_model\": " << m.d_model
     << ", \"ffn_dim\": " << m.ffn_dim << ", \"vocab_size\": " << m.vocab_size << ", \"max_seq_len\": " << m.seq_len
     << ", \"norm_eps\": " << m.norm_eps << ", \"rope_theta\": " << m.rope_theta << ", \"rope_scaling\": ";
@@ -142,7 +142,7 @@ void run_variant(const Variant& v) {
   // The same comparison catches a wrong layout: q/k rows interleaved, or a Conv1D weight
   // left untransposed (square, so no shape check would notice).
   Weights w = gather_weights(trainer);
-  if (v.arch == ModelArch::llama) {
+  if (v.arch == llama_family().arch) {
     const int D = recipe.model.d_model / recipe.model.n_head;
     for (int l = 0; l < recipe.model.n_layer; ++l)
       for (const char* kind : {"q_proj", "k_proj"}) {
@@ -166,17 +166,17 @@ void run_variant(const Variant& v) {
 }
 
 TEST_CASE("hf logits parity: llama, grouped k/v heads, untied head, F32") {
-  run_variant({"llama_gqa_f32", ModelArch::llama, "F32", "", false, false});
+  run_variant({"llama_gqa_f32", llama_family().arch, "F32", "", false, false});
 }
 
 TEST_CASE("hf logits parity: llama, tied head, Llama 3.1 rope scaling, BF16") {
-  run_variant({"llama_tied_scaled_bf16", ModelArch::llama, "BF16", "", true, true});
+  run_variant({"llama_tied_scaled_bf16", llama_family().arch, "BF16", "", true, true});
 }
 
-TEST_CASE("hf logits parity: gpt2, F32") { run_variant({"gpt2_f32", ModelArch::gpt2, "F32", "", true, false}); }
+TEST_CASE("hf logits parity: gpt2, F32") { run_variant({"gpt2_f32", gpt2_family().arch, "F32", "", true, false}); }
 
 TEST_CASE("hf logits parity: gpt2 as GPT2LMHeadModel saves it, transformer. names, F16") {
-  run_variant({"gpt2_prefixed_f16", ModelArch::gpt2, "F16", "transformer.", true, false});
+  run_variant({"gpt2_prefixed_f16", gpt2_family().arch, "F16", "transformer.", true, false});
 }
 
 }  // namespace

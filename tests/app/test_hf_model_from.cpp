@@ -24,7 +24,7 @@ std::string config_folder(const std::string& name, const GptConfig& c) {
 
 GptConfig folder_llama() {
   GptConfig c = gpt_config(3, 4, 32, 300, 300, 48);
-  c.arch = ModelArch::llama;
+  c.arch = llama_family().arch;
   c.n_kv_head = 2;
   c.ffn_dim = 40;
   c.norm_eps = 1e-6f;
@@ -43,7 +43,7 @@ TEST_CASE("hf model.from: a llama folder gives every model key, and init_from's 
   const GptConfig f = folder_llama();
   const std::string dir = config_folder("hf_from_llama", f);
   const Recipe r = load_recipe_text("model: {from: " + dir + "}\n" + kData);
-  CHECK(r.model.arch == ModelArch::llama);
+  CHECK(r.model.arch == llama_family().arch);
   CHECK(r.model.n_layer == 3);
   CHECK(r.model.n_head == 4);
   CHECK(r.model.n_kv_head == 2);
@@ -67,7 +67,7 @@ TEST_CASE("hf model.from: a gpt2 folder, with agreeing keys the recipe sets") {
   const GptConfig f = gpt_config(2, 2, 16, 300, 300, 24);
   const std::string dir = config_folder("hf_from_gpt2", f);
   const Recipe r = load_recipe_text("model: {from: " + dir + ", n_layer: 2, vocab_multiple: 32}\n" + kData);
-  CHECK(r.model.arch == ModelArch::gpt2);
+  CHECK(r.model.arch == gpt2_family().arch);
   CHECK(r.model.n_layer == 2);
   CHECK(r.model.d_model == 16);
   CHECK(r.model.vocab_size == 300);

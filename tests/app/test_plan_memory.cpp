@@ -71,7 +71,7 @@ void check_same_memory(const PlanRankMemory& a, const PlanRankMemory& b) {
 // The same shape as a llama: 6 query heads on 6 or 3 k/v heads (tp 1, 2, 3, 6 or 1, 3),
 // SwiGLU width 72, tied or untied, with or without qk_norm.
 GptConfig llama_of(GptConfig c, int n_kv_head, TiedEmbeddings tie, QkNorm qk) {
-  c.arch = ModelArch::llama;
+  c.arch = llama_family().arch;
   c.n_kv_head = n_kv_head;
   c.ffn_dim = 72;
   c.tie = tie;
@@ -217,7 +217,7 @@ TEST_CASE("plan: activation buffers by hand (B 2, T 4, C 8, 2 heads, vocab 16, o
 TEST_CASE("plan: the layout search's closed forms equal the dry run for every layout of small worlds") {
   const GptConfig gpt2 = small_config(6, 4, 32, 257, 64, 16);
   GptConfig llama = gpt2;
-  llama.arch = ModelArch::llama;
+  llama.arch = llama_family().arch;
   llama.n_kv_head = 2;
   llama.ffn_dim = 48;
   llama.tie = TiedEmbeddings::untied;

@@ -39,7 +39,7 @@ struct Variant {
 Recipe llama_parity_recipe(const std::string& train_glob, const Variant& v) {
   Recipe r;
   r.path = "<llama parity>";
-  r.model.arch = ModelArch::llama;
+  r.model.arch = llama_family().arch;
   r.model.n_layer = 2;
   r.model.n_head = 4;
   r.model.n_kv_head = v.n_kv_head;

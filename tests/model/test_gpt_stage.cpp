@@ -146,7 +146,7 @@ TEST_CASE("recomputation gives identical gradients and saves activation memory")
 TEST_CASE("a backward split into input and weight passes gives identical gradients, gpt2 and llama") {
   testing::ensure_mpi();
   GptConfig llama = tiny_config();
-  llama.arch = ModelArch::llama;
+  llama.arch = llama_family().arch;
   llama.n_kv_head = 1;
   llama.ffn_dim = 24;
   llama.tie = TiedEmbeddings::untied;

@@ -45,8 +45,8 @@ TEST_CASE("model family: the registry holds one description per ModelArch, found
 TEST_CASE("model family: the MLP's first product is [gate | up] for swiglu, the hidden width for gelu") {
   CHECK(gpt2_family().fc_width(96) == 96);
   CHECK(llama_family().fc_width(96) == 192);
-  CHECK(small(ModelArch::gpt2).mlp_dim() == 64);
-  CHECK(small(ModelArch::llama).mlp_dim() == 24);
+  CHECK(small(gpt2_family().arch).mlp_dim() == 64);
+  CHECK(small(llama_family().arch).mlp_dim() == 24);
 }
 
 TEST_CASE("model family: a family's layer rows are its table's, and the block counts sum them") {

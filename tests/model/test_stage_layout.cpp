@@ -252,11 +252,11 @@ TEST_CASE("StageLayout: every unit, shard and parameter of real models starts 16
     std::vector<int> tensor;
   };
   GptConfig llama1b = gpt_config(16, 32, 2048, 128256, 128256, 2048);
-  llama1b.arch = ModelArch::llama;
+  llama1b.arch = llama_family().arch;
   llama1b.n_kv_head = 8;
   llama1b.ffn_dim = 8192;
   GptConfig smollm = gpt_config(30, 9, 576, 49152, 49152, 2048);
-  smollm.arch = ModelArch::llama;
+  smollm.arch = llama_family().arch;
   smollm.n_kv_head = 3;
   smollm.ffn_dim = 1536;
   const Model models[] = {{"gpt2-124m", GptConfig{}, {1, 2, 4}},

@@ -69,8 +69,8 @@ Recipe tiny_recipe(const std::string& train_glob, const TinyLayout& l, int accum
   r.model.d_model = 32;
   r.model.vocab_size = 97;
   r.model.seq_len = 16;
-  if (l.arch == ModelArch::llama) {
-    r.model.arch = ModelArch::llama;
+  if (l.arch == llama_family().arch) {
+    r.model.arch = llama_family().arch;
     r.model.n_head = 8;
     r.model.n_kv_head = 4;
     r.model.ffn_dim = 48;

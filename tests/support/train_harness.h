@@ -24,7 +24,7 @@ struct TinyLayout {
   Schedule schedule = Schedule::one_f_one_b;
   int virtual_stages = 1;
   bool sequence_parallel = false;
-  ModelArch arch = ModelArch::gpt2;
+  ModelArch arch = kDefaultArch;
   int n_layer = 4;  // more for virtual stages (a layer per virtual stage)
 };
 

@@ -105,7 +105,7 @@ std::unique_ptr<Backend> emulated(Precision p) {
 GptConfig head64_gpt2() { return gpt_config(2, 2, 128, 61, 64, kT); }
 GptConfig head64_llama() {
   GptConfig c = head64_gpt2();
-  c.arch = ModelArch::llama;
+  c.arch = llama_family().arch;
   c.n_kv_head = 1;
   c.ffn_dim = 256;
   c.tie = TiedEmbeddings::untied;
