@@ -1,9 +1,11 @@
 // Safetensors reading (see safetensors_file.h).
 #include "app/hf/safetensors_file.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <tuple>
 
 #include "data/json_value.h"
 #include "kernels/base/check.h"
@@ -24,10 +26,54 @@ bool parse_dtype(const std::string& name, StDtype* out) {
   return true;
 }
 
-int64_t json_int(const JsonValue& v, const std::string& what, const std::string& file) {
+// A JSON value as a message shows it: numbers and strings as written, the rest by kind.
+std::string shown(const JsonValue& v) {
+  if (v.kind == JsonKind::number) return v.is_integer ? std::to_string(v.integer) : std::to_string(v.number);
+  if (v.kind == JsonKind::string) return "\"" + v.text + "\"";
+  return json_kind_name(v.kind);
+}
+
+int64_t json_int(const JsonValue& v, const std::string& where, const std::string& what) {
   if (v.kind != JsonKind::number || !v.is_integer || v.integer < 0)
-    throw InputError(file + ": " + what + " is not a non-negative integer");
+    throw InputError(where + ": " + what + " is " + shown(v) + ", which is not a non-negative integer");
   return v.integer;
+}
+
+std::string offsets_text(int64_t begin, int64_t end) {
+  return "[" + std::to_string(begin) + ", " + std::to_string(end) + "]";
+}
+
+// One tensor's place in the data section, for the layout check once all are read.
+struct Span {
+  int64_t begin, end;
+  std::string name;
+};
+
+// The Rust safetensors library's rule (validate()): sorted by begin, the spans tile the data
+// section exactly, from 0 to its end, so no byte is read twice and none is left unexplained.
+void check_layout(std::vector<Span> spans, int64_t data_bytes, const std::string& file) {
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+    return std::tie(a.begin, a.end, a.name) < std::tie(b.begin, b.end, b.name);
+  });
+  int64_t at = 0;
+  const Span* prev = nullptr;
+  for (const Span& s : spans) {
+    const std::string where = file + ": tensor " + s.name + " data_offsets " + offsets_text(s.begin, s.end);
+    if (s.begin < at)
+      throw InputError(where + " overlap tensor " + prev->name + "'s " + offsets_text(prev->begin, prev->end) +
+                       "; valid: each tensor begins where the previous one ends");
+    if (s.begin > at)
+      throw InputError(where + " leave a gap of " + std::to_string(s.begin - at) + " bytes after " +
+                       (prev ? "tensor " + prev->name + "'s " + offsets_text(prev->begin, prev->end)
+                             : std::string("the start of the data section")) +
+                       "; valid: the first tensor begins at 0 and each next one where the previous ends");
+    at = s.end;
+    prev = &s;
+  }
+  if (at != data_bytes)
+    throw InputError(file + ": the tensors' data_offsets end at byte " + std::to_string(at) +
+                     " but the data section after the header holds " + std::to_string(data_bytes) +
+                     " bytes; valid: the last tensor ends at the end of the file (is the header length wrong?)");
 }
 
 }  // namespace
@@ -115,46 +161,92 @@ SafetensorsSet::SafetensorsSet(const std::string& dir) {
 
 void SafetensorsSet::add_file(const std::string& path, const std::vector<std::string>* expected) {
   MappedFile file(path);
+  const std::string self = "safetensors file '" + path + "'";
   const uint64_t size = file.size();
-  if (size < 8) throw InputError("safetensors file '" + path + "' is shorter than its 8-byte header length");
+  if (size < 8) throw InputError(self + " is shorter than its 8-byte header length");
   uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= uint64_t(static_cast<unsigned char>(file.data()[i])) << (8 * i);
-  if (n > kMaxHeaderBytes || n > size - 8)
-    throw InputError("safetensors file '" + path + "': header length " + std::to_string(n) +
-                     " exceeds the file or the 100 MB limit");
+  if (n > size - 8)
+    throw InputError(self + ": header length " + std::to_string(n) + " exceeds the file, which holds " +
+                     std::to_string(size - 8) + " bytes after the 8-byte length");
+  if (n > kMaxHeaderBytes)
+    throw InputError(self + ": header length " + std::to_string(n) + " exceeds the 100 MB limit");
   const std::string_view text(file.data() + 8, size_t(n));
   const JsonValue header = parse_json(text, path + " (header)");
-  if (header.kind != JsonKind::object) throw InputError("safetensors file '" + path + "': header is not an object");
+  if (header.kind != JsonKind::object)
+    throw InputError(self + ": header is " + json_kind_name(header.kind) +
+                     "; valid: an object {tensor: {dtype, shape, data_offsets}, \"__metadata__\": {...}}");
   const char* data = file.data() + 8 + n;
   const int64_t data_bytes = int64_t(size - 8 - n);
   const std::set<std::string> wanted = expected ? std::set<std::string>(expected->begin(), expected->end())
                                                 : std::set<std::string>();
+  // Checked in full before any joins the set, so a bad file leaves it as it was.
+  std::map<std::string, StTensor> mine;
+  std::vector<Span> spans;
+  bool has_metadata = false;
   for (const auto& [name, v] : header.members) {
-    if (name == "__metadata__") continue;
-    const std::string where = "safetensors file '" + path + "': tensor " + name;
+    const std::string where = self + ": tensor " + name;
+    if (name == "__metadata__") {
+      if (has_metadata) throw InputError(self + ": header names __metadata__ twice; valid: once at most");
+      has_metadata = true;
+      if (v.kind != JsonKind::object)
+        throw InputError(self + ": __metadata__ is " + json_kind_name(v.kind) + "; valid: an object of strings");
+      for (const auto& [key, value] : v.members)
+        if (value.kind != JsonKind::string)
+          throw InputError(self + ": __metadata__[\"" + key + "\"] is " + json_kind_name(value.kind) +
+                           "; valid: a string");
+      continue;
+    }
+    if (mine.count(name)) throw InputError(where + " is named twice in the header; valid: each name once");
+    if (v.kind != JsonKind::object)
+      throw InputError(where + " is " + json_kind_name(v.kind) + "; valid: an object {dtype, shape, data_offsets}");
     const JsonValue* dtype = v.find("dtype");
     const JsonValue* shape = v.find("shape");
     const JsonValue* offsets = v.find("data_offsets");
-    if (!dtype || dtype->kind != JsonKind::string || !shape || shape->kind != JsonKind::array || !offsets ||
-        offsets->kind != JsonKind::array || offsets->items.size() != 2)
-      throw InputError(where + ": needs dtype, shape and data_offsets [begin, end]");
+    if (!dtype || dtype->kind != JsonKind::string)
+      throw InputError(where + ": dtype is " + (dtype ? shown(*dtype) : "missing") + "; valid: F32, F16, BF16");
+    if (!shape || shape->kind != JsonKind::array)
+      throw InputError(where + ": shape is " + (shape ? shown(*shape) : "missing") +
+                       "; valid: an array of non-negative integers");
+    if (!offsets || offsets->kind != JsonKind::array || offsets->items.size() != 2)
+      throw InputError(where + ": data_offsets is " +
+                       (!offsets ? std::string("missing")
+                        : offsets->kind == JsonKind::array
+                            ? "an array of " + std::to_string(offsets->items.size()) + " values"
+                            : shown(*offsets)) +
+                       "; valid: [begin, end]");
     StTensor t;
     if (!parse_dtype(dtype->text, &t.dtype))
       throw InputError(where + " has dtype " + dtype->text + "; valid: F32, F16, BF16");
-    for (const JsonValue& d : shape->items) t.shape.push_back(json_int(d, name + " shape", path));
-    const int64_t begin = json_int(offsets->items[0], name + " data_offsets", path);
-    const int64_t end = json_int(offsets->items[1], name + " data_offsets", path);
-    if (begin > end || end > data_bytes || end - begin != t.numel() * st_dtype_bytes(t.dtype))
-      throw InputError(where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                       "] do not hold " + std::to_string(t.numel()) + " " + dtype->text + " values inside its " +
-                       std::to_string(data_bytes) + "-byte data section");
+    // Checked products: a hostile shape must not wrap round to a size that fits.
+    int64_t bytes = st_dtype_bytes(t.dtype);
+    for (const JsonValue& d : shape->items) {
+      t.shape.push_back(json_int(d, where, "shape entry"));
+      if (__builtin_mul_overflow(bytes, t.shape.back(), &bytes)) {
+        std::string dims;
+        for (const JsonValue& e : shape->items) dims += (dims.empty() ? "" : ", ") + shown(e);
+        throw InputError(where + ": shape [" + dims + "] holds more than 2^63 bytes; valid: a size the file can hold");
+      }
+    }
+    const int64_t begin = json_int(offsets->items[0], where, "data_offsets begin");
+    const int64_t end = json_int(offsets->items[1], where, "data_offsets end");
+    if (begin > end)
+      throw InputError(where + ": data_offsets " + offsets_text(begin, end) + " run backwards; valid: begin <= end");
+    if (end > data_bytes || end - begin != bytes)
+      throw InputError(where + ": data_offsets " + offsets_text(begin, end) + " do not hold " +
+                       std::to_string(t.numel()) + " " + dtype->text + " values inside its " +
+                       std::to_string(data_bytes) + "-byte data section; valid: end - begin = " +
+                       std::to_string(bytes) + " bytes, end <= " + std::to_string(data_bytes));
     if (expected && !wanted.count(name))
       throw InputError(where + " is not listed for this file in model.safetensors.index.json");
     if (tensors_.count(name)) throw InputError(where + " is also in " + file_of(tensors_.at(name)));
     t.data = data + begin;
     t.file = int(files_.size());
-    tensors_[name] = t;
+    mine[name] = t;
+    spans.push_back({begin, end, name});
   }
+  check_layout(std::move(spans), data_bytes, self);
+  tensors_.insert(mine.begin(), mine.end());
   files_.push_back(std::move(file));
 }
 

@@ -4,8 +4,12 @@
 // model.safetensors.index.json ({"weight_map": {name: file}}).
 // Files are memory-mapped and tensors converted to fp32 on read (F32, F16, BF16; any other
 // dtype is an InputError naming the tensor), so a rank that reads only its slices touches
-// only their pages. Every header is checked on open: offsets inside the data section, sizes
-// that match dtype x shape, no tensor named twice across shards.
+// only their pages. Every header is checked on open, with the Rust safetensors library's rules
+// and more: a header length inside the file, JSON that is an object, __metadata__ a map of
+// strings, each tensor named once (in a file and across shards) with a known dtype, a shape
+// whose size does not overflow and data_offsets holding exactly dtype x shape bytes, and the
+// tensors tiling the data section (from 0, no gap, no overlap, to its end). Anything else is
+// an InputError naming the file, the tensor and the value.
 #pragma once
 
 #include <cstdint>
