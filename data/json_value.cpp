@@ -5,9 +5,11 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <unordered_map>
 
 #include "data/unicode_classes.h"
 #include "kernels/base/errors.h"
+#include "kernels/base/excerpt.h"
 
 namespace trainer {
 
@@ -44,6 +46,20 @@ std::string json_location(std::string_view text, size_t offset, const std::strin
 
 namespace {
 
+// A key as a message shows it: in quotes, written back in JSON's escapes where it holds control
+// characters, quotes or backslashes (so a message stays one printable line), cut to an excerpt.
+std::string json_quoted(std::string_view key) {
+  const Excerpt e = split_excerpt(key);
+  std::string out = "\"";
+  for (char ch : e.shown) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (ch == '"' || ch == '\\') out += {'\\', ch};
+    else if (u < 0x20 || u == 0x7f) out += fmt::format("\\u{:04x}", u);
+    else out += ch;
+  }
+  return out + "\"" + e.tail;
+}
+
 class Parser {
  public:
   Parser(std::string_view text, const std::string& file) : text_(text), file_(file) {}
@@ -56,6 +72,18 @@ class Parser {
   }
 
  private:
+  // Keys compare decoded ("a" and "\u0061" are one key), as every reader looks them up.
+  [[noreturn]] void duplicate_key(const std::string& key, size_t first, size_t again) {
+    const std::string here = json_location(text_, again, ""), there = json_location(text_, first, "");
+    // ":LINE:COL" each; the first place by column alone when on the same line (a JSONL line).
+    const std::string first_line = there.substr(1, there.rfind(':') - 1);
+    const std::string where = first_line == here.substr(1, here.rfind(':') - 1)
+                                  ? "column " + there.substr(there.rfind(':') + 1)
+                                  : "line " + first_line + ", column " + there.substr(there.rfind(':') + 1);
+    pos_ = again;
+    fail(fmt::format("duplicate key {} (first at {}); valid: each key once in an object", json_quoted(key), where));
+  }
+
   [[noreturn]] void fail(const std::string& what) const {
     throw InputError(fmt::format("{}: {}", json_location(text_, pos_, file_), what));
   }
@@ -81,10 +109,16 @@ class Parser {
         ++pos_;
         return v;
       }
+      // Each key's first place: a duplicate would otherwise let one value silently win over
+      // another, and a later error blame the wrong key.
+      std::unordered_map<std::string, size_t> first_at;
       while (true) {
         skip_space();
         if (peek() != '"') fail("expected a string key");
+        const size_t key_at = pos_;
         std::string key = string_body();
+        const auto [first, fresh] = first_at.emplace(key, key_at);
+        if (!fresh) duplicate_key(key, first->second, key_at);
         skip_space();
         if (peek() != ':') fail("expected ':'");
         ++pos_;

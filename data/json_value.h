@@ -1,8 +1,9 @@
 // A JSON document in memory (RFC 8259), for the files the data layer reads: GPT-2's
-// encoder.json and Hugging Face's tokenizer.json / tokenizer_config.json. Objects keep their
-// members in file order (duplicate keys are kept; find() returns the last, as JavaScript's
-// JSON.parse would). Every value remembers its byte offset, so callers can report the line
-// and column of a bad value. Strings come back decoded to UTF-8 (surrogate pairs joined; an
+// encoder.json and Hugging Face's tokenizer.json / tokenizer_config.json, config.json, the
+// safetensors headers and index, JSONL lines. Objects keep their members in file order; a key
+// that appears twice in one object (compared decoded) is an InputError naming it and both
+// places, never a silent last-one-wins. Every value remembers its byte offset, so callers can
+// report the line and column of a bad value. Strings come back decoded to UTF-8 (surrogate pairs joined; an
 // unpaired surrogate is an error, since it has no UTF-8 form).
 // Limits, so a hostile file cannot exhaust the stack: nesting depth <= kMaxJsonDepth.
 #pragma once

@@ -183,12 +183,10 @@ void SafetensorsSet::add_file(const std::string& path, const std::vector<std::st
   // Checked in full before any joins the set, so a bad file leaves it as it was.
   std::map<std::string, StTensor> mine;
   std::vector<Span> spans;
-  bool has_metadata = false;
+  // parse_json has refused a name given twice (a tensor or __metadata__), naming both places.
   for (const auto& [name, v] : header.members) {
     const std::string where = self + ": tensor " + name;
     if (name == "__metadata__") {
-      if (has_metadata) throw InputError(self + ": header names __metadata__ twice; valid: once at most");
-      has_metadata = true;
       if (v.kind != JsonKind::object)
         throw InputError(self + ": __metadata__ is " + json_kind_name(v.kind) + "; valid: an object of strings");
       for (const auto& [key, value] : v.members)
@@ -197,7 +195,6 @@ void SafetensorsSet::add_file(const std::string& path, const std::vector<std::st
                            "; valid: a string");
       continue;
     }
-    if (mine.count(name)) throw InputError(where + " is named twice in the header; valid: each name once");
     if (v.kind != JsonKind::object)
       throw InputError(where + " is " + json_kind_name(v.kind) + "; valid: an object {dtype, shape, data_offsets}");
     const JsonValue* dtype = v.find("dtype");

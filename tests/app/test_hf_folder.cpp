@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 
 #include "app/checkpoint/checkpoint_export.h"
 #include "app/engine/trainer.h"
@@ -231,6 +232,25 @@ TEST_CASE("hf folder: bf16 and fp16 decode exactly") {
   CHECK(f16_to_f32(0x0001) == std::ldexp(1.0f, -24));  // smallest subnormal
   CHECK(f16_to_f32(0x7bff) == 65504.0f);
   CHECK(std::isinf(f16_to_f32(0x7c00)));
+}
+
+TEST_CASE("hf folder: a key given twice in config.json or the shard index is refused, naming it") {
+  const std::string dir = scratch_dir("hf_duplicate_keys");
+  fs::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+  };
+  write("config.json", "{\"model_type\": \"gpt2\",\n \"n_layer\": 2,\n \"n_layer\": 12}\n");
+  CHECK_THROWS_WITH_AS(gpt_config_from_hf(dir),
+                       doctest::Contains("config.json:3:2: duplicate key \"n_layer\" (first at line 2, column 2)"),
+                       InputError);
+  // The index: one tensor mapped to two shards would load whichever came last.
+  write("model.safetensors.index.json",
+        "{\"weight_map\": {\"wte.weight\": \"a.safetensors\",\n \"wte.weight\": \"b.safetensors\"}}\n");
+  CHECK_THROWS_WITH_AS(SafetensorsSet{dir},
+                       doctest::Contains("model.safetensors.index.json:2:2: duplicate key \"wte.weight\" (first at "
+                                         "line 1, column 17)"),
+                       InputError);
 }
 
 }  // namespace

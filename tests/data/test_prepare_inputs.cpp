@@ -132,6 +132,7 @@ TEST_CASE("prepare inputs: a bad jsonl line is an error naming file and line, or
       {"{\"text\": 42}", "field 'text' is a number, not a string"},
       {"[\"text\"]", "is an array, not an object"},
       {"{\"text\": \"a\"} trailing", "not valid JSON"},
+      {"{\"text\": \"a\", \"text\": \"b\"}", "not valid JSON: column 15: duplicate key \"text\" (first at column 2)"},
   };
   int n = 0;
   for (const Case& c : cases) {
