@@ -17,6 +17,7 @@
 #include "kernels/base/errors.h"
 #include "kernels/base/regular_file.h"
 #include "model/param_store.h"
+#include "model/weights_finite.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "llm.c files are little-endian; this reader assumes a little-endian host");
@@ -245,20 +246,10 @@ void check_llmc_config(const std::string& recipe_path, const std::string& file_p
 }
 
 void LlmcModelFile::check_finite() const {
-  constexpr int64_t kChunk = int64_t(1) << 18;  // floats per read: 1 MiB
-  std::vector<float> chunk;
-  for_each_in_file_order(config_, [&](const std::string& name, int64_t n) {
-    for (int64_t begin = 0; begin < n; begin += kChunk) {
-      const int64_t end = std::min(n, begin + kChunk);
-      chunk.resize(size_t(end - begin));
-      read(name, {begin, end}, chunk.data());
-      for (size_t i = 0; i < chunk.size(); ++i)
-        if (!std::isfinite(chunk[i]))
-          throw InputError("llm.c model file '" + path_ + "': tensor " + name + " element " +
-                           std::to_string(begin + int64_t(i)) + " is " + (std::isnan(chunk[i]) ? "nan" : "inf") +
-                           "; model.init_from needs finite weights (valid: every value a finite fp32 number)");
-    }
-  });
+  std::vector<std::pair<std::string, int64_t>> tensors;
+  for_each_in_file_order(config_, [&](const std::string& name, int64_t n) { tensors.push_back({name, n}); });
+  check_weights_finite(tensors, [&](const std::string& name, Range range, float* out) { read(name, range, out); },
+                       "llm.c model file '" + path_ + "'");
 }
 
 void load_llmc_into(ParamStore& store, const std::string& file_path, const std::string& recipe_path) {

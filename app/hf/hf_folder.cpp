@@ -16,6 +16,7 @@
 #include "kernels/base/errors.h"
 #include "model/param_store.h"
 #include "model/param_table.h"
+#include "model/weights_finite.h"
 
 namespace trainer {
 
@@ -293,9 +294,18 @@ void load_hf_into(ParamStore& store, const std::string& dir, const std::string& 
   check_hf_tensors(dir, set, config);
   check_tied_head(dir, set, config);
   std::map<std::string, HfTensor> specs;
-  for (HfTensor& t : hf_tensors(config)) specs[t.name] = t;
   std::map<std::string, std::string> keys;
   for (const auto& [key, t] : set.tensors()) keys[strip_prefix(key)] = key;
+  // Every tensor loaded, whole, on every rank first: the check llm.c files get too.
+  std::vector<std::pair<std::string, int64_t>> loaded;
+  for (HfTensor& t : hf_tensors(config)) {
+    int64_t n = 1;
+    for (int64_t d : t.hf_shape) n *= d;
+    loaded.push_back({keys.at(t.name), n});
+    specs[t.name] = t;
+  }
+  check_weights_finite(loaded, [&](const std::string& key, Range range, float* out) { set.read(key, range, out); },
+                       "Hugging Face folder '" + dir + "'");
   store.load([&](const ParamSpec& spec, Range range, float* out) {
     const HfTensor& t = specs.at(spec.name);
     const std::string& key = keys.at(spec.name);

@@ -234,6 +234,35 @@ TEST_CASE("hf folder: bf16 and fp16 decode exactly") {
   CHECK(std::isinf(f16_to_f32(0x7c00)));
 }
 
+TEST_CASE("hf folder: a NaN or inf weight is refused naming the tensor and element, as in an llm.c file") {
+  ensure_mpi();
+  MpiComm world(MPI_COMM_SELF, "self", 120);
+  const GptConfig config = tiny_gpt_config();
+  const std::pair<uint32_t, const char*> cases[] = {{0x7fc00000u, "nan"}, {0xff800000u, "inf"}};
+  for (const auto& [bits, word] : cases) {
+    CAPTURE(word);
+    const std::string folder = export_folder(std::string("hf_nonfinite_") + word, config, kDefaultMaxShardBytes);
+    // The folder's F32 data section starts after the 8-byte length and the header; its third
+    // float is element 2 of the tensor stored first.
+    const std::string file = folder + "/model.safetensors";
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    uint64_t header = 0;
+    f.read(reinterpret_cast<char*>(&header), 8);
+    f.seekp(std::streamoff(8 + header + 2 * 4));
+    f.write(reinterpret_cast<const char*>(&bits), 4);
+    f.close();
+    std::string first;
+    const char* first_at = nullptr;
+    const SafetensorsSet set(folder);
+    for (const auto& [key, t] : set.tensors())
+      if (!first_at || t.data < first_at) first = key, first_at = t.data;
+    const std::string says = "Hugging Face folder '" + folder + "': tensor " + first + " element 2 is " + word +
+                             "; model.init_from needs finite weights";
+    CHECK_THROWS_WITH_AS(Trainer(recipe_for(config, folder), world, 0, DataNeed::none), doctest::Contains(says.c_str()),
+                         InputError);
+  }
+}
+
 TEST_CASE("hf folder: a key given twice in config.json or the shard index is refused, naming it") {
   const std::string dir = scratch_dir("hf_duplicate_keys");
   fs::create_directories(dir);
