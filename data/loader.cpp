@@ -26,6 +26,14 @@ std::string describe_sources(const std::vector<BlendSource>& sources) {
   return out;
 }
 
+// 'a', 'b' and 'c'.
+std::string quoted_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + ("'" + items[i] + "'");
+  return out;
+}
+
 void check_options(const LoaderOptions& o) {
   const std::string what = describe_sources(o.sources);
   auto positive = [&](const char* name, int64_t v) {
@@ -185,10 +193,19 @@ struct DataLoader::Impl {
     }
   }
 
+  // Names the sources on both sides: the state's (a checkpoint's) and the data's (the recipe's).
   [[noreturn]] void bad_state(const LoaderState& s, const std::string& why) const {
-    throw InputError(fmt::format("data loader state (epoch {}, position {}, {} sources) does not fit the data "
-                                 "'{}': {} (were the sources, shards or seq_len changed since the checkpoint?)",
-                                 s.epoch, s.position, s.sources.size(), describe_sources(all), why));
+    std::vector<std::string> saved;
+    for (const SourceState& st : s.sources) saved.push_back(st.path);
+    const std::string saved_text = saved.empty() ? std::string("a single source (its path is not recorded)")
+                                                 : fmt::format("the blend of {}", quoted_list(saved));
+    std::vector<std::string> here;
+    for (const BlendSource& b : all) here.push_back(b.path);
+    const std::string here_text =
+        here.size() == 1 ? quoted_list(here) : fmt::format("the blend of {}", quoted_list(here));
+    throw InputError(fmt::format("data loader state (epoch {}, position {}), saved for {}, does not fit the data {}: "
+                                 "{} (were the sources, shards or seq_len changed since the checkpoint?)",
+                                 s.epoch, s.position, saved_text, here_text, why));
   }
 
   void restore(const LoaderState& s) {

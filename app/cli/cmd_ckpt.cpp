@@ -26,6 +26,7 @@ struct CkptOptions {
   std::string format;
   std::string out;
   std::string max_shard_size = "5GB";
+  bool max_shard_size_given = false;  // on the command line (only hf shards its files)
 };
 
 // --max-shard-size: bytes, or a number with KB/MB/GB (powers of 1000, as transformers'
@@ -96,6 +97,10 @@ int run_export(const CkptOptions& o) {
   if (!format)
     throw ConfigError("ckpt export --format: unknown format '" + o.format + "'; valid: " +
                       enum_choices(kExportFormatNames));
+  // A size the format would ignore is refused rather than dropped silently.
+  if (o.max_shard_size_given && *format != ExportFormat::hf)
+    throw ConfigError("ckpt export --max-shard-size " + o.max_shard_size + ": only --format hf shards its files, but "
+                      "--format is " + o.format + " (one file); valid: no --max-shard-size, or --format hf");
   const std::string dir = resolve_checkpoint_dir(o.export_dir);
   CheckpointReader reader(dir);
   const std::string note = export_checkpoint(reader, *format, o.out, parse_shard_size(o.max_shard_size));
@@ -129,11 +134,13 @@ void add_ckpt_command(CLI::App& app, CommandList& commands) {
       ->check(CLI::IsMember(enum_names(kExportFormatNames)));
   exp->add_option("--out", opt->out, "output file (written to a temporary file, then renamed); a folder for hf")
       ->required();
-  exp->add_option("--max-shard-size", opt->max_shard_size,
-                  "hf: largest safetensors file before sharding with an index (bytes, or KB/MB/GB, KiB/MiB/GiB)")
-      ->capture_default_str();
-  commands.push_back({sub, [opt, inspect, exp]() -> int {
+  auto* shard = exp->add_option("--max-shard-size", opt->max_shard_size,
+                                "hf: largest safetensors file before sharding with an index (bytes, or KB/MB/GB, "
+                                "KiB/MiB/GiB); refused with the other formats, which write one file")
+                     ->capture_default_str();
+  commands.push_back({sub, [opt, inspect, exp, shard]() -> int {
                         if (inspect->parsed()) return run_inspect(*opt);
+                        opt->max_shard_size_given = shard->count() > 0;
                         if (exp->parsed()) return run_export(*opt);
                         throw ConfigError("trainer ckpt: give a subcommand: inspect or export");
                       }});

@@ -206,6 +206,12 @@ TEST_CASE("a state that does not fit the blend is an InputError naming what diff
   DataLoader l(blend_options(b, 4, 1, 0, 1));
   LoaderState single;  // a single source's state
   CHECK_THROWS_WITH_AS(l.restore(single), doctest::Contains("blend of 3 sources"), InputError);
+  // Both sides named: what the checkpoint's state was saved for, and the recipe's data.
+  const std::string three = "the blend of '" + b.a + "', '" + b.b + "' and '" + b.c + "'";
+  CHECK_THROWS_WITH_AS(l.restore(single),
+                       doctest::Contains(("saved for a single source (its path is not recorded), does not fit the data " +
+                                          three + ": the data is a blend of 3 sources").c_str()),
+                       InputError);
   LoaderState s = l.state();
   s.sources[2].path = "elsewhere/*.bin";
   CHECK_THROWS_WITH_AS(l.restore(s), doctest::Contains("'elsewhere/*.bin' in the state"), InputError);
@@ -219,6 +225,8 @@ TEST_CASE("a state that does not fit the blend is an InputError naming what diff
   o.sources[0].weight = 1;
   DataLoader plain(o);
   CHECK_THROWS_WITH_AS(plain.restore(l.state()), doctest::Contains("a blend's state"), InputError);
+  const std::string saved = "saved for " + three + ", does not fit the data '" + b.a + "'";
+  CHECK_THROWS_WITH_AS(plain.restore(l.state()), doctest::Contains(saved.c_str()), InputError);
 }
 
 TEST_CASE("blend source names: given, else the folder when unique, else sourceN") {

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Hugging Face folders end to end: a trained tiny llama exported with --format hf (sharded by a
-# small --max-shard-size) fine-tunes from the folder with configs/finetune-tiny-llama.yaml and its
-# loss falls; a run from the folder with lr 1e-30 (an update far below the weights' rounding;
-# lr 0 is refused) exports a folder whose safetensors are byte-equal
-# to the first (import then export is exact); tensor 2 and pipeline 2 ranks loading from the
+# small --max-shard-size, which the one-file formats refuse) fine-tunes from the folder with
+# configs/finetune-tiny-llama.yaml and its loss falls; a run from the folder with lr 1e-30 (an
+# update far below the weights' rounding; lr 0 is refused) exports a folder whose safetensors
+# are byte-equal to the first (import then export is exact); tensor 2 and pipeline 2 ranks loading from the
 # folder train the same losses as one process; a recipe whose shape differs exits 2 listing it.
 source "$(dirname "$0")/lib.sh"
 make_byte_data "$work/data"
@@ -14,6 +14,16 @@ data=(--set "data.train=$work/data/train_*.bin" --set "data.val=$work/data/val_*
   fail "export: $(cat "$work/export.log")"
 [[ -f "$work/hf1/model.safetensors.index.json" && -f "$work/hf1/config.json" && -f "$work/hf1/generation_config.json" ]] ||
   fail "export wrote: $(ls "$work/hf1")"
+# The formats that write one file refuse a shard size rather than ignore it, and write nothing.
+for format in safetensors llmc; do
+  status=0
+  "$trainer" ckpt export "$work/ckpt" --format $format --out "$work/one.$format" --max-shard-size 20KB \
+    > "$work/one.log" 2>&1 || status=$?
+  [[ $status -eq 2 ]] || fail "$format with --max-shard-size: exit $status, not 2: $(cat "$work/one.log")"
+  grep -q "^error: ckpt export --max-shard-size 20KB: only --format hf shards its files, but --format is $format" \
+    "$work/one.log" || fail "$format with --max-shard-size: $(cat "$work/one.log")"
+  [[ ! -e "$work/one.$format" ]] || fail "$format with --max-shard-size wrote $work/one.$format"
+done
 
 ft=(configs/finetune-tiny-llama.yaml "${data[@]}" --set "model.init_from=$work/hf1")
 "$trainer" train "${ft[@]}" --set "log.metrics=$work/ft.jsonl" > "$work/ft.log" 2>&1 || fail "fine-tune: $(cat "$work/ft.log")"
