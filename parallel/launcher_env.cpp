@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "kernels/base/excerpt.h"
+
 namespace trainer {
 
 namespace {
@@ -21,19 +23,23 @@ int int_var(const std::function<const char*(const char*)>& get, const char* name
 
 LauncherEnv launcher_env_from(const std::function<const char*(const char*)>& get) {
   LauncherEnv env;
+  // Echoed in reports and messages: control characters escaped.
   const char* job = get("SLURM_JOB_ID");
-  if (job != nullptr) env.slurm_job = job;
+  const bool in_job = job != nullptr && *job != '\0';
+  if (in_job) env.slurm_job = escaped_excerpt(job);
   if ((env.task_id = int_var(get, "OMPI_COMM_WORLD_RANK")) >= 0) {
     env.kind = LauncherKind::mpiexec;
     env.local_id = int_var(get, "OMPI_COMM_WORLD_LOCAL_RANK");
     return env;
   }
+  // srun: a step of a job. SLURM_PROCID or a step id without a job id (a variable left over in
+  // a plain shell) is no Slurm launch, and is not reported as one.
   const char* step = get("SLURM_STEP_ID");
-  if (step != nullptr && (env.task_id = int_var(get, "SLURM_PROCID")) >= 0) {
+  if (in_job && step != nullptr && *step != '\0' && (env.task_id = int_var(get, "SLURM_PROCID")) >= 0) {
     env.kind = LauncherKind::srun;
     env.local_id = int_var(get, "SLURM_LOCALID");
     env.step_tasks = int_var(get, "SLURM_STEP_NUM_TASKS");
-    env.slurm_job += std::string(".") + step;
+    env.slurm_job += "." + escaped_excerpt(step);
     return env;
   }
   for (const char* var : {"PMIX_RANK", "PMI_RANK"}) {

@@ -16,4 +16,16 @@ std::string excerpt(std::string_view text) {
   return std::string(e.shown) + e.tail;
 }
 
+std::string escaped_excerpt(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const Excerpt e = split_excerpt(text);
+  std::string out;
+  for (char ch : e.shown) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u == 0x7f) out += {'\\', 'x', kHex[u >> 4], kHex[u & 15]};
+    else out += ch;
+  }
+  return out + e.tail;
+}
+
 }  // namespace trainer

@@ -23,5 +23,9 @@ Excerpt split_excerpt(std::string_view text);
 
 // shown + tail, unquoted.
 std::string excerpt(std::string_view text);
+// The same with control characters (C0, DEL) written as \xNN: for values from outside (the
+// environment, files) that a message or report echoes, so none can break a line or send a
+// terminal escape sequence.
+std::string escaped_excerpt(std::string_view text);
 
 }  // namespace trainer

@@ -53,6 +53,25 @@ TEST_CASE("launcher_env: srun, mpiexec, mpiexec inside a Slurm job, PMIx, none")
   CHECK(from({}).task_id == -1);
 }
 
+TEST_CASE("launcher_env: what is echoed is what is true, and printable") {
+  // A step id and SLURM_PROCID left in a plain shell, without a job: no srun, no "Slurm job .zz".
+  const LauncherEnv stray = from({{"SLURM_STEP_ID", "zz"}, {"SLURM_PROCID", "0"}});
+  CHECK(stray.kind == LauncherKind::none);
+  CHECK(stray.task_id == -1);
+  CHECK(stray.slurm_job.empty());
+  CHECK(slurm_tag(stray).empty());
+  CHECK(from({{"SLURM_JOB_ID", ""}, {"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "0"}}).kind == LauncherKind::none);
+  CHECK(from({{"SLURM_JOB_ID", "12"}, {"SLURM_STEP_ID", ""}, {"SLURM_PROCID", "0"}}).kind == LauncherKind::none);
+  // Control characters (a newline, a terminal escape) in the job and step ids are escaped.
+  const LauncherEnv hostile =
+      from({{"SLURM_JOB_ID", "12\n\x1b[31mred"}, {"SLURM_STEP_ID", "0\r"}, {"SLURM_PROCID", "1"}});
+  CHECK(hostile.kind == LauncherKind::srun);
+  CHECK(hostile.slurm_job == "12\\x0a\\x1b[31mred.0\\x0d");
+  CHECK(slurm_tag(hostile) == ", Slurm job 12\\x0a\\x1b[31mred.0\\x0d task 1");
+  const LauncherEnv inside = from({{"SLURM_JOB_ID", "7\x7f"}, {"OMPI_COMM_WORLD_RANK", "0"}});
+  CHECK(slurm_tag(inside) == ", Slurm job 7\\x7f");
+}
+
 TEST_CASE("launcher_env: numbers that do not parse read as absent") {
   for (const char* bad : {"", "x", "3x", "-1", "99999999999"}) {
     CAPTURE(bad);
