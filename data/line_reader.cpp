@@ -63,6 +63,14 @@ class GzipSource : public LineReader::Source {
   explicit GzipSource(const std::string& path) : path_(path), f_(gzopen(path.c_str(), "rb")) {
     if (!f_) throw InputError(fmt::format("cannot open input '{}': {}", path, std::strerror(errno)));
     gzbuffer(f_, static_cast<unsigned>(kChunk));
+    // zlib would read a file without gzip's header as plain text, without a word: a .gz that is
+    // not gzip is refused, as a truncated one is.
+    if (gzdirect(f_) == 1) {
+      gzclose(f_);
+      throw InputError(fmt::format("input '{}' is named .gz but holds no gzip data (it does not start with gzip's "
+                                   "bytes 1f 8b); valid: gzip it, or drop .gz from its name",
+                                   path));
+    }
   }
   ~GzipSource() override { gzclose(f_); }
   size_t read(char* out, size_t cap) override {

@@ -164,6 +164,13 @@ TEST_CASE("prepare inputs: a bad jsonl line is an error naming file and line, or
   write_text_file(dir + "/broken.jsonl.gz", "\x1f\x8b\x08\x00garbage");
   o = options(dir + "/out", {dir + "/broken.jsonl.gz"});
   CHECK(error_of(o).find("broken.jsonl.gz") != std::string::npos);
+  // Plain text under a .gz name (zlib would read it through as text) and an empty .gz: refused.
+  for (const char* name : {"/plain.jsonl.gz", "/plain.txt.gz", "/empty.txt.gz"}) {
+    CAPTURE(name);
+    write_text_file(dir + name, std::string(name).find("empty") != std::string::npos ? "" : "{\"text\": \"hi\"}\n");
+    o = options(dir + "/out", {dir + name});
+    CHECK(error_of(o).find("input '" + dir + name + "' is named .gz but holds no gzip data") != std::string::npos);
+  }
 }
 
 TEST_CASE("prepare inputs: the shards are byte-identical with 1, 2 and 3 threads") {
