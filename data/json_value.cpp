@@ -31,6 +31,12 @@ const JsonValue* JsonValue::find(std::string_view key) const {
   return nullptr;
 }
 
+std::string json_shown(const JsonValue& v) {
+  if (v.kind == JsonKind::number) return v.is_integer ? std::to_string(v.integer) : fmt::format("{}", v.number);
+  if (v.kind == JsonKind::string) return "\"" + escaped_excerpt(v.text) + "\"";
+  return json_kind_name(v.kind);
+}
+
 std::string json_location(std::string_view text, size_t offset, const std::string& file) {
   int line = 1, col = 1;
   for (size_t i = 0; i < offset && i < text.size(); ++i) {

@@ -42,6 +42,10 @@ constexpr int kMaxJsonDepth = 256;
 // "FILE:LINE:COL: what".
 JsonValue parse_json(std::string_view text, const std::string& file);
 
+// A value as a message shows it: a number as written, a string quoted (escaped_excerpt: a
+// hostile one neither breaks the line nor runs on), anything else by kind.
+std::string json_shown(const JsonValue& v);
+
 // "FILE:LINE:COL" of a byte offset in text (1-based line and column, columns in bytes).
 std::string json_location(std::string_view text, size_t offset, const std::string& file);
 

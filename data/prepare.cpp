@@ -3,6 +3,7 @@
 #include "data/prepare.h"
 
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,8 +14,10 @@
 #include <thread>
 #include <utility>
 
+#include "data/dir_lock.h"
 #include "data/input_documents.h"
 #include "data/prepare_state.h"
+#include "data/shard_publication.h"
 #include "data/shard_sink.h"
 #include "data/token_shard.h"
 #include "data/shuffle.h"
@@ -78,18 +81,6 @@ class ValidationDraw {
   SplitMix64 rng_;
 };
 
-// train_NNNNNN.bin or val_NNNNNN.bin: the names this tool writes (and so may replace).
-bool is_shard_name(const std::string& name) {
-  std::string_view rest(name);
-  if (rest.rfind("train_", 0) == 0) rest.remove_prefix(6);
-  else if (rest.rfind("val_", 0) == 0) rest.remove_prefix(4);
-  else return false;
-  if (rest.size() != 10 || rest.substr(6) != ".bin") return false;
-  for (size_t i = 0; i < 6; ++i)
-    if (rest[i] < '0' || rest[i] > '9') return false;
-  return true;
-}
-
 // Removes the staging directory however prepare ends, so a failed run (a full disk, a bad
 // input) leaves the output directory as it found it, unless the run finished a shard: then
 // the staged shards and their resume record stay for a rerun (prepare_state.h). Best effort:
@@ -107,45 +98,6 @@ class StagingCleanup {
  private:
   fs::path dir_;
 };
-
-// Refuses an output directory that is a checkpoint, or that holds something other than a file
-// under a shard's name: publishing removes or replaces every such name, and a device or FIFO
-// there is never meant to be deleted. Checked before any work, so nothing is left behind.
-void check_out_dir(const std::string& dir) {
-  const std::string problem = checkpoint_dir_problem(dir);
-  if (!problem.empty())
-    throw InputError(fmt::format("data prepare: cannot write shards into --out '{}': {}", dir, problem));
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (!is_shard_name(it->path().filename().string())) continue;
-    const std::string kind = non_regular_target_problem(it->path().string());
-    if (!kind.empty()) throw InputError(fmt::format("data prepare: cannot replace '{}': {}", it->path().string(), kind));
-  }
-}
-
-// Replaces the shards of an earlier run with the staged ones; returns how many old shards
-// had no new namesake.
-int64_t publish(const fs::path& out, const fs::path& staging, const std::vector<std::string>& names) {
-  std::vector<fs::path> stale;
-  for (const auto& entry : fs::directory_iterator(out)) {
-    const std::string name = entry.path().filename().string();
-    if (is_shard_name(name) && std::find(names.begin(), names.end(), name) == names.end())
-      stale.push_back(entry.path());
-  }
-  std::error_code ec;
-  for (const fs::path& p : stale)
-    if (!fs::remove(p, ec) || ec)
-      throw InputError(fmt::format("cannot remove the old shard '{}': {}", p.string(),
-                                   ec.message()));
-  for (const std::string& name : names) {  // rename replaces a namesake atomically
-    fs::rename(staging / name, out / name, ec);
-    if (ec)
-      throw InputError(fmt::format("cannot move '{}' into '{}': {}", (staging / name).string(),
-                                   out.string(), ec.message()));
-  }
-  fs::remove_all(staging, ec);
-  return static_cast<int64_t>(stale.size());
-}
 
 // Tokenizes docs[i] into (*out)[i] on `threads` threads (documents taken in order
 // from a shared counter; each result lands in its own slot, so the order of completion does
@@ -257,6 +209,8 @@ PrepareSummary prepare_shards(const PrepareOptions& o, const PrepareProgress& pr
   if (ec || !fs::is_directory(out))
     throw InputError(fmt::format("cannot create the output directory '{}': {}", o.out_dir,
                                  ec ? ec.message() : "a file of that name exists"));
+  // Held to the end: a second prepare into this folder stops here, before it reads .staging.
+  const DirLock lock(o.out_dir, DirLockUse{"data prepare --out", "data prepare"});
   const TokenWidth width = token_width_for_vocab(tokenizer->vocab_size());
   PrepareState state;
   state.fingerprint = fingerprint(o, sum, inputs);
@@ -343,7 +297,7 @@ PrepareSummary prepare_shards(const PrepareOptions& o, const PrepareProgress& pr
 
   std::vector<std::string> names = train.names();
   names.insert(names.end(), val.names().begin(), val.names().end());
-  sum.stale_shards_removed = publish(out, staging, names);
+  sum.stale_shards_removed = publish_shards(out, staging, names, "data prepare, pid " + std::to_string(::getpid()));
   for (const std::string& n : train.names()) sum.train_shards.push_back((out / n).string());
   for (const std::string& n : val.names()) sum.val_shards.push_back((out / n).string());
   return sum;

@@ -86,6 +86,47 @@ def hf_tokenizers():
             "llama2_text.json": dump(llama2) + b"\0a b ab \xff\xfe<s> \xe2\x96\x81"}
 
 
+def safetensors(tensors, metadata=None):
+    """A safetensors file of F32/F16/BF16 tensors laid end to end, as save_file writes it."""
+    header, data = {}, b""
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    sizes = {"F32": 4, "F16": 2, "BF16": 2}
+    for name, dtype, shape in tensors:
+        n = sizes[dtype]
+        for d in shape:
+            n *= d
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + n]}
+        data += bytes((i * 7 + 3) % 251 for i in range(n))
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def hf_configs():
+    """config.json of both families as `ckpt export --format hf` and transformers write them."""
+    llama = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 2,
+             "num_attention_heads": 4, "num_key_value_heads": 2, "hidden_size": 32, "head_dim": 8,
+             "intermediate_size": 48, "max_position_embeddings": 64, "hidden_act": "silu",
+             "rms_norm_eps": 1e-5, "rope_theta": 500000.0, "tie_word_embeddings": True,
+             "attention_bias": False, "mlp_bias": False, "vocab_size": 300, "torch_dtype": "bfloat16",
+             "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                              "high_freq_factor": 4.0, "original_max_position_embeddings": 16}}
+    gpt2 = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_layer": 2, "n_head": 2,
+            "n_embd": 16, "n_positions": 24, "n_ctx": 24, "n_inner": None, "activation_function": "gelu_new",
+            "layer_norm_epsilon": 1e-05, "vocab_size": 300}
+    dump = lambda d: json.dumps(d, indent=2).encode()
+    return {"llama.json": dump(llama), "gpt2.json": dump(gpt2)}
+
+
+def hf_indexes():
+    weight_map = {"model.embed_tokens.weight": "model-00001-of-00002.safetensors",
+                  "model.layers.0.self_attn.q_proj.weight": "model-00001-of-00002.safetensors",
+                  "lm_head.weight": "model-00002-of-00002.safetensors"}
+    return {"index.json": json.dumps({"metadata": {"total_size": 123456}, "weight_map": weight_map}, indent=2).encode(),
+            "bare.json": json.dumps({"weight_map": {"w": "a.safetensors"}}).encode()}
+
+
 def main():
     out = sys.argv[1]
     encoder, merges = tiny_vocab()
@@ -113,6 +154,14 @@ def main():
             "numbers.json": b'{"x": 9223372036854775807, "y": -9223372036854775808, "z": 0}',
         },
         "hf_tokenizer": hf_tokenizers(),
+        "safetensors_header": {
+            "f32.safetensors": safetensors([("wte.weight", "F32", [4, 3]), ("ln_f.bias", "F32", [3])],
+                                           {"format": "pt"}),
+            "mixed.safetensors": safetensors([("a", "BF16", [2, 2]), ("b", "F16", [3]), ("c", "F32", [])]),
+            "empty.safetensors": safetensors([("z", "F32", [0, 5])]),
+        },
+        "hf_config": hf_configs(),
+        "hf_index": hf_indexes(),
         "set_value": {
             "steps.txt": b"train.steps=100",
             "layout.txt": b"parallel.data=2\nparallel.tensor=2\nparallel.pipeline=2\nparallel.zero=1",

@@ -15,17 +15,18 @@ namespace {
 GptConfig read_gpt2_config(const HfConfigSource& r) {
   GptConfig c;
   c.arch = ModelArch::gpt2;
-  c.n_layer = r.integer("n_layer", 0, HfKey::required);
-  c.n_head = r.integer("n_head", 0, HfKey::required);
-  c.d_model = r.integer("n_embd", 0, HfKey::required);
-  c.vocab_size = r.integer("vocab_size", 0, HfKey::required);
-  c.max_seq_len = r.integer("n_positions", 0, HfKey::required);
+  c.n_layer = r.integer("n_layer", 0, HfKey::required, 1);
+  c.n_head = r.integer("n_head", 0, HfKey::required, 1);
+  c.d_model = r.integer("n_embd", 0, HfKey::required, 1);
+  c.vocab_size = r.integer("vocab_size", 0, HfKey::required, 1);
+  c.max_seq_len = r.integer("n_positions", 0, HfKey::required, 1);
   const std::string act = r.string("activation_function", "gelu_new");
   r.require("activation_function", act == "gelu_new", act, "gelu_new (the tanh GELU)");
-  const double eps = r.number("layer_norm_epsilon", 1e-5);
+  const double eps = r.number("layer_norm_epsilon", 1e-5, HfNumber::positive);
   r.require("layer_norm_epsilon", eps == 1e-5, fmt::format("{}", eps), "1e-05");
-  const int inner = r.integer("n_inner", 4 * c.d_model, HfKey::optional);
-  r.require("n_inner", inner == 4 * c.d_model, std::to_string(inner), "null or 4 x n_embd");
+  // 0: absent or null (a value must be >= 1); 4 x n_embd in 64 bits, since n_embd may be large.
+  const int inner = r.integer("n_inner", 0, HfKey::optional, 1);
+  r.require("n_inner", inner == 0 || inner == 4 * int64_t(c.d_model), std::to_string(inner), "null or 4 x n_embd");
   r.require("tie_word_embeddings", r.boolean("tie_word_embeddings", true), "false", "true");
   return c;
 }

@@ -16,32 +16,35 @@ namespace {
 GptConfig read_llama_config(const HfConfigSource& r) {
   GptConfig c;
   c.arch = ModelArch::llama;
-  c.n_layer = r.integer("num_hidden_layers", 0, HfKey::required);
-  c.n_head = r.integer("num_attention_heads", 0, HfKey::required);
-  c.n_kv_head = r.integer("num_key_value_heads", c.n_head, HfKey::optional);
-  c.d_model = r.integer("hidden_size", 0, HfKey::required);
-  c.ffn_dim = r.integer("intermediate_size", 0, HfKey::required);
-  c.vocab_size = r.integer("vocab_size", 0, HfKey::required);
-  c.max_seq_len = r.integer("max_position_embeddings", 0, HfKey::required);
-  c.norm_eps = float(r.number("rms_norm_eps", 1e-6));
-  c.rope_theta = float(r.number("rope_theta", 10000.0));
+  c.n_layer = r.integer("num_hidden_layers", 0, HfKey::required, 1);
+  c.n_head = r.integer("num_attention_heads", 0, HfKey::required, 1);
+  c.n_kv_head = r.integer("num_key_value_heads", c.n_head, HfKey::optional, 1);
+  c.d_model = r.integer("hidden_size", 0, HfKey::required, 1);
+  c.ffn_dim = r.integer("intermediate_size", 0, HfKey::required, 1);
+  c.vocab_size = r.integer("vocab_size", 0, HfKey::required, 1);
+  c.max_seq_len = r.integer("max_position_embeddings", 0, HfKey::required, 1);
+  c.norm_eps = float(r.number("rms_norm_eps", 1e-6, HfNumber::positive));
+  c.rope_theta = float(r.number("rope_theta", 10000.0, HfNumber::positive));
   c.tie = r.boolean("tie_word_embeddings", false) ? TiedEmbeddings::tied : TiedEmbeddings::untied;
   const std::string act = r.string("hidden_act", "silu");
   r.require("hidden_act", act == "silu", act, "silu");
   r.require("attention_bias", !r.boolean("attention_bias", false), "true", "false");
   r.require("mlp_bias", !r.boolean("mlp_bias", false), "true", "false");
-  if (c.n_head > 0 && c.d_model % c.n_head == 0) {
-    const int head_dim = r.integer("head_dim", c.d_model / c.n_head, HfKey::optional);
+  // Heads narrower or wider than hidden_size / heads (Qwen3's head_dim) are another model.
+  r.require("hidden_size", c.d_model % c.n_head == 0, std::to_string(c.d_model),
+            "a multiple of num_attention_heads " + std::to_string(c.n_head));
+  {
+    const int head_dim = r.integer("head_dim", c.d_model / c.n_head, HfKey::optional, 1);
     r.require("head_dim", head_dim == c.d_model / c.n_head, std::to_string(head_dim),
               "hidden_size / num_attention_heads");
   }
   if (const std::unique_ptr<HfConfigSource> s = r.object("rope_scaling")) {
     const std::string kind = s->string("rope_type", s->string("type", ""));
     r.require("rope_scaling", kind == "llama3", "rope_type '" + kind + "'", "null or rope_type llama3");
-    c.rope_scaling.factor = float(s->number("factor", 0));
-    c.rope_scaling.low_freq_factor = float(s->number("low_freq_factor", 1));
-    c.rope_scaling.high_freq_factor = float(s->number("high_freq_factor", 4));
-    c.rope_scaling.original_context = s->integer("original_max_position_embeddings", 8192, HfKey::optional);
+    c.rope_scaling.factor = float(s->number("factor", 0, HfNumber::non_negative));
+    c.rope_scaling.low_freq_factor = float(s->number("low_freq_factor", 1, HfNumber::positive));
+    c.rope_scaling.high_freq_factor = float(s->number("high_freq_factor", 4, HfNumber::positive));
+    c.rope_scaling.original_context = s->integer("original_max_position_embeddings", 8192, HfKey::optional, 1);
   }
   return c;
 }

@@ -58,17 +58,21 @@ struct FamilyNames {
 
 // Whether a config.json key must be there.
 enum class HfKey : uint8_t { optional, required };
+// The values a config.json number may take (every one must also be finite and fit a float).
+enum class HfNumber : uint8_t { any, non_negative, positive };
 
 // What a family's config.json reader reads through (app/hf implements it over the parsed
 // file, so model/ needs no JSON). Every call throws InputError naming the file and the key.
 class HfConfigSource {
  public:
   virtual ~HfConfigSource() = default;
-  virtual int integer(const char* key, int fallback, HfKey need) const = 0;
-  virtual double number(const char* key, double fallback) const = 0;
+  // An integer >= least (counts of layers, heads, ... pass 1: a 0 would divide by zero later).
+  virtual int integer(const char* key, int fallback, HfKey need, int least) const = 0;
+  virtual double number(const char* key, double fallback, HfNumber range) const = 0;
   virtual bool boolean(const char* key, bool fallback) const = 0;
   virtual std::string string(const char* key, const std::string& fallback) const = 0;
-  // The object under `key`, read the same way; nullptr when it is absent or null.
+  // The object under `key`, read the same way; nullptr when it is absent or null, InputError
+  // when it is another kind of value.
   virtual std::unique_ptr<HfConfigSource> object(const char* key) const = 0;
   // Unless ok: "key" `value` is not implemented; valid: `valid`.
   virtual void require(const char* key, bool ok, const std::string& value, const std::string& valid) const = 0;

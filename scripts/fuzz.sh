@@ -46,7 +46,9 @@ dict_of() {
     recipe) echo fuzz/dict/recipe.dict ;;
     set_value) echo fuzz/dict/set_value.dict ;;
     manifest) echo fuzz/dict/manifest.dict ;;
-    json_int_map|gpt2_vocab) echo fuzz/dict/json.dict ;;
+    json_int_map|gpt2_vocab|hf_index) echo fuzz/dict/json.dict ;;
+    safetensors_header) echo fuzz/dict/safetensors.dict ;;
+    hf_config) echo fuzz/dict/hf_config.dict ;;
     hf_tokenizer) echo fuzz/dict/hf_tokenizer.dict ;;
   esac
 }

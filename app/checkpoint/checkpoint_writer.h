@@ -6,7 +6,7 @@
 // 3. older checkpoints of the same run beyond checkpoint.keep are removed, only after the new
 //    one is complete, never the new one nor the last with a finite loss (checkpoint_lineage.h).
 // Temporary and moved-aside directories carry the run id, so they never collide with another
-// run's (and CheckpointLock keeps a second trainer out of the directory altogether).
+// run's (and the checkpoint.dir lock keeps a second trainer out of the directory altogether).
 // Any failure (full disk, unwritable directory) removes the temporary directory, leaves every
 // earlier checkpoint intact and is reported as an InputError on every rank.
 #pragma once

@@ -59,9 +59,9 @@ Recipe resolve_layout(const Recipe& given, MpiRuntime& mpi, std::vector<std::str
 }
 
 // Rank 0 holds checkpoint.dir's lock until the run ends; the directory is probed for writing.
-std::unique_ptr<CheckpointLock> take_checkpoint_dir(const Recipe& recipe, Comm& world) {
+std::unique_ptr<DirLock> take_checkpoint_dir(const Recipe& recipe, Comm& world) {
   if (recipe.checkpoint.dir.empty()) return nullptr;
-  std::unique_ptr<CheckpointLock> lock = lock_checkpoint_dir(recipe.checkpoint.dir, world);
+  std::unique_ptr<DirLock> lock = lock_checkpoint_dir(recipe.checkpoint.dir, world);
   if (lock && !lock->stale_holder().empty())
     fmt::print("checkpoint: note: {} was left by {}, which ended without releasing it; taken over\n", lock->path(),
                lock->stale_holder());
@@ -89,7 +89,7 @@ int train_under_mpi(const Recipe& given, int64_t stop_at, MpiRuntime& mpi) {
   const Recipe recipe = resolve_layout(given, mpi, &auto_report);
   const Reporting reporting = mpi.world().rank() == 0 ? Reporting::on : Reporting::off;
   PreemptionGuard preemption;  // before anything slow, so a signal during start-up is caught
-  const std::unique_ptr<CheckpointLock> lock = take_checkpoint_dir(recipe, mpi.world());
+  const std::unique_ptr<DirLock> lock = take_checkpoint_dir(recipe, mpi.world());
   Trainer t(recipe, mpi.world(), mpi.local_rank());
   mpi.set_rank_label(rank_label(mpi.world().rank(), t.grid().coords()));
   print_run_report(t, mpi, reporting);

@@ -2,7 +2,9 @@
 // hf_folder.h).
 #include "app/hf/hf_folder.h"
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -14,6 +16,7 @@
 #include "data/file_io.h"
 #include "data/json_value.h"
 #include "kernels/base/errors.h"
+#include "kernels/base/excerpt.h"
 #include "model/param_store.h"
 #include "model/param_table.h"
 #include "model/weights_finite.h"
@@ -58,21 +61,35 @@ class ConfigReader final : public HfConfigSource {
     const JsonValue* v = root_.find(key);
     return v && v->kind != JsonKind::null ? v : nullptr;
   }
-  int integer(const char* key, int fallback, HfKey need) const override {
+  int integer(const char* key, int fallback, HfKey need, int least) const override {
     const JsonValue* v = get(key);
     if (!v) {
-      if (need == HfKey::required) throw InputError(file_ + ": no \"" + key + "\" (an integer)");
+      if (need == HfKey::required)
+        throw InputError(file_ + ": no \"" + key + "\" (an integer >= " + std::to_string(least) + ")");
       return fallback;
     }
-    if (v->kind != JsonKind::number || !v->is_integer || v->integer < 0 || v->integer > (int64_t(1) << 31) - 1)
-      throw InputError(json_location(text_, v->offset, file_) + ": \"" + key + "\" is not a non-negative integer");
+    if (v->kind != JsonKind::number || !v->is_integer || v->integer < least || v->integer > (int64_t(1) << 31) - 1)
+      throw InputError(json_location(text_, v->offset, file_) + ": \"" + key + "\" is " + json_shown(*v) +
+                       "; valid: an integer from " + std::to_string(least) + " to 2147483647");
     return int(v->integer);
   }
-  double number(const char* key, double fallback) const override {
+  double number(const char* key, double fallback, HfNumber range) const override {
     const JsonValue* v = get(key);
     if (!v) return fallback;
-    if (v->kind != JsonKind::number)
-      throw InputError(json_location(text_, v->offset, file_) + ": \"" + key + "\" is not a number");
+    // Checked as the float the model keeps: 1e300 would be inf there, and 1e-50 zero.
+    const float kept = v->kind == JsonKind::number && std::fabs(v->number) <= double(std::numeric_limits<float>::max())
+                           ? float(v->number)
+                           : std::numeric_limits<float>::infinity();
+    const bool in_range = range == HfNumber::positive       ? kept > 0
+                          : range == HfNumber::non_negative ? kept >= 0
+                                                            : true;
+    if (v->kind != JsonKind::number || !std::isfinite(kept) || !in_range)
+      throw InputError(json_location(text_, v->offset, file_) + ": \"" + key + "\" is " + json_shown(*v) +
+                       "; valid: a finite " +
+                       (range == HfNumber::positive       ? "number above 0"
+                        : range == HfNumber::non_negative ? "number >= 0"
+                                                          : "number") +
+                       " within a float's range");
     return v->number;
   }
   bool boolean(const char* key, bool fallback) const override {
@@ -91,10 +108,14 @@ class ConfigReader final : public HfConfigSource {
   }
   std::unique_ptr<HfConfigSource> object(const char* key) const override {
     const JsonValue* v = get(key);
+    if (v && v->kind != JsonKind::object)
+      throw InputError(json_location(text_, v->offset, file_) + ": \"" + key + "\" is " + json_shown(*v) +
+                       "; valid: an object, or null");
     return v ? std::make_unique<ConfigReader>(file_, text_, *v) : nullptr;
   }
   void require(const char* key, bool ok, const std::string& value, const std::string& valid) const override {
-    if (!ok) throw InputError(file_ + ": \"" + key + "\" " + value + " is not implemented; valid: " + valid);
+    if (!ok)
+      throw InputError(file_ + ": \"" + key + "\" " + escaped_excerpt(value) + " is not implemented; valid: " + valid);
   }
 
  private:
@@ -152,7 +173,10 @@ bool is_llmc_file_path(const std::string& path) {
 
 GptConfig gpt_config_from_hf(const std::string& dir) {
   const std::string file = dir + "/config.json";
-  const std::string text = read_file(file);
+  return gpt_config_from_hf_json(read_file(file), file);
+}
+
+GptConfig gpt_config_from_hf_json(const std::string& text, const std::string& file) {
   const JsonValue root = parse_json(text, file);
   if (root.kind != JsonKind::object) throw InputError(file + ": not a JSON object");
   const ConfigReader r(file, text, root);
@@ -161,7 +185,7 @@ GptConfig gpt_config_from_hf(const std::string& dir) {
   if (!family) {
     std::string valid;
     for (const ModelFamily* f : model_families()) valid += (valid.empty() ? "" : ", ") + std::string(f->hf.model_type);
-    throw InputError(file + ": model_type '" + type + "' is not implemented; valid: " + valid);
+    throw InputError(file + ": model_type '" + escaped_excerpt(type) + "' is not implemented; valid: " + valid);
   }
   GptConfig c = family->hf.read_config(r);
   c.padded_vocab = c.vocab_size;
@@ -249,7 +273,7 @@ void check_hf_tensors(const std::string& dir, const SafetensorsSet& set, const G
                            shape_text(table) + " (the token table's: the model ties the head to it)");
       continue;
     }
-    problems.push_back("extra tensor " + key + " (in " + set.file_of(t) + ")");
+    problems.push_back("extra tensor " + escaped_excerpt(key) + " (in " + set.file_of(t) + ")");
   }
   if (problems.empty()) return;
   std::string msg = "model folder '" + dir + "' does not hold the weights of " + describe_shape(config) + ":";

@@ -32,8 +32,12 @@ std::vector<HfTensor> hf_tensors(const GptConfig& config);
 std::vector<float> to_hf_values(const HfTensor& t, const std::vector<int64_t>& stored, std::vector<float> values);
 
 // The model shape config.json describes; padded_vocab is the real vocabulary (the recipe
-// pads it). InputError naming the file and key for a family or setting we do not implement.
+// pads it). InputError naming the file, key, line and column for a family or setting we do
+// not implement and for a value out of range (counts below 1, numbers that are not finite
+// floats, a negative epsilon, theta or factor, an object that is another kind of value).
 GptConfig gpt_config_from_hf(const std::string& dir);
+// The same from config.json's text; `file` names it in messages.
+GptConfig gpt_config_from_hf_json(const std::string& text, const std::string& file);
 // config.json text for `config` (a transformers-loadable config of its family).
 std::string hf_config_json(const GptConfig& config);
 

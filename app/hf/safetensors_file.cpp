@@ -10,6 +10,7 @@
 #include "data/json_value.h"
 #include "kernels/base/check.h"
 #include "kernels/base/errors.h"
+#include "kernels/base/excerpt.h"
 
 namespace trainer {
 
@@ -26,16 +27,9 @@ bool parse_dtype(const std::string& name, StDtype* out) {
   return true;
 }
 
-// A JSON value as a message shows it: numbers and strings as written, the rest by kind.
-std::string shown(const JsonValue& v) {
-  if (v.kind == JsonKind::number) return v.is_integer ? std::to_string(v.integer) : std::to_string(v.number);
-  if (v.kind == JsonKind::string) return "\"" + v.text + "\"";
-  return json_kind_name(v.kind);
-}
-
 int64_t json_int(const JsonValue& v, const std::string& where, const std::string& what) {
   if (v.kind != JsonKind::number || !v.is_integer || v.integer < 0)
-    throw InputError(where + ": " + what + " is " + shown(v) + ", which is not a non-negative integer");
+    throw InputError(where + ": " + what + " is " + json_shown(v) + ", which is not a non-negative integer");
   return v.integer;
 }
 
@@ -126,41 +120,71 @@ float f16_to_f32(uint16_t bits) {
   return f;
 }
 
+SafetensorsIndex parse_safetensors_index(std::string_view text, const std::string& path) {
+  const JsonValue index = parse_json(text, path);
+  if (index.kind != JsonKind::object)
+    throw InputError(path + ": the index is " + json_kind_name(index.kind) +
+                     "; valid: an object {\"metadata\": {...}, \"weight_map\": {tensor: file}}");
+  if (const JsonValue* meta = index.find("metadata"); meta && meta->kind != JsonKind::null) {
+    if (meta->kind != JsonKind::object)
+      throw InputError(json_location(text, meta->offset, path) + ": \"metadata\" is " +
+                       json_shown(*meta) + "; valid: an object");
+    if (const JsonValue* total = meta->find("total_size"); total && total->kind != JsonKind::null)
+      json_int(*total, json_location(text, total->offset, path), "metadata.total_size");
+  }
+  const JsonValue* map = index.find("weight_map");
+  if (!map || map->kind != JsonKind::object)
+    throw InputError(path + ": " + (map ? "\"weight_map\" is " + json_shown(*map) : "no \"weight_map\"") +
+                     "; valid: {\"weight_map\": {tensor: file}}");
+  if (map->members.empty())
+    throw InputError(json_location(text, map->offset, path) +
+                     ": \"weight_map\" names no tensor; valid: {tensor: file} for every weight");
+  SafetensorsIndex out;
+  for (const auto& [name, file] : map->members) {
+    const std::string at = json_location(text, file.offset, path);
+    if (file.kind != JsonKind::string)
+      throw InputError(at + ": weight_map[\"" + escaped_excerpt(name) + "\"] is " + json_shown(file) +
+                       "; valid: a shard's file name");
+    const bool plain = !file.text.empty() && file.text != "." && file.text != ".." &&
+                       file.text.find('/') == std::string::npos &&
+                       std::none_of(file.text.begin(), file.text.end(),
+                                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+    if (!plain)
+      throw InputError(at + ": shard " + json_shown(file) +
+                       " is not a plain file name beside the index; valid: a name such as "
+                       "model-00001-of-00002.safetensors (no '/', no control characters, not . or ..)");
+    out.by_file[file.text].push_back(name);
+    out.shard_of.emplace_back(name, file.text);
+  }
+  return out;
+}
+
 SafetensorsSet::SafetensorsSet(const std::string& dir) {
   namespace fs = std::filesystem;
   const std::string index_path = dir + "/model.safetensors.index.json";
   const std::string single_path = dir + "/model.safetensors";
   std::error_code ec;
-  if (fs::exists(index_path, ec)) {
-    const std::string text = read_file(index_path);
-    const JsonValue index = parse_json(text, index_path);
-    const JsonValue* map = index.find("weight_map");
-    if (!map || map->kind != JsonKind::object)
-      throw InputError(index_path + ": no \"weight_map\" object (valid: {\"weight_map\": {tensor: file}})");
-    std::map<std::string, std::vector<std::string>> by_file;
-    for (const auto& [name, file] : map->members) {
-      if (file.kind != JsonKind::string)
-        throw InputError(json_location(text, file.offset, index_path) + ": weight_map[\"" + name +
-                         "\"] is not a file name");
-      if (file.text.empty() || file.text.find('/') != std::string::npos || file.text == "..")
-        throw InputError(json_location(text, file.offset, index_path) + ": shard '" + file.text +
-                         "' is not a plain file name beside the index");
-      by_file[file.text].push_back(name);
-    }
-    for (const auto& [file, names] : by_file) add_file(dir + "/" + file, &names);
-    for (const auto& [name, file] : map->members)
+  const bool has_index = fs::exists(index_path, ec), has_single = fs::exists(single_path, ec);
+  // Which of two exports is current cannot be told from the files: refuse rather than guess.
+  if (has_index && has_single)
+    throw InputError("'" + dir + "' holds both model.safetensors and model.safetensors.index.json (two exports, "
+                     "one of them stale?); valid: one of the two forms (delete the stale one, or export again "
+                     "with --force, which replaces the whole set)");
+  if (has_index) {
+    const SafetensorsIndex index = parse_safetensors_index(read_file(index_path), index_path);
+    for (const auto& [file, names] : index.by_file) add_file(dir + "/" + file, &names);
+    for (const auto& [name, file] : index.shard_of)
       if (!tensors_.count(name))
-        throw InputError(index_path + ": weight_map names tensor " + name + " in " + file.text +
-                         ", which does not hold it");
+        throw InputError(index_path + ": weight_map names tensor " + escaped_excerpt(name) + " in " +
+                         escaped_excerpt(file) + ", which does not hold it");
     return;
   }
-  if (!fs::exists(single_path, ec))
+  if (!has_single)
     throw InputError("'" + dir + "' holds neither model.safetensors nor model.safetensors.index.json");
   add_file(single_path, nullptr);
 }
 
-void SafetensorsSet::add_file(const std::string& path, const std::vector<std::string>* expected) {
-  MappedFile file(path);
+std::map<std::string, StTensor> parse_safetensors(std::string_view file, const std::string& path) {
   const std::string self = "safetensors file '" + path + "'";
   const uint64_t size = file.size();
   if (size < 8) throw InputError(self + " is shorter than its 8-byte header length");
@@ -178,20 +202,17 @@ void SafetensorsSet::add_file(const std::string& path, const std::vector<std::st
                      "; valid: an object {tensor: {dtype, shape, data_offsets}, \"__metadata__\": {...}}");
   const char* data = file.data() + 8 + n;
   const int64_t data_bytes = int64_t(size - 8 - n);
-  const std::set<std::string> wanted = expected ? std::set<std::string>(expected->begin(), expected->end())
-                                                : std::set<std::string>();
-  // Checked in full before any joins the set, so a bad file leaves it as it was.
   std::map<std::string, StTensor> mine;
   std::vector<Span> spans;
   // parse_json has refused a name given twice (a tensor or __metadata__), naming both places.
   for (const auto& [name, v] : header.members) {
-    const std::string where = self + ": tensor " + name;
+    const std::string where = self + ": tensor " + escaped_excerpt(name);
     if (name == "__metadata__") {
       if (v.kind != JsonKind::object)
         throw InputError(self + ": __metadata__ is " + json_kind_name(v.kind) + "; valid: an object of strings");
       for (const auto& [key, value] : v.members)
         if (value.kind != JsonKind::string)
-          throw InputError(self + ": __metadata__[\"" + key + "\"] is " + json_kind_name(value.kind) +
+          throw InputError(self + ": __metadata__[\"" + escaped_excerpt(key) + "\"] is " + json_kind_name(value.kind) +
                            "; valid: a string");
       continue;
     }
@@ -201,27 +222,27 @@ void SafetensorsSet::add_file(const std::string& path, const std::vector<std::st
     const JsonValue* shape = v.find("shape");
     const JsonValue* offsets = v.find("data_offsets");
     if (!dtype || dtype->kind != JsonKind::string)
-      throw InputError(where + ": dtype is " + (dtype ? shown(*dtype) : "missing") + "; valid: F32, F16, BF16");
+      throw InputError(where + ": dtype is " + (dtype ? json_shown(*dtype) : "missing") + "; valid: F32, F16, BF16");
     if (!shape || shape->kind != JsonKind::array)
-      throw InputError(where + ": shape is " + (shape ? shown(*shape) : "missing") +
+      throw InputError(where + ": shape is " + (shape ? json_shown(*shape) : "missing") +
                        "; valid: an array of non-negative integers");
     if (!offsets || offsets->kind != JsonKind::array || offsets->items.size() != 2)
       throw InputError(where + ": data_offsets is " +
                        (!offsets ? std::string("missing")
                         : offsets->kind == JsonKind::array
                             ? "an array of " + std::to_string(offsets->items.size()) + " values"
-                            : shown(*offsets)) +
+                            : json_shown(*offsets)) +
                        "; valid: [begin, end]");
     StTensor t;
     if (!parse_dtype(dtype->text, &t.dtype))
-      throw InputError(where + " has dtype " + dtype->text + "; valid: F32, F16, BF16");
+      throw InputError(where + " has dtype " + escaped_excerpt(dtype->text) + "; valid: F32, F16, BF16");
     // Checked products: a hostile shape must not wrap round to a size that fits.
     int64_t bytes = st_dtype_bytes(t.dtype);
     for (const JsonValue& d : shape->items) {
       t.shape.push_back(json_int(d, where, "shape entry"));
       if (__builtin_mul_overflow(bytes, t.shape.back(), &bytes)) {
         std::string dims;
-        for (const JsonValue& e : shape->items) dims += (dims.empty() ? "" : ", ") + shown(e);
+        for (const JsonValue& e : shape->items) dims += (dims.empty() ? "" : ", ") + json_shown(e);
         throw InputError(where + ": shape [" + dims + "] holds more than 2^63 bytes; valid: a size the file can hold");
       }
     }
@@ -231,18 +252,30 @@ void SafetensorsSet::add_file(const std::string& path, const std::vector<std::st
       throw InputError(where + ": data_offsets " + offsets_text(begin, end) + " run backwards; valid: begin <= end");
     if (end > data_bytes || end - begin != bytes)
       throw InputError(where + ": data_offsets " + offsets_text(begin, end) + " do not hold " +
-                       std::to_string(t.numel()) + " " + dtype->text + " values inside its " +
+                       std::to_string(t.numel()) + " " + st_dtype_name(t.dtype) + " values inside its " +
                        std::to_string(data_bytes) + "-byte data section; valid: end - begin = " +
                        std::to_string(bytes) + " bytes, end <= " + std::to_string(data_bytes));
+    t.data = data + begin;
+    mine[name] = t;
+    spans.push_back({begin, end, escaped_excerpt(name)});
+  }
+  check_layout(std::move(spans), data_bytes, self);
+  return mine;
+}
+
+void SafetensorsSet::add_file(const std::string& path, const std::vector<std::string>* expected) {
+  MappedFile file(path);
+  // Checked in full before any joins the set, so a bad file leaves it as it was.
+  std::map<std::string, StTensor> mine = parse_safetensors(std::string_view(file.data(), file.size()), path);
+  const std::set<std::string> wanted = expected ? std::set<std::string>(expected->begin(), expected->end())
+                                                : std::set<std::string>();
+  for (auto& [name, t] : mine) {
+    const std::string where = "safetensors file '" + path + "': tensor " + escaped_excerpt(name);
     if (expected && !wanted.count(name))
       throw InputError(where + " is not listed for this file in model.safetensors.index.json");
     if (tensors_.count(name)) throw InputError(where + " is also in " + file_of(tensors_.at(name)));
-    t.data = data + begin;
     t.file = int(files_.size());
-    mine[name] = t;
-    spans.push_back({begin, end, name});
   }
-  check_layout(std::move(spans), data_bytes, self);
   tensors_.insert(mine.begin(), mine.end());
   files_.push_back(std::move(file));
 }

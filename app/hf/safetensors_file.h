@@ -16,6 +16,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "data/file_io.h"
@@ -35,11 +37,26 @@ struct StTensor {
   int64_t numel() const;
 };
 
+// The tensors one safetensors file holds, checked as above; `file` holds all its bytes, and
+// each tensor's data points into them (its `file` is 0). InputError naming `path`.
+std::map<std::string, StTensor> parse_safetensors(std::string_view file, const std::string& path);
+
+// model.safetensors.index.json: each shard's tensors, and every (tensor, shard) in file order.
+// Checked: an object whose weight_map names at least one tensor, each in a plain file name
+// beside the index (no '/', no control characters, not . or ..), and metadata, when present,
+// an object whose total_size is a non-negative integer. InputError naming `path`, line and column.
+struct SafetensorsIndex {
+  std::map<std::string, std::vector<std::string>> by_file;
+  std::vector<std::pair<std::string, std::string>> shard_of;
+};
+SafetensorsIndex parse_safetensors_index(std::string_view text, const std::string& path);
+
 // The tensors of one folder's weights: model.safetensors, or the shards an index names.
 class SafetensorsSet {
  public:
-  // dir holds model.safetensors or model.safetensors.index.json (the index wins when both
-  // exist). InputError naming the file for anything malformed.
+  // dir holds model.safetensors or model.safetensors.index.json; both at once is refused (two
+  // exports, one stale: which is current cannot be told). InputError naming the file for
+  // anything malformed.
   explicit SafetensorsSet(const std::string& dir);
 
   const std::map<std::string, StTensor>& tensors() const { return tensors_; }

@@ -22,7 +22,7 @@ std::string text(ModelArch v) { return model_arch_name(v); }
 
 }  // namespace
 
-void apply_model_from(ModelConfig& m, const KeyOrigins& origins) {
+void apply_model_from(ModelConfig& m, KeyOrigins& origins) {
   const std::string& dir = m.from;
   if (!is_hf_folder(dir))
     throw ConfigError(fmt::format("{}: model.from {} is not a Hugging Face model folder (no {}/config.json); "
@@ -30,11 +30,14 @@ void apply_model_from(ModelConfig& m, const KeyOrigins& origins) {
                                   "--format hf` writes), or \"\" for the recipe's own model keys",
                                   origins.of("model.from"), message_quote(dir), dir));
   const GptConfig f = gpt_config_from_hf(dir);
+  const std::string file = dir + "/config.json";
   std::vector<std::string> diffs;
+  std::vector<std::string> taken;  // their origin is the folder once all are read
   // The folder's value where the recipe is silent; a listed mismatch where it disagrees.
   auto take = [&](const char* key, auto& field, auto folder) {
     if (!origins.has(key)) {
       field = folder;
+      taken.push_back(key);
       return;
     }
     if (field == folder) return;
@@ -49,6 +52,7 @@ void apply_model_from(ModelConfig& m, const KeyOrigins& origins) {
   if (f.family().keys == ConfigKeys::llama) {
     if (!origins.has("model.n_kv_head")) {
       m.n_kv_head = f.kv_heads();
+      taken.push_back("model.n_kv_head");
     } else if ((m.n_kv_head == 0 ? m.n_head : m.n_kv_head) != f.kv_heads()) {  // 0 means n_head
       diffs.push_back(fmt::format("  model.n_kv_head: recipe {}{} ({}), folder {}", m.n_kv_head,
                                   m.n_kv_head == 0 ? " (= n_head " + text(m.n_head) + ")" : "",
@@ -66,7 +70,11 @@ void apply_model_from(ModelConfig& m, const KeyOrigins& origins) {
       take("model.rope_scaling.original_context", m.rope_scaling.original_context, f.rope_scaling.original_context);
     }
   }
-  if (diffs.empty()) return;
+  if (diffs.empty()) {
+    // The cross-field checks that follow (n_kv_head divides n_head, ...) then name the folder.
+    for (const std::string& key : taken) origins.where[key] = file;
+    return;
+  }
   std::string msg = fmt::format("{}: model.from {} ({}/config.json) disagrees with the model keys the recipe sets:",
                                 origins.of("model.from"), message_quote(dir), dir);
   for (const std::string& d : diffs) msg += "\n" + d;

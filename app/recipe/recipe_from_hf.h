@@ -13,7 +13,8 @@ namespace trainer {
 struct KeyOrigins;
 struct ModelConfig;
 
-// Applies m.from (non-empty) to m; origins says which keys the recipe (or --set) wrote.
-void apply_model_from(ModelConfig& m, const KeyOrigins& origins);
+// Applies m.from (non-empty) to m; origins says which keys the recipe (or --set) wrote, and
+// gains DIR/config.json as the origin of each key taken from the folder.
+void apply_model_from(ModelConfig& m, KeyOrigins& origins);
 
 }  // namespace trainer

@@ -2,11 +2,16 @@
 // tensor and the value, never a crash or a silent load: duplicate names, offsets that overlap,
 // leave gaps or miss the data section's ends, lengths that lie, shapes that overflow, unknown
 // dtypes, header lengths past the file or over non-JSON, __metadata__ not a map of strings.
-// A well-formed file (three dtypes, a zero-size tensor, metadata) still loads.
+// A well-formed file (three dtypes, a zero-size tensor, metadata) still loads. The shard
+// index is held to the same bar (not an object, metadata and total_size of the wrong kind, no
+// or an empty weight_map, shard names that leave the folder or hold control characters, a
+// listed tensor the shard lacks), a folder holding both forms is refused (two exports: which
+// is current cannot be told), and names from the files are echoed escaped.
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -157,6 +162,86 @@ TEST_CASE("safetensors header: a well-formed file loads, in any key order, with 
   CHECK(out[1] == -2.0f);
   CHECK(set.find("z")->numel() == 0);
   CHECK(set.find("b")->shape == std::vector<int64_t>{1, 2});
+}
+
+// One row: the index's text, and what the error says (every row also names the index file).
+struct IndexCase {
+  const char* what;
+  std::string index;
+  std::string fragment;
+};
+
+TEST_CASE("safetensors index: every malformed field is an InputError naming the index, line and value") {
+  const std::vector<IndexCase> cases = {
+      {"not JSON", "weight_map", "model.safetensors.index.json:1:1"},
+      {"an array", "[{\"weight_map\": {}}]", "the index is an array; valid: an object"},
+      {"metadata a string", "{\"metadata\": \"x\", \"weight_map\": {\"a\": \"a.safetensors\"}}",
+       "index.json:1:14: \"metadata\" is \"x\"; valid: an object"},
+      {"total_size negative", "{\"metadata\": {\"total_size\": -5},\n \"weight_map\": {\"a\": \"a.safetensors\"}}",
+       "index.json:1:29: metadata.total_size is -5, which is not a non-negative integer"},
+      {"total_size a string", "{\"metadata\": {\"total_size\": \"12\"}, \"weight_map\": {\"a\": \"a.safetensors\"}}",
+       "metadata.total_size is \"12\""},
+      {"no weight_map", "{\"metadata\": {}}", "index.json: no \"weight_map\"; valid: {\"weight_map\""},
+      {"weight_map a list", "{\"weight_map\": [\"a.safetensors\"]}", "\"weight_map\" is an array"},
+      {"weight_map empty", "{\"weight_map\": {}}", "index.json:1:16: \"weight_map\" names no tensor"},
+      {"shard not a string", "{\"weight_map\": {\"a\": 3}}", "index.json:1:22: weight_map[\"a\"] is 3; valid: a shard's"},
+      {"shard empty", "{\"weight_map\": {\"a\": \"\"}}", "shard \"\" is not a plain file name beside the index"},
+      {"shard in a parent", "{\"weight_map\": {\"a\": \"../a.safetensors\"}}", "shard \"../a.safetensors\" is not a plain"},
+      {"shard the parent", "{\"weight_map\": {\"a\": \"..\"}}", "shard \"..\" is not a plain"},
+      {"shard the folder", "{\"weight_map\": {\"a\": \".\"}}", "shard \".\" is not a plain"},
+      {"shard absolute", "{\"weight_map\": {\"a\": \"/etc/passwd\"}}", "shard \"/etc/passwd\" is not a plain"},
+      // A NUL would cut the name short when the file is opened: another file than the one named.
+      {"shard with a NUL", "{\"weight_map\": {\"a\": \"a.safetensors\\u0000x\"}}",
+       "shard \"a.safetensors\\x00x\" is not a plain"},
+      {"shard with an escape", "{\"weight_map\": {\"a\": \"a\\u001b[31m\"}}", "shard \"a\\x1b[31m\" is not a plain"},
+      {"tensor the shard lacks", "{\"weight_map\": {\"a\": \"a.safetensors\", \"q\\u001b\": \"a.safetensors\"}}",
+       "weight_map names tensor q\\x1b in a.safetensors, which does not hold it"},
+  };
+  for (const IndexCase& c : cases) {
+    const std::string what = c.what;
+    CAPTURE(what);
+    const std::string dir = scratch_dir("safetensors_index");
+    write_bytes_file(dir + "/a.safetensors", safetensors_bytes("{" + kA4 + "}", 4));
+    write_bytes_file(dir + "/model.safetensors.index.json", std::vector<char>(c.index.begin(), c.index.end()));
+    const std::string e = input_error_of(dir);
+    CAPTURE(e);
+    CHECK(e.find(dir + "/") != std::string::npos);
+    CHECK(e.find(c.fragment) != std::string::npos);
+    CHECK(e.find('\x1b') == std::string::npos);
+  }
+}
+
+TEST_CASE("safetensors index: a tensor listed in a shard that does not hold it is named") {
+  const std::string dir = scratch_dir("safetensors_index_lacks");
+  write_bytes_file(dir + "/a.safetensors", safetensors_bytes("{" + kA4 + "}", 4));
+  const std::string index = "{\"weight_map\": {\"a\": \"a.safetensors\", \"b\": \"a.safetensors\"}}";
+  write_bytes_file(dir + "/model.safetensors.index.json", std::vector<char>(index.begin(), index.end()));
+  CHECK(input_error_of(dir).find("weight_map names tensor b in a.safetensors, which does not hold it") !=
+        std::string::npos);
+}
+
+TEST_CASE("safetensors folder: both model.safetensors and an index is refused, naming both") {
+  const std::string dir = scratch_dir("safetensors_both");
+  write_bytes_file(dir + "/a.safetensors", safetensors_bytes("{" + kA4 + "}", 4));
+  write_bytes_file(dir + "/model.safetensors", safetensors_bytes("{" + kA4 + "}", 4));
+  const std::string index = "{\"weight_map\": {\"a\": \"a.safetensors\"}}";
+  write_bytes_file(dir + "/model.safetensors.index.json", std::vector<char>(index.begin(), index.end()));
+  const std::string e = input_error_of(dir);
+  CHECK(e.find("'" + dir + "' holds both model.safetensors and model.safetensors.index.json") != std::string::npos);
+  CHECK(e.find("--force") != std::string::npos);
+  std::filesystem::remove(dir + "/model.safetensors");
+  CHECK(input_error_of(dir) == "(no error)");
+}
+
+TEST_CASE("safetensors header: a tensor name or dtype with control characters is echoed escaped") {
+  const std::string dir = scratch_dir("safetensors_escape");
+  write_bytes_file(dir + "/model.safetensors",
+                   safetensors_bytes(R"({"a\u001b[2J\n":{"dtype":"F\u001b","shape":[1],"data_offsets":[0,4]}})", 4));
+  const std::string e = input_error_of(dir);
+  CAPTURE(e);
+  CHECK(e.find("tensor a\\x1b[2J\\x0a has dtype F\\x1b; valid: F32") != std::string::npos);
+  CHECK(e.find('\x1b') == std::string::npos);
+  CHECK(e.find('\n') == std::string::npos);
 }
 
 }  // namespace
