@@ -15,9 +15,9 @@
 #include <utility>
 
 #include "data/dir_lock.h"
+#include "data/folder_publication.h"
 #include "data/input_documents.h"
 #include "data/prepare_state.h"
-#include "data/shard_publication.h"
 #include "data/shard_sink.h"
 #include "data/token_shard.h"
 #include "data/shuffle.h"

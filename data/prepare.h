@@ -23,7 +23,7 @@
 // train_NNNNNN.bin / val_NNNNNN.bin from an earlier run, so a failed run leaves the old set.
 // The run holds out_dir/.lock (dir_lock.h) from before it touches .staging to its end, so a
 // second prepare into the same folder stops with exit 2 naming the first; publication is
-// marked (shard_publication.h), so a reader never trains on a half-published mix.
+// marked (folder_publication.h), so a reader never trains on a half-published mix.
 // Resuming: after each staged shard a record (prepare_state.h) says how far the run got; a
 // failed run that finished a shard keeps .staging, and a rerun with the same options and
 // inputs keeps those shards and tokenizes only from the first document they do not hold.

@@ -6,9 +6,10 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "data/file_glob.h"
-#include "data/shard_publication.h"
+#include "data/folder_publication.h"
 #include "data/shuffle.h"
 #include "data/token_shard.h"
 #include "kernels/base/errors.h"
@@ -29,7 +30,7 @@ ShardSet::ShardSet(const std::string& patterns, int seq_len, int vocab_size, uin
   files_ = expand_glob_list(patterns);
   const int64_t T = seq_len;
   for (const std::string& f : files_) {
-    check_shard_published(f);
+    check_folder_published(std::filesystem::path(f).parent_path().string(), "token shard '" + f + "'");
     shards_->open.emplace_back(f, vocab_size);
     const int64_t n = shards_->open.back().tokens();
     if (n < T + 1)

@@ -8,7 +8,7 @@
 namespace trainer {
 
 std::string export_checkpoint(CheckpointReader& reader, ExportFormat format, const std::string& path,
-                       int64_t max_shard_bytes) {
+                              int64_t max_shard_bytes, ExportExisting existing) {
   switch (format) {
     case ExportFormat::llmc:
       if (reader.manifest().model.family().llmc == LlmcFiles::unsupported)
@@ -21,7 +21,7 @@ std::string export_checkpoint(CheckpointReader& reader, ExportFormat format, con
     case ExportFormat::safetensors:
       write_safetensors_file(reader, hf_tensors(reader.manifest().model), path);
       return "";
-    case ExportFormat::hf: return "tokenizer: " + export_hf_folder(reader, path, max_shard_bytes);
+    case ExportFormat::hf: return "tokenizer: " + export_hf_folder(reader, path, max_shard_bytes, existing);
   }
   return "";
 }

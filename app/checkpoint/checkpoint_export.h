@@ -29,8 +29,10 @@ inline constexpr EnumName<ExportFormat> kExportFormatNames[] = {{ExportFormat::l
 // Export the checkpoint that `reader` opened; problems reading it (bad checksum, missing
 // piece) and writing `path` are InputErrors, and `path` is then left as it was.
 // hf writes a folder at `path` (app/checkpoint/checkpoint_export_hf.h), sharded past max_shard_bytes.
-// Returns a note for the user (hf: which tokenizer files were written), else "".
+// Returns a note for the user (hf: which tokenizer files were written), else "". `existing`
+// matters to hf only: a one-file export replaces its file whole, atomically, either way.
 std::string export_checkpoint(CheckpointReader& reader, ExportFormat format, const std::string& path,
-                       int64_t max_shard_bytes = kDefaultMaxShardBytes);
+                              int64_t max_shard_bytes = kDefaultMaxShardBytes,
+                              ExportExisting existing = ExportExisting::refuse);
 
 }  // namespace trainer

@@ -3,6 +3,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/core.h>
@@ -10,6 +13,7 @@
 #include "app/checkpoint/checkpoint_reader.h"
 #include "app/hf/hf_folder.h"
 #include "data/file_io.h"
+#include "data/folder_publication.h"
 #include "data/tokenizer.h"
 #include "kernels/base/atomic_file.h"
 #include "kernels/base/check.h"
@@ -47,8 +51,43 @@ void copy_file(const std::string& from, const std::string& to) {
   write_file_atomically(to, "tokenizer file", std::string_view(read_file(from)));
 }
 
+// The names an export may write: what it replaces as one set (and what a fresh one refuses).
+bool is_hf_export_name(const std::string& name) {
+  static const char* const kFixed[] = {"config.json",    "generation_config.json", "model.safetensors",
+                                       "model.safetensors.index.json", "tokenizer.json", "tokenizer_config.json",
+                                       "vocab.json",     "merges.txt",             kPublishingMarker};
+  for (const char* fixed : kFixed)
+    if (name == fixed) return true;
+  // model-NNNNN-of-NNNNN.safetensors
+  if (name.size() != 32 || name.rfind("model-", 0) != 0 || name.compare(11, 4, "-of-") != 0 ||
+      name.compare(20, 12, ".safetensors") != 0)
+    return false;
+  for (size_t i : {6, 7, 8, 9, 10, 15, 16, 17, 18, 19})
+    if (name[i] < '0' || name[i] > '9') return false;
+  return true;
+}
+
+// Without --force, a folder that already holds files of an export is refused before anything
+// is written: re-exporting is replacing, and that is the user's call.
+void check_export_folder(const std::string& dir, ExportExisting existing) {
+  if (existing == ExportExisting::replace) return;
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (is_hf_export_name(it->path().filename().string())) found.push_back(it->path().filename().string());
+  if (found.empty()) return;
+  std::sort(found.begin(), found.end());
+  std::string list;
+  for (size_t k = 0; k < found.size() && k < 4; ++k) list += (k ? ", " : "") + found[k];
+  if (found.size() > 4) list += fmt::format(" and {} more", found.size() - 4);
+  throw InputError(fmt::format("ckpt export --out '{}' already holds an export ({}); valid: a new or empty folder, "
+                               "or --force to replace that whole set (files of other names are kept)",
+                               dir, list));
+}
+
 // Tokenizer files, and the generation config's ids.
-std::string write_tokenizer(const std::string& dir, const std::string& recipe_yaml) {
+// Appends the names written to `names`.
+std::string write_tokenizer(const std::string& dir, const std::string& recipe_yaml, std::vector<std::string>* names) {
   const YAML::Node recipe = YAML::Load(recipe_yaml);
   const YAML::Node data = recipe["data"];
   const std::string name = data && data["tokenizer"] ? data["tokenizer"].as<std::string>() : "gpt2";
@@ -65,16 +104,19 @@ std::string write_tokenizer(const std::string& dir, const std::string& recipe_ya
                        "scripts/fetch_data.sh or run from the directory the recipe was trained in");
     copy_file(tok_dir + "/encoder.json", dir + "/vocab.json");
     copy_file(tok_dir + "/vocab.bpe", dir + "/merges.txt");
+    names->insert(names->end(), {"vocab.json", "merges.txt"});
     note = "vocab.json + merges.txt (GPT-2's encoder.json and vocab.bpe)";
   } else if (name == "byte") {
     note = "no tokenizer files: the byte tokenizer has no Hugging Face equivalent";
   } else {
     const std::string json = std::filesystem::is_directory(name, ec) ? name + "/tokenizer.json" : name;
     copy_file(json, dir + "/tokenizer.json");
+    names->push_back("tokenizer.json");
     const std::string config = (std::filesystem::path(json).parent_path() / "tokenizer_config.json").string();
     note = "tokenizer.json";
     if (std::filesystem::exists(config, ec)) {
       copy_file(config, dir + "/tokenizer_config.json");
+      names->push_back("tokenizer_config.json");
       note += " + tokenizer_config.json";
     }
   }
@@ -87,6 +129,7 @@ std::string write_tokenizer(const std::string& dir, const std::string& recipe_ya
     if (e >= 0) gen += fmt::format(",\n  \"eos_token_id\": {}", e);
   }
   write_file_atomically(dir + "/generation_config.json", "generation config", std::string_view(gen + "\n}\n"));
+  names->push_back("generation_config.json");
   return note;
 }
 
@@ -123,32 +166,43 @@ void write_safetensors_file(CheckpointReader& reader, const std::vector<HfTensor
   });
 }
 
-std::string export_hf_folder(CheckpointReader& reader, const std::string& dir, int64_t max_shard_bytes) {
+std::string export_hf_folder(CheckpointReader& reader, const std::string& dir, int64_t max_shard_bytes,
+                             ExportExisting existing) {
   if (max_shard_bytes < 1)
     throw ConfigError("ckpt export --max-shard-size " + std::to_string(max_shard_bytes) + ": valid: >= 1 byte");
+  check_export_folder(dir, existing);
   // Every checksum first: a corrupted checkpoint leaves no folder behind.
   reader.verify_all();
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw InputError("ckpt export --out '" + dir + "': cannot create the folder: " + ec.message());
   const GptConfig& config = reader.manifest().model;
-  write_file_atomically(dir + "/config.json", "config.json", std::string_view(hf_config_json(config)));
   const std::vector<Shard> shards = plan_shards(hf_tensors(config), max_shard_bytes);
+  FolderPublication publication(dir, "ckpt export, pid " + std::to_string(::getpid()),
+                                fmt::format("a Hugging Face folder of step {} from {}", reader.manifest().step,
+                                            reader.dir()));
+  std::vector<std::string> names = {"config.json"};
+  write_file_atomically(dir + "/config.json", "config.json", std::string_view(hf_config_json(config)));
   if (shards.size() == 1) {
     write_safetensors_file(reader, shards[0].tensors, dir + "/model.safetensors");
+    names.push_back("model.safetensors");
   } else {
     int64_t total = 0;
     std::string map;
     for (size_t k = 0; k < shards.size(); ++k) {
       const std::string file = fmt::format("model-{:05d}-of-{:05d}.safetensors", k + 1, shards.size());
       write_safetensors_file(reader, shards[k].tensors, dir + "/" + file);
+      names.push_back(file);
       total += shards[k].bytes;
       for (const HfTensor& t : shards[k].tensors) map += (map.empty() ? "" : ",\n") + fmt::format("    \"{}\": \"{}\"", t.name, file);
     }
     write_file_atomically(dir + "/model.safetensors.index.json", "safetensors index",
                           std::string_view(fmt::format("{{\n  \"metadata\": {{\"total_size\": {}}},\n  \"weight_map\": {{\n{}\n  }}\n}}\n", total, map)));
+    names.push_back("model.safetensors.index.json");
   }
-  return write_tokenizer(dir, reader.manifest().recipe_yaml);
+  const std::string note = write_tokenizer(dir, reader.manifest().recipe_yaml, &names);
+  publication.finish(names, is_hf_export_name);
+  return note;
 }
 
 }  // namespace trainer

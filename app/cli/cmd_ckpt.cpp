@@ -1,6 +1,6 @@
 // trainer ckpt inspect|export: look into and convert checkpoints. Single process, no MPI.
 //   trainer ckpt inspect DIR [--state master|adam_m|adam_v|all]...
-//   trainer ckpt export DIR --format llmc|safetensors|hf --out FILE|DIR [--max-shard-size 5GB]
+//   trainer ckpt export DIR --format llmc|safetensors|hf --out FILE|DIR [--max-shard-size 5GB] [--force]
 // DIR is a step_NNNNNNNN checkpoint or a checkpoint.dir (its newest checkpoint). A file that
 // fails its size or checksum check is an InputError (exit code 2).
 #include <fmt/core.h>
@@ -27,6 +27,7 @@ struct CkptOptions {
   std::string out;
   std::string max_shard_size = "5GB";
   bool max_shard_size_given = false;  // on the command line (only hf shards its files)
+  bool force = false;                 // --force: hf replaces an earlier export's files
 };
 
 // --max-shard-size: bytes, or a number with KB/MB/GB (powers of 1000, as transformers'
@@ -101,9 +102,13 @@ int run_export(const CkptOptions& o) {
   if (o.max_shard_size_given && *format != ExportFormat::hf)
     throw ConfigError("ckpt export --max-shard-size " + o.max_shard_size + ": only --format hf shards its files, but "
                       "--format is " + o.format + " (one file); valid: no --max-shard-size, or --format hf");
+  if (o.force && *format != ExportFormat::hf)
+    throw ConfigError("ckpt export --force: only --format hf replaces a set of files, but --format is " + o.format +
+                      ", which replaces its one file whole (atomically) without it; valid: no --force, or --format hf");
   const std::string dir = resolve_checkpoint_dir(o.export_dir);
   CheckpointReader reader(dir);
-  const std::string note = export_checkpoint(reader, *format, o.out, parse_shard_size(o.max_shard_size));
+  const std::string note = export_checkpoint(reader, *format, o.out, parse_shard_size(o.max_shard_size),
+                                             o.force ? ExportExisting::replace : ExportExisting::refuse);
   if (!note.empty()) fmt::print("{}\n", note);
   fmt::print("exported {} (step {}) as {} to {}\n", dir, reader.manifest().step, o.format, o.out);
   return 0;
@@ -138,6 +143,9 @@ void add_ckpt_command(CLI::App& app, CommandList& commands) {
                                 "hf: largest safetensors file before sharding with an index (bytes, or KB/MB/GB, "
                                 "KiB/MiB/GiB); refused with the other formats, which write one file")
                      ->capture_default_str();
+  exp->add_flag("--force", opt->force,
+                "hf: replace an earlier export in --out (its whole set of files: config.json, safetensors and "
+                "index, generation and tokenizer files; other files are kept); without it such a folder is refused");
   commands.push_back({sub, [opt, inspect, exp, shard]() -> int {
                         if (inspect->parsed()) return run_inspect(*opt);
                         opt->max_shard_size_given = shard->count() > 0;

@@ -14,6 +14,7 @@
 
 #include "app/hf/safetensors_file.h"
 #include "data/file_io.h"
+#include "data/folder_publication.h"
 #include "data/json_value.h"
 #include "kernels/base/errors.h"
 #include "kernels/base/excerpt.h"
@@ -172,6 +173,7 @@ bool is_llmc_file_path(const std::string& path) {
 }
 
 GptConfig gpt_config_from_hf(const std::string& dir) {
+  check_folder_published(dir, "model folder '" + dir + "'");
   const std::string file = dir + "/config.json";
   return gpt_config_from_hf_json(read_file(file), file);
 }

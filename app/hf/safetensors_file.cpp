@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "data/folder_publication.h"
 #include "data/json_value.h"
 #include "kernels/base/check.h"
 #include "kernels/base/errors.h"
@@ -163,6 +164,7 @@ SafetensorsSet::SafetensorsSet(const std::string& dir) {
   namespace fs = std::filesystem;
   const std::string index_path = dir + "/model.safetensors.index.json";
   const std::string single_path = dir + "/model.safetensors";
+  check_folder_published(dir, "model folder '" + dir + "'");
   std::error_code ec;
   const bool has_index = fs::exists(index_path, ec), has_single = fs::exists(single_path, ec);
   // Which of two exports is current cannot be told from the files: refuse rather than guess.

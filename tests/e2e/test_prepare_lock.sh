@@ -73,7 +73,7 @@ rc=0
 "$trainer" train configs/debug/tiny.yaml --set "data.train=$work/stale/train_*.bin" --set "data.val=$work/stale/val_*.bin" \
   --set train.steps=1 > "$work/mixed.log" 2>&1 || rc=$?
 [[ $rc == 2 ]] || fail "case 4: training on a half-published folder: exit $rc: $(cat "$work/mixed.log")"
-grep -q "its folder holds $work/stale/.publishing, left by a data prepare that did not finish" "$work/mixed.log" ||
+grep -q "its folder holds $work/stale/.publishing (data prepare, pid 999999 publishing 3 shards from .*: a command that replaces the folder.s files as one set did not finish" "$work/mixed.log" ||
   fail "case 4: $(cat "$work/mixed.log")"
 "$trainer" "${prep[@]}" --input "$work/data/text.txt" --out "$work/stale" > "$work/rerun.log" 2>&1 ||
   fail "case 4: rerun: $(cat "$work/rerun.log")"
