@@ -4,12 +4,14 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "data/gpt2_pretokenize.h"
 #include "data/gpt2_vocab.h"
 #include "data/hf_normalize.h"
 #include "data/unicode_classes.h"
 #include "kernels/base/errors.h"
+#include "kernels/base/excerpt.h"
 
 namespace trainer {
 namespace {
@@ -47,9 +49,17 @@ HfTokenizer::HfTokenizer(HfTokenizerSpec spec) : spec_(std::move(spec)) {
   std::string raw;
   for (const auto& [token, id] : spec_.model.vocab) {
     const size_t i = static_cast<size_t>(id);
-    if (has_id_[i])
-      throw InputError(fmt::format("{}: model.vocab: the id {} belongs to two tokens (\"{}\" and "
-                                   "another)", file, id, token));
+    if (has_id_[i]) {
+      std::string first;
+      for (const auto& [other, other_id] : spec_.model.vocab)
+        if (other_id == id) {
+          first = other;
+          break;
+        }
+      throw InputError(fmt::format("{}: model.vocab: the id {} belongs to two tokens, \"{}\" and \"{}\"; valid: one "
+                                   "id per token",
+                                   file, id, escaped_excerpt(first), escaped_excerpt(token)));
+    }
     has_id_[i] = true;
     in_model[i] = true;
     if (spec_.byte_level && !byte_level_to_bytes(token, byte_of, &raw)) {
@@ -64,14 +74,25 @@ HfTokenizer::HfTokenizer(HfTokenizerSpec spec) : spec_(std::move(spec)) {
 
   // Added tokens: their content replaces the model's entry of the same id (as the reference's
   // vocab table does), and the trie finds them in raw text.
+  // A model token displaced that way (its id, other content) -> the added token's index, so
+  // that a merge or byte needing it names the added token rather than a missing entry.
+  std::unordered_map<std::string, size_t> displaced;
+  std::unordered_map<int32_t, size_t> added_at;  // id -> first added token with it
   trie_.token.push_back(-1);
-  for (const HfAddedToken& t : spec_.added_tokens) {
+  for (size_t k = 0; k < spec_.added_tokens.size(); ++k) {
+    const HfAddedToken& t = spec_.added_tokens[k];
     const size_t i = static_cast<size_t>(t.id);
+    if (const auto [it, fresh] = added_at.emplace(t.id, k); !fresh && spec_.added_tokens[it->second].content != t.content)
+      throw InputError(fmt::format("{}: added_tokens[{}] \"{}\" has the id {} of added_tokens[{}] \"{}\"; valid: one "
+                                   "id per added token",
+                                   file, k, escaped_excerpt(t.content), t.id, it->second,
+                                   escaped_excerpt(spec_.added_tokens[it->second].content)));
     if (id_to_token_[i] == t.content) {
       has_id_[i] = true;
       continue;
     }
     if (in_model[i]) {  // the keys of token_to_id_ point into id_to_token_: drop it first
+      displaced.emplace(id_to_token_[i], k);
       token_to_id_.erase(id_to_token_[i]);
       in_model[i] = false;
     }
@@ -102,12 +123,24 @@ HfTokenizer::HfTokenizer(HfTokenizerSpec spec) : spec_(std::move(spec)) {
     trie_.first[static_cast<unsigned char>(t.content[0])] = true;
   }
 
+  // The error for a model token (`key`, as stored) that `what` needs and the vocabulary lacks.
+  auto lacking = [&](const std::string& key, const std::string& token, const std::string& what) {
+    const auto it = displaced.find(key);
+    if (it == displaced.end())
+      return InputError(fmt::format("{}: {} \"{}\" is not in model.vocab", file, what, escaped_excerpt(token)));
+    const HfAddedToken& t = spec_.added_tokens[it->second];
+    return InputError(fmt::format("{}: {} needs \"{}\", id {} in model.vocab, but added_tokens[{}] \"{}\" takes that id "
+                                  "with other content; valid: an added token with an id of its own, or the vocab's "
+                                  "content",
+                                  file, what, escaped_excerpt(token), t.id, it->second, escaped_excerpt(t.content)));
+  };
   auto id_of = [&](const std::string& token, const std::string& what) {
     std::string key = token;
     if (spec_.byte_level && !byte_level_to_bytes(token, byte_of, &key))
-      throw InputError(fmt::format("{}: {} \"{}\" is not written in byte-level characters", file, what, token));
+      throw InputError(fmt::format("{}: {} \"{}\" is not written in byte-level characters", file, what,
+                                   escaped_excerpt(token)));
     const int32_t id = token_to_id_.find(key);
-    if (id < 0) throw InputError(fmt::format("{}: {} \"{}\" is not in model.vocab", file, what, token));
+    if (id < 0) throw lacking(key, token, what);
     return id;
   };
   if (!spec_.model.unk_token.empty()) {
@@ -119,9 +152,14 @@ HfTokenizer::HfTokenizer(HfTokenizerSpec spec) : spec_(std::move(spec)) {
     if (spec_.byte_level) {
       const char c = static_cast<char>(b);
       const int32_t id = token_to_id_.find(std::string_view(&c, 1));
-      if (id < 0)
+      if (id < 0) {
+        std::string token;  // as the file spells it (GPT-2's stand-in character)
+        append_utf8(stand_in[static_cast<size_t>(b)], &token);
+        if (displaced.count(std::string(1, c)))
+          throw lacking(std::string(1, c), token, fmt::format("the byte 0x{:02X}", b));
         throw InputError(fmt::format("{}: model.vocab has no token for the byte 0x{:02X} (a "
                                      "byte-level vocabulary needs all 256)", file, b));
+      }
       byte_token_[static_cast<size_t>(b)] = id;
     } else if (spec_.model.byte_fallback) {
       byte_token_[static_cast<size_t>(b)] = token_to_id_.find(fmt::format("<0x{:02X}>", b));

@@ -10,18 +10,16 @@
 
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 
 #include "kernels/base/errors.h"
+#include "kernels/base/output_target.h"
 #include "parallel/trace_recorder.h"  // json_quote
 
 namespace trainer {
 
 MetricsLog::MetricsLog(const std::string& path, Reporting reporting) {
   if (reporting == Reporting::off || path.empty()) return;
-  std::filesystem::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  create_parent_folders(path, "log.metrics");
   // O_NONBLOCK: a FIFO that nobody reads fails at once (ENXIO) instead of blocking the run; a
   // FIFO with a reader, a terminal or /dev/null are fine and never replaced.
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);

@@ -4,7 +4,6 @@
 #include <fmt/core.h>
 
 #include <cstring>
-#include <filesystem>
 #include <vector>
 
 #include "kernels/base/atomic_file.h"
@@ -97,10 +96,7 @@ void TraceSession::write() {
   }
   out += fmt::format("\n],\n\"displayTimeUnit\": \"ms\",\n\"otherData\": {{\"trace_steps\": [{}, {}], \"world\": {}}}}}\n",
                      first_, last_, world_.size());
-  const std::filesystem::path p(path_);
-  std::error_code ec;
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  write_file_atomically(path_, "log.trace", out);
+  write_file_atomically(path_, "log.trace", out);  // creates missing parent folders
   // stderr: bench --json keeps stdout to its one JSON object.
   fmt::print(stderr, "trace: wrote {} (steps {}-{}, {} ranks); open it in https://ui.perfetto.dev or chrome://tracing\n",
              path_, first_, last_, world_.size());

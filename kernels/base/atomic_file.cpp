@@ -127,6 +127,7 @@ void write_checkpoint_file_atomically(const std::string& path, const std::string
 void write_file_atomically(const std::string& path, const std::string& what,
                            const std::function<void(const AtomicWriteFn& write)>& body) {
   check_output_target(path, what);
+  create_parent_folders(path, what);
   write_checkpoint_file_atomically(path, what, body);
 }
 

@@ -14,7 +14,8 @@
 //   `body`, removes the temporary file and leaves PATH as it was; the writer's own failures
 //   are InputErrors "cannot write WHAT 'PATH': <the failed step, naming its file>: REASON".
 //   Before anything is written, the target is checked (output_target.h): one that exists and
-//   is not a regular file, or lies inside a checkpoint, is refused.
+//   is not a regular file, or lies inside a checkpoint, is refused; then missing parent
+//   folders are created (output_target.h's one rule for output paths).
 // write_checkpoint_file_atomically: the same, for the checkpoint writer's own files in a
 //   checkpoint directory (`latest`); only the checkpoint rule is skipped.
 #pragma once

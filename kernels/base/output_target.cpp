@@ -74,4 +74,16 @@ void check_output_target(const std::string& path, const std::string& what) {
   if (!problem.empty()) throw InputError(prefix + problem);
 }
 
+void create_parent_folders(const std::string& path, const std::string& what) {
+  const fs::path parent = fs::path(path).parent_path();
+  if (parent.empty()) return;
+  std::error_code ec;
+  if (fs::is_directory(parent, ec)) return;
+  fs::create_directories(parent, ec);
+  if (ec || !fs::is_directory(parent))
+    throw InputError("cannot write " + what + " '" + path + "': cannot create its folder '" + parent.string() +
+                     "': " + (ec ? ec.message() : std::string("something else of that name is in the way")) +
+                     "; valid: a path whose parent is a folder or can be made one");
+}
+
 }  // namespace trainer

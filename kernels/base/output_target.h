@@ -10,6 +10,10 @@
 //   checkpoint directory is mistaken for nothing but clutters what `checkpoint.keep` prunes.
 //   The directory is resolved first (links, "..") so no spelling slips past the rule. Only the
 //   checkpoint writer writes there, through its own calls (atomic_file.h).
+// One rule for every output path's missing parent folders (an export's --out, --logits,
+// log.metrics, log.trace, data prepare --out, checkpoint.dir): they are created, as mkdir -p
+// would; a parent that cannot be created (a regular file on the way, no permission) is an
+// InputError naming the path, the folder and the reason.
 #pragma once
 
 #include <string>
@@ -26,6 +30,9 @@ std::string checkpoint_dir_problem(const std::string& dir);
 
 // Both rules above; `what` names the file in the message ("safetensors file").
 void check_output_target(const std::string& path, const std::string& what);
+
+// The parent folders rule above: creates the folders `path` needs.
+void create_parent_folders(const std::string& path, const std::string& what);
 
 // Whether `dir` is a checkpoint (step_NNNNNNNN holding manifest.yaml) or a checkpoint
 // directory (holding `latest` or a checkpoint); false for anything that cannot be read.

@@ -1,12 +1,18 @@
 // tokenizer.json reading: a small hand-written file encodes as BPE should (merges, ignore_merges,
 // unknown characters, byte fallback, fuse_unk, decoders), and every component, option or value
-// trainer does not implement is refused naming the file, line, JSON path and what is valid.
+// trainer does not implement is refused naming the file, line, JSON path and what is valid; an
+// id two tokens claim (vocab, added tokens, an added token displacing a token a merge or byte
+// needs) is named as that conflict, with both tokens.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <string>
+#include <vector>
 
+#include "data/gpt2_vocab.h"
 #include "data/hf_tokenizer.h"
 #include "data/hf_tokenizer_spec.h"
+#include "data/unicode_classes.h"
 #include "kernels/base/errors.h"
 
 using namespace trainer;
@@ -128,4 +134,77 @@ TEST_CASE("hf tokenizer json: malformed files are input errors naming the entry"
   CHECK_THROWS_WITH_AS(parse_hf_tokenizer_spec(R"({"model": {"type": "BPE", "vocab": {"a": -1}, "merges": []}})",
                                                "tok.json"),
                        doctest::Contains("model.vocab: the id of \"a\""), InputError);
+}
+
+namespace {
+
+// The InputError a tokenizer.json built from `json` raises, or "(no error)".
+std::string input_error(const std::string& json) {
+  try {
+    HfTokenizer t(parse_hf_tokenizer_spec(json, "tok.json"));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// A BPE file with vocab {a: 0, b: 1, ab: 2, c: 3}, merge "a b", and the added tokens given.
+std::string with_added(const std::string& added, const std::string& vocab_extra = "") {
+  return R"({"added_tokens": [)" + added + R"(], "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2, "c": 3)" +
+         vocab_extra + R"(}, "merges": ["a b"]}})";
+}
+
+}  // namespace
+
+TEST_CASE("hf tokenizer json: each id conflict is named as what it is, with both tokens") {
+  struct Row {
+    const char* what;
+    std::string json;
+    std::string says;
+  };
+  // A byte-level file: every byte's stand-in character at the byte's id, and an added token
+  // that takes the id of 'A' (65).
+  std::string byte_level =
+      R"({"pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "use_regex": false},
+          "added_tokens": [{"id": 65, "content": "<|x|>", "special": true, "normalized": false}],
+          "model": {"type": "BPE", "vocab": {)";
+  const std::array<uint32_t, 256> stand_in = gpt2_byte_to_codepoint();
+  for (int b = 0; b < 256; ++b) {
+    std::string token;
+    append_utf8(stand_in[size_t(b)], &token);
+    if (token == "\"" || token == "\\") token = "\\" + token;
+    byte_level += (b ? ", \"" : "\"") + token + "\": " + std::to_string(b);
+  }
+  byte_level += "}, \"merges\": []}}";
+  const std::vector<Row> rows = {
+      {"an added token takes a merge's token id",
+       with_added(R"({"id": 2, "content": "<|x|>", "special": true, "normalized": false})"),
+       "tok.json: model.merges[0] (the merged token) needs \"ab\", id 2 in model.vocab, but added_tokens[0] \"<|x|>\" "
+       "takes that id with other content; valid: an added token with an id of its own"},
+      {"an added token takes a merge's part",
+       with_added(R"({"id": 1, "content": "<|y|>", "special": true, "normalized": false})"),
+       "model.merges[0] needs \"b\", id 1 in model.vocab, but added_tokens[0] \"<|y|>\" takes that id"},
+      {"two added tokens, one id",
+       with_added(R"({"id": 4, "content": "<s>", "special": true, "normalized": false},
+                    {"id": 4, "content": "</s>", "special": true, "normalized": false})"),
+       "tok.json: added_tokens[1] \"</s>\" has the id 4 of added_tokens[0] \"<s>\"; valid: one id per added token"},
+      {"two vocab tokens, one id", with_added("", R"(, "d": 3)"),
+       "tok.json: model.vocab: the id 3 belongs to two tokens, \"c\" and \"d\"; valid: one id per token"},
+      {"a vocab token with a control character, one id", with_added("", R"(, "d\u001b": 3)"),
+       "the id 3 belongs to two tokens, \"c\" and \"d\\x1b\""},
+      {"an added token takes a byte's id", byte_level,
+       "tok.json: the byte 0x41 needs \"A\", id 65 in model.vocab, but added_tokens[0] \"<|x|>\" takes that id"},
+      {"a merge of a token not in the vocabulary",
+       R"({"model": {"type": "BPE", "vocab": {"a": 0, "aa": 1}, "merges": ["a q\u0007"]}})",
+       "tok.json: model.merges[0] \"q\\x07\" is not in model.vocab"},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.what);
+    const std::string e = input_error(row.json);
+    CAPTURE(e);
+    CHECK(e.find(row.says) != std::string::npos);
+  }
+  // The same id again with the same content is how real files repeat their specials: fine.
+  CHECK(input_error(with_added(R"({"id": 2, "content": "ab", "special": true, "normalized": false},
+                                  {"id": 2, "content": "ab", "special": true, "normalized": false})")) == "(no error)");
 }
