@@ -65,12 +65,12 @@ DirLock::DirLock(const std::string& dir, const DirLockUse& use) : path_((fs::pat
     fd_ = -1;
     if (err == EWOULDBLOCK)
       throw InputError(use.setting + ": " + dir + " is in use by " +
-                       (holder.empty() ? std::string("another process (holder unknown)") : escaped_excerpt(holder)) +
+                       (holder.empty() ? std::string("another process (holder unknown)") : excerpt(holder)) +
                        " (lock file " + path_ + "); wait for that run to end, stop it, or set " + use.setting +
                        " to another directory");
     throw InputError(use.setting + ": cannot lock " + path_ + ": " + std::strerror(err));
   }
-  stale_ = escaped_excerpt(read_holder(fd_));
+  stale_ = excerpt(read_holder(fd_));
   const std::string me = this_holder(use.holder) + "\n";
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, me.data(), me.size(), 0) != ssize_t(me.size()) ||
       ::fsync(fd_) != 0) {

@@ -11,6 +11,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <set>
 
 #include "kernels/base/errors.h"
@@ -99,6 +100,12 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
   for (size_t i = 0; i < r.g.gl_pathc; ++i) {
     struct stat st {};
     const std::string path = r.g.gl_pathv[i];
+    // Every message about a file names it: a name holding a control character (an escape
+    // sequence, a newline) would reach the terminal, so it is refused here, once, escaped.
+    if (std::any_of(path.begin(), path.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+      throw InputError(fmt::format("the pattern '{}' matches '{}', whose name holds a control character; valid: "
+                                   "file names without them (rename it, or narrow the pattern)",
+                                   excerpt(pattern), excerpt(path)));
     if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
       throw InputError(fmt::format("the pattern '{}' matches '{}', which is {}; only regular files can be read "
                                    "(narrow the pattern or move it away)",

@@ -97,7 +97,7 @@ void check_folder_published(const std::string& dir, const std::string& what) {
   throw InputError(fmt::format(
       "{}: its folder holds {} ({}): a command that replaces the folder's files as one set did not finish, so "
       "they may mix two runs; valid: run that command again (it replaces the whole set and removes the marker)",
-      what, marker.string(), escaped_excerpt(who)));
+      what, marker.string(), excerpt(who)));
 }
 
 }  // namespace trainer

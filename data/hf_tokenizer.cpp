@@ -58,7 +58,7 @@ HfTokenizer::HfTokenizer(HfTokenizerSpec spec) : spec_(std::move(spec)) {
         }
       throw InputError(fmt::format("{}: model.vocab: the id {} belongs to two tokens, \"{}\" and \"{}\"; valid: one "
                                    "id per token",
-                                   file, id, escaped_excerpt(first), escaped_excerpt(token)));
+                                   file, id, excerpt(first), excerpt(token)));
     }
     has_id_[i] = true;
     in_model[i] = true;
@@ -85,8 +85,8 @@ HfTokenizer::HfTokenizer(HfTokenizerSpec spec) : spec_(std::move(spec)) {
     if (const auto [it, fresh] = added_at.emplace(t.id, k); !fresh && spec_.added_tokens[it->second].content != t.content)
       throw InputError(fmt::format("{}: added_tokens[{}] \"{}\" has the id {} of added_tokens[{}] \"{}\"; valid: one "
                                    "id per added token",
-                                   file, k, escaped_excerpt(t.content), t.id, it->second,
-                                   escaped_excerpt(spec_.added_tokens[it->second].content)));
+                                   file, k, excerpt(t.content), t.id, it->second,
+                                   excerpt(spec_.added_tokens[it->second].content)));
     if (id_to_token_[i] == t.content) {
       has_id_[i] = true;
       continue;
@@ -127,18 +127,18 @@ HfTokenizer::HfTokenizer(HfTokenizerSpec spec) : spec_(std::move(spec)) {
   auto lacking = [&](const std::string& key, const std::string& token, const std::string& what) {
     const auto it = displaced.find(key);
     if (it == displaced.end())
-      return InputError(fmt::format("{}: {} \"{}\" is not in model.vocab", file, what, escaped_excerpt(token)));
+      return InputError(fmt::format("{}: {} \"{}\" is not in model.vocab", file, what, excerpt(token)));
     const HfAddedToken& t = spec_.added_tokens[it->second];
     return InputError(fmt::format("{}: {} needs \"{}\", id {} in model.vocab, but added_tokens[{}] \"{}\" takes that id "
                                   "with other content; valid: an added token with an id of its own, or the vocab's "
                                   "content",
-                                  file, what, escaped_excerpt(token), t.id, it->second, escaped_excerpt(t.content)));
+                                  file, what, excerpt(token), t.id, it->second, excerpt(t.content)));
   };
   auto id_of = [&](const std::string& token, const std::string& what) {
     std::string key = token;
     if (spec_.byte_level && !byte_level_to_bytes(token, byte_of, &key))
       throw InputError(fmt::format("{}: {} \"{}\" is not written in byte-level characters", file, what,
-                                   escaped_excerpt(token)));
+                                   excerpt(token)));
     const int32_t id = token_to_id_.find(key);
     if (id < 0) throw lacking(key, token, what);
     return id;

@@ -33,7 +33,7 @@ const JsonValue* JsonValue::find(std::string_view key) const {
 
 std::string json_shown(const JsonValue& v) {
   if (v.kind == JsonKind::number) return v.is_integer ? std::to_string(v.integer) : fmt::format("{}", v.number);
-  if (v.kind == JsonKind::string) return "\"" + escaped_excerpt(v.text) + "\"";
+  if (v.kind == JsonKind::string) return "\"" + excerpt(v.text) + "\"";
   return json_kind_name(v.kind);
 }
 

@@ -42,7 +42,7 @@ constexpr int kMaxJsonDepth = 256;
 // "FILE:LINE:COL: what".
 JsonValue parse_json(std::string_view text, const std::string& file);
 
-// A value as a message shows it: a number as written, a string quoted (escaped_excerpt: a
+// A value as a message shows it: a number as written, a string quoted (excerpt: a
 // hostile one neither breaks the line nor runs on), anything else by kind.
 std::string json_shown(const JsonValue& v);
 

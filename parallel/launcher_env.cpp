@@ -26,7 +26,7 @@ LauncherEnv launcher_env_from(const std::function<const char*(const char*)>& get
   // Echoed in reports and messages: control characters escaped.
   const char* job = get("SLURM_JOB_ID");
   const bool in_job = job != nullptr && *job != '\0';
-  if (in_job) env.slurm_job = escaped_excerpt(job);
+  if (in_job) env.slurm_job = excerpt(job);
   if ((env.task_id = int_var(get, "OMPI_COMM_WORLD_RANK")) >= 0) {
     env.kind = LauncherKind::mpiexec;
     env.local_id = int_var(get, "OMPI_COMM_WORLD_LOCAL_RANK");
@@ -39,7 +39,7 @@ LauncherEnv launcher_env_from(const std::function<const char*(const char*)>& get
     env.kind = LauncherKind::srun;
     env.local_id = int_var(get, "SLURM_LOCALID");
     env.step_tasks = int_var(get, "SLURM_STEP_NUM_TASKS");
-    env.slurm_job += "." + escaped_excerpt(step);
+    env.slurm_job += "." + excerpt(step);
     return env;
   }
   for (const char* var : {"PMIX_RANK", "PMI_RANK"}) {

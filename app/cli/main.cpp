@@ -1,5 +1,6 @@
 // trainer: entry point. Registers the subcommands, parses the command line, runs the chosen
-// one. User mistakes (ConfigError, InputError) are printed once, by rank 0, and exit 2;
+// one (under a launcher, once the ranks agree on which: command_agreement.h). User mistakes
+// (ConfigError, InputError) are printed once, by rank 0, and exit 2;
 // internal failures are printed with their origin and, under MPI, abort the whole job so
 // that no rank hangs in a collective.
 #include <CLI/CLI.hpp>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <exception>
 
+#include "app/cli/command_agreement.h"
 #include "app/cli/commands.h"
 #include "app/recipe/recipe.h"
 #include "kernels/base/errors.h"
@@ -29,6 +31,16 @@ void abort_job_if_mpi(int code) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size > 1) MPI_Abort(MPI_COMM_WORLD, code);
   }
+}
+
+// MPI may have been started here (check_command_agreement) rather than by the command's
+// MpiRuntime, which then leaves it running: finalize it before exiting with `code`.
+int end_mpi(int code) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Finalize();
+  return code;
 }
 
 // OpenBLAS 0.3.21 (Debian 12) does not recognise recent AVX-512 CPUs (Sapphire Rapids in a
@@ -78,9 +90,16 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : kUserErrorExitCode;
   }
 
+  // The subcommand's path of names ("ckpt export"), for the ranks to compare.
+  std::string command;
+  for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+    sub = sub->get_subcommands().front();
+    command += (command.empty() ? "" : " ") + sub->get_name();
+  }
   try {
+    if (const int rc = check_command_agreement(command); rc != 0) return end_mpi(rc);
     for (auto& c : commands)
-      if (c.sub->parsed()) return c.run();
+      if (c.sub->parsed()) return end_mpi(c.run());
     std::fprintf(stderr, "error: no subcommand\n");
     return kUserErrorExitCode;
   } catch (const UserError& e) {
@@ -91,8 +110,12 @@ int main(int argc, char** argv) {
     // any rank exits: the launcher kills the whole job at the first non-zero exit, and rank 0
     // printing from here alone lost that race under load.
     if (under_launcher() && !finalized) {
-      MpiRuntime mpi(ParallelConfig{}.timeout_s);  // no recipe was read: the default
-      return mpi.end_with_user_error(e.what());
+      int rc = kUserErrorExitCode;
+      {
+        MpiRuntime mpi(ParallelConfig{}.timeout_s);  // no recipe was read: the default
+        rc = mpi.end_with_user_error(e.what());
+      }
+      return end_mpi(rc);
     }
     if (launcher_rank() == 0) std::fprintf(stderr, "error: %s\n", e.what());
     std::fflush(stderr);

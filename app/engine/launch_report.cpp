@@ -19,7 +19,7 @@ std::string launch_line(const LaunchFacts& f) {
   if (env.local_id >= 0) line += fmt::format(" ({} {})", local_var, env.local_id);
   if (f.gpu)
     line += fmt::format("; GPU = local rank % visible GPUs (CUDA_VISIBLE_DEVICES {})",
-                        f.visible_devices.empty() ? "unset" : escaped_excerpt(f.visible_devices));
+                        f.visible_devices.empty() ? "unset" : excerpt(f.visible_devices));
   if (f.mismatched_ranks > 0)
     line += fmt::format("; note: on {} rank{} (first: rank {}) {} differs from the local rank, which picks the GPU",
                         f.mismatched_ranks, f.mismatched_ranks == 1 ? "" : "s", f.first_mismatch, local_var);

@@ -2,7 +2,6 @@
 #include "app/engine/recipe_agreement.h"
 
 #include <algorithm>
-#include <cstring>
 #include <sstream>
 #include <vector>
 
@@ -66,17 +65,12 @@ void check_recipe_agreement(const Recipe& recipe, Comm& world) {
   const std::string theirs = broadcast_text(world, mine, 0);
   const std::string diff = world.rank() == 0 ? "" : first_recipe_difference(theirs, mine);
 
-  // Every rank's verdict, in a fixed-size slot, to everyone.
-  constexpr size_t kSlot = 256;
-  std::vector<int32_t> slot(kSlot / 4, 0), all(kSlot / 4 * size_t(world.size()), 0);
-  std::memcpy(slot.data(), diff.data(), std::min(diff.size(), kSlot - 1));
-  world.all_gather(make_tensor(all.data(), DType::i32, Device::cpu, {int64_t(all.size())}),
-                   make_tensor(slot.data(), DType::i32, Device::cpu, {int64_t(slot.size())}));
+  // Every rank's verdict, to everyone.
+  const std::vector<std::string> verdicts = all_gather_short_texts(world, diff, 256);
   std::string first;
   std::vector<int> ranks;
   for (int r = 0; r < world.size(); ++r) {
-    const char* text = reinterpret_cast<const char*>(all.data()) + size_t(r) * kSlot;
-    const std::string d(text, strnlen(text, kSlot));
+    const std::string& d = verdicts[size_t(r)];
     if (d.empty()) continue;
     if (first.empty()) first = "rank " + std::to_string(r) + " has " + d;
     ranks.push_back(r);

@@ -116,7 +116,7 @@ class ConfigReader final : public HfConfigSource {
   }
   void require(const char* key, bool ok, const std::string& value, const std::string& valid) const override {
     if (!ok)
-      throw InputError(file_ + ": \"" + key + "\" " + escaped_excerpt(value) + " is not implemented; valid: " + valid);
+      throw InputError(file_ + ": \"" + key + "\" " + excerpt(value) + " is not implemented; valid: " + valid);
   }
 
  private:
@@ -187,7 +187,7 @@ GptConfig gpt_config_from_hf_json(const std::string& text, const std::string& fi
   if (!family) {
     std::string valid;
     for (const ModelFamily* f : model_families()) valid += (valid.empty() ? "" : ", ") + std::string(f->hf.model_type);
-    throw InputError(file + ": model_type '" + escaped_excerpt(type) + "' is not implemented; valid: " + valid);
+    throw InputError(file + ": model_type '" + excerpt(type) + "' is not implemented; valid: " + valid);
   }
   GptConfig c = family->hf.read_config(r);
   c.padded_vocab = c.vocab_size;
@@ -275,7 +275,7 @@ void check_hf_tensors(const std::string& dir, const SafetensorsSet& set, const G
                            shape_text(table) + " (the token table's: the model ties the head to it)");
       continue;
     }
-    problems.push_back("extra tensor " + escaped_excerpt(key) + " (in " + set.file_of(t) + ")");
+    problems.push_back("extra tensor " + excerpt(key) + " (in " + set.file_of(t) + ")");
   }
   if (problems.empty()) return;
   std::string msg = "model folder '" + dir + "' does not hold the weights of " + describe_shape(config) + ":";

@@ -144,7 +144,7 @@ SafetensorsIndex parse_safetensors_index(std::string_view text, const std::strin
   for (const auto& [name, file] : map->members) {
     const std::string at = json_location(text, file.offset, path);
     if (file.kind != JsonKind::string)
-      throw InputError(at + ": weight_map[\"" + escaped_excerpt(name) + "\"] is " + json_shown(file) +
+      throw InputError(at + ": weight_map[\"" + excerpt(name) + "\"] is " + json_shown(file) +
                        "; valid: a shard's file name");
     const bool plain = !file.text.empty() && file.text != "." && file.text != ".." &&
                        file.text.find('/') == std::string::npos &&
@@ -177,8 +177,8 @@ SafetensorsSet::SafetensorsSet(const std::string& dir) {
     for (const auto& [file, names] : index.by_file) add_file(dir + "/" + file, &names);
     for (const auto& [name, file] : index.shard_of)
       if (!tensors_.count(name))
-        throw InputError(index_path + ": weight_map names tensor " + escaped_excerpt(name) + " in " +
-                         escaped_excerpt(file) + ", which does not hold it");
+        throw InputError(index_path + ": weight_map names tensor " + excerpt(name) + " in " +
+                         excerpt(file) + ", which does not hold it");
     return;
   }
   if (!has_single)
@@ -208,13 +208,13 @@ std::map<std::string, StTensor> parse_safetensors(std::string_view file, const s
   std::vector<Span> spans;
   // parse_json has refused a name given twice (a tensor or __metadata__), naming both places.
   for (const auto& [name, v] : header.members) {
-    const std::string where = self + ": tensor " + escaped_excerpt(name);
+    const std::string where = self + ": tensor " + excerpt(name);
     if (name == "__metadata__") {
       if (v.kind != JsonKind::object)
         throw InputError(self + ": __metadata__ is " + json_kind_name(v.kind) + "; valid: an object of strings");
       for (const auto& [key, value] : v.members)
         if (value.kind != JsonKind::string)
-          throw InputError(self + ": __metadata__[\"" + escaped_excerpt(key) + "\"] is " + json_kind_name(value.kind) +
+          throw InputError(self + ": __metadata__[\"" + excerpt(key) + "\"] is " + json_kind_name(value.kind) +
                            "; valid: a string");
       continue;
     }
@@ -237,7 +237,7 @@ std::map<std::string, StTensor> parse_safetensors(std::string_view file, const s
                        "; valid: [begin, end]");
     StTensor t;
     if (!parse_dtype(dtype->text, &t.dtype))
-      throw InputError(where + " has dtype " + escaped_excerpt(dtype->text) + "; valid: F32, F16, BF16");
+      throw InputError(where + " has dtype " + excerpt(dtype->text) + "; valid: F32, F16, BF16");
     // Checked products: a hostile shape must not wrap round to a size that fits.
     int64_t bytes = st_dtype_bytes(t.dtype);
     for (const JsonValue& d : shape->items) {
@@ -259,7 +259,7 @@ std::map<std::string, StTensor> parse_safetensors(std::string_view file, const s
                        std::to_string(bytes) + " bytes, end <= " + std::to_string(data_bytes));
     t.data = data + begin;
     mine[name] = t;
-    spans.push_back({begin, end, escaped_excerpt(name)});
+    spans.push_back({begin, end, excerpt(name)});
   }
   check_layout(std::move(spans), data_bytes, self);
   return mine;
@@ -272,7 +272,7 @@ void SafetensorsSet::add_file(const std::string& path, const std::vector<std::st
   const std::set<std::string> wanted = expected ? std::set<std::string>(expected->begin(), expected->end())
                                                 : std::set<std::string>();
   for (auto& [name, t] : mine) {
-    const std::string where = "safetensors file '" + path + "': tensor " + escaped_excerpt(name);
+    const std::string where = "safetensors file '" + path + "': tensor " + excerpt(name);
     if (expected && !wanted.count(name))
       throw InputError(where + " is not listed for this file in model.safetensors.index.json");
     if (tensors_.count(name)) throw InputError(where + " is also in " + file_of(tensors_.at(name)));

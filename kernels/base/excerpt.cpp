@@ -12,11 +12,6 @@ Excerpt split_excerpt(std::string_view text) {
 }
 
 std::string excerpt(std::string_view text) {
-  const Excerpt e = split_excerpt(text);
-  return std::string(e.shown) + e.tail;
-}
-
-std::string escaped_excerpt(std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   const Excerpt e = split_excerpt(text);
   std::string out;

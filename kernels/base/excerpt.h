@@ -2,6 +2,7 @@
 // be megabytes (a 50 MB file name in a manifest, a pasted file in a recipe or --set): a value
 // longer than kExcerptLimit bytes is shown as its first kExcerptBytes bytes (never cutting a
 // UTF-8 sequence in two) followed by "... (N bytes)", so every message stays one short line.
+// Control characters in it are escaped, so one line it stays.
 #pragma once
 
 #include <cstddef>
@@ -21,11 +22,9 @@ struct Excerpt {
 };
 Excerpt split_excerpt(std::string_view text);
 
-// shown + tail, unquoted.
+// shown + tail, unquoted, with control characters (C0, DEL) written as \xNN: every value a
+// message echoes comes from outside (a recipe, the environment, a file), and none may break a
+// line or send a terminal escape sequence.
 std::string excerpt(std::string_view text);
-// The same with control characters (C0, DEL) written as \xNN: for values from outside (the
-// environment, files) that a message or report echoes, so none can break a line or send a
-// terminal escape sequence.
-std::string escaped_excerpt(std::string_view text);
 
 }  // namespace trainer

@@ -68,11 +68,20 @@ TEST_CASE("atomic file: a body that throws leaves the old file and its exception
   CHECK(names_in(dir) == std::vector<std::string>{"out.bin"});
 }
 
-TEST_CASE("atomic file: a missing directory is an InputError naming the file and the step") {
+TEST_CASE("atomic file: a missing directory is created for an output, an InputError for the checkpoint writer") {
   const std::string dir = scratch_dir("atomic_file_no_dir");
-  const std::string path = dir + "/missing/out.bin";
-  const std::string what = input_error_of([&] { write_file_atomically(path, "token shard", std::string_view("x")); });
-  CHECK(what.find("cannot write token shard '" + path + "': cannot create " + dir + "/missing/.out.bin.tmp.") == 0);
+  // Outputs follow output_target.h's one rule: missing parents are created.
+  write_file_atomically(dir + "/missing/deeper/out.bin", "token shard", std::string_view("x"));
+  CHECK(read_text_file(dir + "/missing/deeper/out.bin") == "x");
+  // A regular file where a parent folder should be: named, with the reason.
+  write_text_file(dir + "/file", "in the way");
+  std::string what = input_error_of([&] { write_file_atomically(dir + "/file/sub/out.bin", "token shard", std::string_view("x")); });
+  CHECK(what.find("cannot write token shard '" + dir + "/file/sub/out.bin': cannot create its folder '" + dir + "/file/sub'") == 0);
+  CHECK(read_text_file(dir + "/file") == "in the way");
+  // The checkpoint writer makes its own folders first: a missing one there is a failed step.
+  const std::string path = dir + "/absent/out.bin";
+  what = input_error_of([&] { write_checkpoint_file_atomically(path, "token shard", std::string_view("x")); });
+  CHECK(what.find("cannot write token shard '" + path + "': cannot create " + dir + "/absent/.out.bin.tmp.") == 0);
   CHECK(what.find("No such file or directory") != std::string::npos);
 }
 
