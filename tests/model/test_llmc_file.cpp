@@ -139,7 +139,9 @@ TEST_CASE("llmc file: a failed write leaves no file behind") {
                                    }),
                   std::logic_error);
   CHECK(std::filesystem::is_empty(dir));
-  CHECK_THROWS_AS(write_llmc_model(dir + "/no/such/dir/model.bin", c,
+  // A parent that cannot be made a folder (missing ones are created: output_target.h).
+  std::ofstream(dir + "/file") << "in the way";
+  CHECK_THROWS_AS(write_llmc_model(dir + "/file/sub/model.bin", c,
                                    [&](const std::string& name) { return tensors.at(name); }),
                   InputError);
 }
