@@ -162,11 +162,12 @@ class Backend {
 #undef TRAINER_DECLARE_RUN
 
   // ---- the same front doors, positionally (argument order of the structs) ----
-  void encoder_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe, int64_t vocab_start) {
-    run(EncoderForwardOp{out, tokens, wte, wpe, vocab_start});
+  void encoder_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe, int64_t vocab_start, Tensor positions = {}) {
+    run(EncoderForwardOp{out, tokens, wte, wpe, vocab_start, positions});
   }
-  void encoder_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens, int64_t vocab_start) {
-    run(EncoderBackwardOp{dwte, dwpe, dout, tokens, vocab_start});
+  void encoder_backward(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens, int64_t vocab_start,
+                        Tensor positions = {}) {
+    run(EncoderBackwardOp{dwte, dwpe, dout, tokens, vocab_start, positions});
   }
   void layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight, Tensor bias) {
     run(LayernormForwardOp{out, mean, rstd, inp, weight, bias});
@@ -197,12 +198,12 @@ class Backend {
                  Tensor{}, Tensor{}, Tensor{}, dbias});
   }
   void bias_backward(Tensor dbias, Tensor dout) { run(BiasBackwardOp{dbias, dout}); }
-  void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head = 0) {
-    run(AttentionForwardOp{out, lse, qkv, n_head, n_kv_head});
+  void attention_forward(Tensor out, Tensor lse, Tensor qkv, int n_head, int n_kv_head = 0, Tensor doc_start = {}) {
+    run(AttentionForwardOp{out, lse, qkv, n_head, n_kv_head, doc_start});
   }
   void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor out, Tensor lse, int n_head,
-                          int n_kv_head = 0) {
-    run(AttentionBackwardOp{dqkv, dout, qkv, out, lse, n_head, n_kv_head});
+                          int n_kv_head = 0, Tensor doc_start = {}) {
+    run(AttentionBackwardOp{dqkv, dout, qkv, out, lse, n_head, n_kv_head, doc_start});
   }
   void attention_cached(Tensor out, Tensor k_cache, Tensor v_cache, Tensor qkv, int n_head, int n_kv_head,
                         int64_t past) {
@@ -223,11 +224,13 @@ class Backend {
                              Tensor q_weight, Tensor k_weight, Tensor rstd, int n_head, int n_kv_head) {
     run(HeadRmsnormBackwardOp{dinp, dq_weight, dk_weight, dout, inp, q_weight, k_weight, rstd, n_head, n_kv_head});
   }
-  void rope_forward(Tensor out, Tensor inp, Tensor inv_freq, int n_head, int n_kv_head, int64_t pos_offset) {
-    run(RopeForwardOp{out, inp, inv_freq, n_head, n_kv_head, pos_offset});
+  void rope_forward(Tensor out, Tensor inp, Tensor inv_freq, int n_head, int n_kv_head, int64_t pos_offset,
+                    Tensor positions = {}) {
+    run(RopeForwardOp{out, inp, inv_freq, n_head, n_kv_head, pos_offset, positions});
   }
-  void rope_backward(Tensor dinp, Tensor dout, Tensor inv_freq, int n_head, int n_kv_head, int64_t pos_offset) {
-    run(RopeBackwardOp{dinp, dout, inv_freq, n_head, n_kv_head, pos_offset});
+  void rope_backward(Tensor dinp, Tensor dout, Tensor inv_freq, int n_head, int n_kv_head, int64_t pos_offset,
+                     Tensor positions = {}) {
+    run(RopeBackwardOp{dinp, dout, inv_freq, n_head, n_kv_head, pos_offset, positions});
   }
   void swiglu_forward(Tensor out, Tensor inp) { run(SwigluForwardOp{out, inp}); }
   void swiglu_backward(Tensor dinp, Tensor inp, Tensor dout) { run(SwigluBackwardOp{dinp, inp, dout}); }

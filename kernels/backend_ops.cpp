@@ -95,6 +95,10 @@ void check(const EncoderForwardOp& op, ArgCheck& k) {
   if (wpe)
     k.that(matrix_rows(op.wpe) >= T && matrix_cols(op.wpe) == C, "wpe",
            [&] { return op.wpe.shape_str() + " should be (>= T, C)"; });
+  if (k.arg("positions", op.positions, Want::i32, kIn, kOptional)) {
+    k.that(wpe, "positions", [] { return std::string("needs wpe (they pick its rows)"); });
+    k.numel("positions", op.positions, op.tokens.numel());
+  }
 }
 
 void check(const EncoderBackwardOp& op, ArgCheck& k) {
@@ -109,6 +113,10 @@ void check(const EncoderBackwardOp& op, ArgCheck& k) {
   if (dwpe)
     k.that(matrix_rows(op.dwpe) >= T && matrix_cols(op.dwpe) == C, "dwpe",
            [&] { return op.dwpe.shape_str() + " should be (>= T, C)"; });
+  if (k.arg("positions", op.positions, Want::i32, kIn, kOptional)) {
+    k.that(dwpe, "positions", [] { return std::string("needs dwpe (they pick its rows)"); });
+    k.numel("positions", op.positions, op.tokens.numel());
+  }
 }
 
 void check(const LayernormForwardOp& op, ArgCheck& k) {
@@ -220,6 +228,7 @@ void check(const AttentionForwardOp& op, ArgCheck& k) {
   const AttentionDims s = check_qkv("qkv", op.qkv, op.n_head, op.n_kv_head, k);
   k.matrix("out", op.out, s.B * s.T, s.H * s.D);
   k.numel("lse", op.lse, s.B * s.H * s.T);
+  if (k.arg("doc_start", op.doc_start, Want::i32, kIn, kOptional)) k.numel("doc_start", op.doc_start, s.B * s.T);
 }
 
 void check(const AttentionBackwardOp& op, ArgCheck& k) {
@@ -233,6 +242,7 @@ void check(const AttentionBackwardOp& op, ArgCheck& k) {
   k.matrix("dout", op.dout, s.B * s.T, s.H * s.D);
   k.matrix("out", op.out, s.B * s.T, s.H * s.D);
   k.numel("lse", op.lse, s.B * s.H * s.T);
+  if (k.arg("doc_start", op.doc_start, Want::i32, kIn, kOptional)) k.numel("doc_start", op.doc_start, s.B * s.T);
 }
 
 void check(const AttentionCachedOp& op, ArgCheck& k) {

@@ -14,6 +14,8 @@ namespace trainer {
 // position t (row t of a (B, T) batch) sits at position pos_offset + t and is rotated by the
 // angles (pos_offset + t) * inv_freq[i], computed in f32 as float(position) * inv_freq[i].
 // out, inp exactly (B, T, (H + 2*Hkv)*D) act, D even; inv_freq (D/2) f32; pos_offset >= 0.
+// positions, optional, (B, T) i32: each row's position instead (packed documents whose
+// positions restart: each value in [0, t]); pos_offset must then be 0.
 // In place: out may be inp.
 struct RopeForwardOp {
   static constexpr const char* kName = "rope_forward";
@@ -21,6 +23,7 @@ struct RopeForwardOp {
   int n_head = 0;
   int n_kv_head = 0;
   int64_t pos_offset = 0;
+  Tensor positions{};
 };
 // The transposed rotation (the gradient of rope_forward): dinp, dout as out, inp above.
 // In place: dinp may be dout.
@@ -30,6 +33,7 @@ struct RopeBackwardOp {
   int n_head = 0;
   int n_kv_head = 0;
   int64_t pos_offset = 0;
+  Tensor positions{};
 };
 
 }  // namespace trainer

@@ -16,7 +16,7 @@ void attend(const BlockContext& ctx, const BlockActs& a) {
   if (ctx.k_cache.defined())
     ctx.backend.attention_cached(bt3(ctx, a.atty), ctx.k_cache, ctx.v_cache, bt3(ctx, a.qkv), H, Hkv, ctx.past);
   else
-    ctx.backend.attention_forward(bt3(ctx, a.atty), a.lse, bt3(ctx, a.qkv), H, Hkv);
+    ctx.backend.attention_forward(bt3(ctx, a.atty), a.lse, bt3(ctx, a.qkv), H, Hkv, ctx.doc_start);
 }
 
 void norm_rows(const BlockContext& ctx, Tensor out, Tensor mean, Tensor rstd, Tensor x, Tensor w, Tensor bias) {

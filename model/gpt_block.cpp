@@ -67,7 +67,7 @@ void block_backward(const BlockContext& ctx, const BlockParams& w, const BlockPa
   }
   b.matmul(s.datty, dout, w.projw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
   b.attention_backward(bt3(ctx, dqkv), bt3(ctx, s.datty), bt3(ctx, a.qkv), bt3(ctx, a.atty), a.lse,
-                       ctx.n_head_local);
+                       ctx.n_head_local, 0, ctx.doc_start);
   if (stash) b.bias_backward(g.qkvb, dqkv);
   else weight_backward(b, g.qkvw, g.qkvb, dqkv, a.ln1, dqkv);
   b.matmul(s.dln, dqkv, w.qkvw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});

@@ -97,6 +97,9 @@ struct BlockContext {
   // and rope turns row t by position past + t; forward only, no lse.
   Tensor k_cache{}, v_cache{};
   int64_t past = 0;
+  // Training on packed documents (model/documents.h), (B, T) i32 each, undefined when off:
+  // attention sees keys from doc_start on, rope turns row t by positions[t].
+  Tensor doc_start{}, positions{};
 };
 
 // inp, out (Nr, C).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "kernels/base/check.h"
 #include "model/block_code.h"
@@ -37,6 +38,7 @@ struct GptStage::Impl {
 
   struct Slot {
     Tensor tokens, targets;     // (B,T) i32
+    Tensor doc_start, positions;  // (B,T) i32 with packed documents (StageOptions::documents)
     std::vector<Tensor> resid;  // L+1 x (N,C): chunk input, then each block's output
     std::vector<BlockActs> acts;
     std::vector<BlockGradStash> stash;  // split backward: each block's output gradients for W
@@ -140,6 +142,8 @@ struct GptStage::Impl {
       Slot& s = slots[size_t(k)];
       s.tokens = a.take(DType::i32, {B, T});
       s.targets = a.take(DType::i32, {B, T});
+      if (opt.documents.masked()) s.doc_start = a.take(DType::i32, {B, T});
+      if (opt.documents.resets()) s.positions = a.take(DType::i32, {B, T});
       for (int l = 0; l <= L; ++l) s.resid.push_back(a.take(act, {Nr, C}));
       if (opt.recompute != Recompute::block) {
         for (int l = 0; l < L; ++l) {
@@ -169,17 +173,24 @@ struct GptStage::Impl {
   BlockContext ctx() const {
     return stage_block_context(layout, backend, tp, B, T, sp ? SeqParallel::on : SeqParallel::off, inv_freq);
   }
+  // The blocks' context for one micro-batch: its documents, when the options use them.
+  BlockContext ctx(const Slot& s) const {
+    BlockContext c = ctx();
+    c.doc_start = s.doc_start;
+    c.positions = s.positions;
+    return c;
+  }
 
   BlockParams block_params(Tensor base, int unit, int local_layer) {
     return stage_block_params(layout, store, base, unit, local_layer);
   }
 
-  void block_forward_any(const BlockParams& w, const BlockActs& a, Tensor inp, Tensor out) {
-    layout.config().family().block->forward(ctx(), w, a, bs, inp, out);
+  void block_forward_any(const Slot& s, const BlockParams& w, const BlockActs& a, Tensor inp, Tensor out) {
+    layout.config().family().block->forward(ctx(s), w, a, bs, inp, out);
   }
-  void block_backward_any(const BlockParams& w, const BlockParams& g, const BlockActs& a, Tensor inp,
+  void block_backward_any(const Slot& s, const BlockParams& w, const BlockParams& g, const BlockActs& a, Tensor inp,
                           const BlockGradStash* stash) {
-    layout.config().family().block->backward(ctx(), w, g, a, bs, inp, dresid, opt.recompute, stash);
+    layout.config().family().block->backward(ctx(s), w, g, a, bs, inp, dresid, opt.recompute, stash);
   }
 
   // The learned position table (none with rotary positions: unit -1, no tensor).
@@ -195,11 +206,12 @@ struct GptStage::Impl {
     // Vocabulary-parallel rows are partial sums over the group; the position table is added on
     // tensor rank 0 only, so the sum holds it once.
     Tensor pos = tp_rank == 0 ? wpe : Tensor{};
+    const Tensor rows = pos.defined() ? s.positions : Tensor{};  // which of its rows each token takes
     if (sp) {
-      backend.encoder_forward(bs.row_out.view({B, T, C}), s.tokens, wte, pos, vocab_start);
+      backend.encoder_forward(bs.row_out.view({B, T, C}), s.tokens, wte, pos, vocab_start, rows);
       sp_scatter_forward(s.resid[0], bs.row_out, tp);
     } else {
-      backend.encoder_forward(s.resid[0].view({B, T, C}), s.tokens, wte, pos, vocab_start);
+      backend.encoder_forward(s.resid[0].view({B, T, C}), s.tokens, wte, pos, vocab_start, rows);
       tp_reduce_forward(s.resid[0], tp);
     }
     if (up >= 0) store.release(up);
@@ -214,10 +226,12 @@ struct GptStage::Impl {
       // The position table's gradient is taken on rank 0 only: the store sums replicated
       // gradients over the group under sequence parallelism.
       sp_scatter_backward(bs.d_full, dresid, tp);
-      backend.encoder_backward(gwte, tp_rank == 0 ? gwpe : Tensor{}, bs.d_full.view({B, T, C}), s.tokens,
-                               vocab_start);
+      const Tensor pos = tp_rank == 0 ? gwpe : Tensor{};
+      backend.encoder_backward(gwte, pos, bs.d_full.view({B, T, C}), s.tokens, vocab_start,
+                               pos.defined() ? s.positions : Tensor{});
     } else {
-      backend.encoder_backward(gwte, gwpe, dresid.view({B, T, C}), s.tokens, vocab_start);
+      backend.encoder_backward(gwte, gwpe, dresid.view({B, T, C}), s.tokens, vocab_start,
+                               gwpe.defined() ? s.positions : Tensor{});
     }
     if (up >= 0) store.grads_done(up);
     store.grads_done(uw);
@@ -282,6 +296,12 @@ void GptStage::set_batch(int micro, int chunk, const int32_t* tokens, const int3
   auto& s = m.slot(micro, chunk);
   m.backend.copy_from_host(s.tokens.data, tokens, s.tokens.bytes());
   m.backend.copy_from_host(s.targets.data, targets, s.targets.bytes());
+  if (!m.opt.documents.any()) return;
+  // Every stage has the tokens, so each finds the documents itself: nothing to send.
+  std::vector<int32_t> doc_start(size_t(m.B * m.T)), positions(doc_start.size());
+  document_layout(tokens, m.B, m.T, m.opt.documents, doc_start.data(), positions.data());
+  if (s.doc_start.defined()) m.backend.copy_from_host(s.doc_start.data, doc_start.data(), s.doc_start.bytes());
+  if (s.positions.defined()) m.backend.copy_from_host(s.positions.data, positions.data(), s.positions.bytes());
 }
 
 void GptStage::forward(int micro, int chunk, StageMode mode) {
@@ -294,7 +314,7 @@ void GptStage::forward(int micro, int chunk, StageMode mode) {
     const int u = m.layout.unit_block(l0 + l);
     BlockParams w = m.block_params(m.store.acquire(u), u, l0 + l);
     const BlockActs& a = m.opt.recompute == Recompute::block ? m.recompute_acts : s.acts[size_t(l)];
-    m.block_forward_any(w, a, s.resid[size_t(l)], s.resid[size_t(l) + 1]);
+    m.block_forward_any(s, w, a, s.resid[size_t(l)], s.resid[size_t(l) + 1]);
     m.store.release(u);
   }
   if (m.last_chunk(chunk)) m.head(s, mode);
@@ -318,9 +338,9 @@ void GptStage::backward(int micro, int chunk) {
     BlockParams g = m.block_params(m.store.grads(u), u, l0 + l);
     const BlockActs& a = m.opt.recompute == Recompute::block ? m.recompute_acts : s.acts[size_t(l)];
     // Recomputed forward writes the (already saved) block output into scratch.
-    if (m.opt.recompute == Recompute::block) m.block_forward_any(w, a, s.resid[size_t(l)], m.bs.dln.rows(0, m.Nr));
+    if (m.opt.recompute == Recompute::block) m.block_forward_any(s, w, a, s.resid[size_t(l)], m.bs.dln.rows(0, m.Nr));
     const bool split = m.opt.split == BackwardSplit::input_then_weight;
-    m.block_backward_any(w, g, a, s.resid[size_t(l)], split ? &s.stash[size_t(l)] : nullptr);
+    m.block_backward_any(s, w, g, a, s.resid[size_t(l)], split ? &s.stash[size_t(l)] : nullptr);
     m.store.release(u);
     if (!split) m.store.grads_done(u);
   }
@@ -335,7 +355,7 @@ void GptStage::backward_weight(int micro, int chunk) {
   const int l0 = m.layout.chunk_first_local(chunk);
   for (int l = m.layout.chunk_layers(chunk) - 1; l >= 0; --l) {
     const int u = m.layout.unit_block(l0 + l);
-    block_weight_backward(m.ctx(), m.block_params(m.store.grads(u), u, l0 + l), s.acts[size_t(l)], s.stash[size_t(l)]);
+    block_weight_backward(m.ctx(s), m.block_params(m.store.grads(u), u, l0 + l), s.acts[size_t(l)], s.stash[size_t(l)]);
     m.store.grads_done(u);
   }
 }

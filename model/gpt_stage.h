@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "model/documents.h"
 #include "model/gpt_block.h"
 #include "model/param_store.h"
 #include "model/stage_layout.h"
@@ -47,6 +48,9 @@ struct StageOptions {
   // Gradient of the loss per token: 1 / (tokens per step summed over data ranks).
   float dloss = 1.0f;
   BackwardSplit split = BackwardSplit::whole;  // input_then_weight needs Recompute::none
+  // Packed documents: the attention mask and restarting positions (model/documents.h), taken
+  // from each micro-batch's tokens in set_batch on every stage (each has the tokens).
+  DocumentOptions documents;
 };
 
 struct ActivationMemory {

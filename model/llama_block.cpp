@@ -23,7 +23,7 @@ void llama_block_forward(const BlockContext& ctx, const BlockParams& w, const Bl
   } else {
     b.matmul(a.qkv, a.ln1, w.qkvw, N, T, Tensor{}, Accumulate::overwrite, Tensor{});
   }
-  b.rope_forward(bt3(ctx, a.qkv), bt3(ctx, a.qkv), ctx.inv_freq, H, Hkv, ctx.past);
+  b.rope_forward(bt3(ctx, a.qkv), bt3(ctx, a.qkv), ctx.inv_freq, H, Hkv, ctx.past, ctx.positions);
   attend(ctx, a);
   row_parallel_into(ctx, s, a.resid2, a.atty, w.projw, Tensor{}, inp);
 
@@ -57,8 +57,9 @@ void llama_block_backward(const BlockContext& ctx, const BlockParams& w, const B
   if (stash) keep_grad(ctx, stash->dattn, dout);
   else b.linear_weight_backward(g.projw, Tensor{}, dout, a.atty);
   b.matmul(s.datty, dout, w.projw, N, N, Tensor{}, Accumulate::overwrite, Tensor{});
-  b.attention_backward(bt3(ctx, dqkv), bt3(ctx, s.datty), bt3(ctx, a.qkv), bt3(ctx, a.atty), a.lse, H, Hkv);
-  b.rope_backward(bt3(ctx, dqkv), bt3(ctx, dqkv), ctx.inv_freq, H, Hkv, 0);
+  b.attention_backward(bt3(ctx, dqkv), bt3(ctx, s.datty), bt3(ctx, a.qkv), bt3(ctx, a.atty), a.lse, H, Hkv,
+                       ctx.doc_start);
+  b.rope_backward(bt3(ctx, dqkv), bt3(ctx, dqkv), ctx.inv_freq, H, Hkv, 0, ctx.positions);
   if (ctx.qk_norm == QkNorm::on)
     b.head_rmsnorm_backward(bt3(ctx, dqkv), g.qnormw, g.knormw, bt3(ctx, dqkv), bt3(ctx, a.qkv_raw), w.qnormw,
                             w.knormw, a.qk_rstd, H, Hkv);

@@ -2,7 +2,12 @@
 #include "app/engine/options_from.h"
 
 #include <algorithm>
+#include <memory>
+#include <string>
 
+#include "app/recipe/recipe_schema.h"
+#include "data/tokenizer.h"
+#include "kernels/base/errors.h"
 
 namespace trainer {
 
@@ -159,7 +164,33 @@ PlanLayout plan_layout_from(const Recipe& r, Device device) {
   layout.stage_layers = r.parallel.stages;
   layout.bucket_mb = r.parallel.bucket_mb;
   layout.grad_reduce_dtype = grad_reduce_dtype_from(r);
+  layout.documents.mask = r.train.attention_mask;
+  layout.documents.positions = r.train.reset_positions ? PositionReset::per_document : PositionReset::off;
   return layout;
+}
+
+void document_boundary_from(const Recipe& r, DocumentOptions* o) {
+  if (!o->any()) return;
+  if (r.data.document_token != "auto") {  // recipe_checks.cpp: a token id of the vocabulary
+    o->boundary = DocumentBoundary::starts;
+    o->token = int32_t(std::stoll(r.data.document_token));
+    return;
+  }
+  const std::unique_ptr<Tokenizer> tok = make_tokenizer(r.data.tokenizer, r.data.tokenizer_dir, "data.tokenizer",
+                                                        r.data.bos, r.data.eos, "data.bos", "data.eos");
+  const int32_t start = tok->bos() >= 0 ? tok->bos() : tok->eot();
+  if (start >= 0) {
+    o->boundary = DocumentBoundary::starts;
+    o->token = start;
+  } else if (tok->eos() >= 0) {
+    o->boundary = DocumentBoundary::ends;
+    o->token = tok->eos();
+  } else {
+    throw ConfigError(r.path + ": data.document_token: auto finds no document boundary: the tokenizer " +
+                      message_quote(r.data.tokenizer) + " has neither a BOS nor an EOS (data.bos, data.eos: " +
+                      r.data.bos + ", " + r.data.eos + "); valid: data.document_token: the id of the token that "
+                      "starts each document, or data.bos / data.eos naming one");
+  }
 }
 
 }  // namespace trainer

@@ -65,4 +65,10 @@ CkptManifest manifest_from(const Recipe& recipe);
 // The layout plan models for the recipe's own grid on `device`.
 PlanLayout plan_layout_from(const Recipe& recipe, Device device);
 
+// Sets o's boundary and token from data.document_token (when o.any()): a token id given is a
+// document start; auto is the tokenizer's BOS (end-of-text for gpt2 and byte: what data
+// prepare puts before each document), else a document starts right after each EOS; a
+// tokenizer with neither is a ConfigError naming the keys.
+void document_boundary_from(const Recipe& recipe, DocumentOptions* o);
+
 }  // namespace trainer

@@ -86,7 +86,8 @@ Trainer::Trainer(const Recipe& recipe, Comm& world, int local_rank, DataNeed dat
 
   check_memory_fits(recipe_, config_, c, *backend_, world_);
   // The rank's objects, built as the planner's dry run builds them (app/plan/rank_options.h).
-  const RankOptions options = rank_options(plan_layout_from(recipe_, backend_->device()), c);
+  RankOptions options = rank_options(plan_layout_from(recipe_, backend_->device()), c);
+  document_boundary_from(recipe_, &options.stage.documents);
   n_slots_ = options.stage.n_slots;
   const RankComms comms{grid_->dp(), par.tensor_parallel() ? &grid_->tp() : nullptr, grid_->embed()};
   rank_ = std::make_unique<RankModel>(config_, options, *backend_, comms, [&](ParamStore& store) {

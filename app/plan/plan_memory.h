@@ -90,6 +90,9 @@ struct PlanLayout : ParallelDims {
   double bucket_mb = 25.0;
   DType grad_reduce_dtype = DType::f32;  // parallel.grad_reduce_dtype
   BucketReduce bucket_reduce = BucketReduce::all_reduce;  // bucket_reduce_on(the run's device)
+  // The attention mask and position reset (their (B, T) tensors per slot); the boundary token
+  // is resolved by the Trainer (document_boundary_from), which a plan does not need.
+  DocumentOptions documents;
   int grad_accum() const { return global_batch / (micro_batch * data); }
   ZeroPolicy zero_policy() const { return trainer::zero_policy(zero).with_bucket_reduce(bucket_reduce); }
   bool reduces_in_bf16() const { return trainer::reduces_in_bf16(grad_reduce_dtype, data); }

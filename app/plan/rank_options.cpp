@@ -11,6 +11,7 @@ StageOptions stage_options(const PlanLayout& l, int pp_rank, Recompute recompute
   o.recompute = recompute;
   o.sequence_parallel = l.sequence_parallel ? SeqParallel::on : SeqParallel::off;
   o.dloss = float(1.0 / (double(l.global_batch) * double(l.seq_len)));
+  o.documents = l.documents;
   // The split keeps the saved activations for the weight pass, which recomputation would
   // overwrite (the recipe refuses zero_bubble with it; a plan reports the other modes without).
   if (l.pipelined() && splits_backward(l.schedule) && recompute == Recompute::none)

@@ -12,6 +12,7 @@
 #include "data/tokenizer.h"
 #include "kernels/backend.h"
 #include "kernels/base/enum_names.h"
+#include "model/documents.h"
 #include "model/gpt_block.h"
 #include "model/lr_schedule.h"
 #include "parallel/parallel_dims.h"
@@ -121,6 +122,8 @@ struct TrainConfig {
   uint64_t seed = 1337;
   Recompute recompute = Recompute::none;
   AttentionImpl attention = AttentionImpl::auto_detect;
+  AttentionMask attention_mask = AttentionMask::causal;  // document: each token sees its own document only
+  bool reset_positions = false;  // positions (learned or rotary) restart at 0 in each document
   StepGraphs graphs = StepGraphs::off;
   bool stochastic_rounding = true;
   OptimizerConfig optimizer;
@@ -139,6 +142,9 @@ struct DataConfig {
   std::string tokenizer = "gpt2";  // gpt2, byte, or a tokenizer.json path (data/tokenizer.h)
   std::string tokenizer_dir = "datasets/tokenizer";  // encoder.json + vocab.bpe
   std::string bos = "auto", eos = "auto";  // per-document marks (data/tokenizer_config.h)
+  // Where packed documents split (train.attention_mask: document, train.reset_positions): auto
+  // (the tokenizer's BOS, else end-of-text, else the token after each EOS) or a token id.
+  std::string document_token = "auto";
 };
 
 struct EvalConfig {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <numeric>
@@ -272,7 +273,28 @@ void check_parallel(const Recipe& r, const KeyOrigins& o) {
                      p.pipeline));
 }
 
+// Packed documents: where they split, and the one attention kernel that cannot mask them.
+void check_documents(const Recipe& r, const KeyOrigins& o) {
+  const std::string& token = r.data.document_token;
+  if (token != "auto") {
+    int64_t id = -1;
+    const bool number = !token.empty() && token.size() < 12 &&
+                        std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (number) id = std::stoll(token);
+    if (!number || id >= r.model.vocab_size)
+      fail(o, "data.document_token",
+           fmt::format("{} is not a token id of the vocabulary (model.vocab_size {}); valid: auto, or a token id from "
+                       "0 to {}",
+                       message_quote(token), r.model.vocab_size, r.model.vocab_size - 1));
+  }
+  if (r.train.attention_mask == AttentionMask::document && r.train.attention == AttentionImpl::cudnn)
+    fail(o, "train.attention",
+         "cudnn does not implement train.attention_mask: document (its variable-length support is not wired here); "
+         "valid: flash or auto with document masks");
+}
+
 void check_train(const Recipe& r, const KeyOrigins& o) {
+  check_documents(r, o);
   if (r.parallel.schedule == Schedule::zero_bubble && r.parallel.pipelined() && r.train.recompute != Recompute::none)
     fail(o, "parallel.schedule",
          fmt::format("zero_bubble keeps each micro-batch's saved activations until its weight-gradient pass, "

@@ -182,6 +182,11 @@ std::vector<KeySpec> build_schema() {
   s.push_back(choice_key("train.attention", TRAINER_CHOICE(train.attention, kAttentionImplNames),
                          "attention kernel on cuda; auto = flash (ours); cudnn = cuDNN fused attention (bf16, "
                          "head size a multiple of 8 up to 128)"));
+  s.push_back(choice_key("train.attention_mask", TRAINER_CHOICE(train.attention_mask, kAttentionMaskNames),
+                         "causal: each token sees every earlier token of its sequence; document: only those of its "
+                         "own packed document (documents split at data.document_token)"));
+  s.push_back(make_key("train.reset_positions", TRAINER_FIELD(train.reset_positions), kNone, kNone,
+                  "positions (learned or rotary) restart at 0 in each packed document"));
   s.push_back(choice_key("train.graphs", TRAINER_CHOICE(train.graphs, kStepGraphsNames),
                          "step: each micro-batch's forward and backward captured once and replayed as one graph "
                          "(CUDA graphs: one launch instead of hundreds, for small models; the CPU replays its "
@@ -261,6 +266,10 @@ std::vector<KeySpec> build_schema() {
                        "gpt2/byte, tokenizer_config.json's for a tokenizer.json), none, or a token"));
   s.push_back(text_key("data.eos", TRAINER_FIELD(data.eos),
                        "token ending each document: auto, none, or a token"));
+  s.push_back(text_key("data.document_token", TRAINER_FIELD(data.document_token),
+                       "where packed documents split for train.attention_mask: document and train.reset_positions: "
+                       "auto (a document starts at each BOS: end-of-text for gpt2/byte; else right after each EOS) "
+                       "or a token id (a document starts at each occurrence)"));
   // eval
   s.push_back(make_key("eval.every", TRAINER_FIELD(eval.every), at_least(0), kNone,
                   "validation loss every this many steps; 0 = off"));

@@ -30,9 +30,10 @@ TRAINER_OPS(TRAINER_DECLARE_CPU_RUN)
 inline float* f32(const Tensor& t) { return t.ptr<float>(); }
 inline const int32_t* i32(const Tensor& t) { return t.ptr<int32_t>(); }
 
-void encoder_forward(float* out, const int32_t* tokens, const float* wte, const float* wpe,
+// positions (B, T) or null: each token's wpe row instead of t.
+void encoder_forward(float* out, const int32_t* tokens, const float* wte, const float* wpe, const int32_t* positions,
                      int64_t B, int64_t T, int64_t C, int64_t V, int64_t vocab_start);
-void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens,
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, const int32_t* positions,
                       int64_t B, int64_t T, int64_t C, int64_t V, int64_t vocab_start);
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
@@ -46,13 +47,15 @@ void matmul(float* out, const float* a, const float* b, const float* bias, int64
 void bias_backward(float* dbias, const float* dout, int64_t M, int64_t N);
 
 // Hkv k/v heads shared by groups of H / Hkv query heads; qkv rows are (H + 2*Hkv)*D wide.
+// doc_start (B, T) or null: row i of sequence b sees keys doc_start[b*T+i] .. i.
 void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t H,
-                       int64_t Hkv, int64_t D);
+                       int64_t Hkv, int64_t D, const int32_t* doc_start);
 // k_cache, v_cache (B, Hkv, Tmax, D); the new rows' positions are past .. past + T - 1.
 void attention_cached(float* out, float* k_cache, float* v_cache, const float* qkv, int64_t B, int64_t T, int64_t H,
                       int64_t Hkv, int64_t D, int64_t t_max, int64_t past);
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out,
-                        const float* lse, int64_t B, int64_t T, int64_t H, int64_t Hkv, int64_t D);
+                        const float* lse, int64_t B, int64_t T, int64_t H, int64_t Hkv, int64_t D,
+                        const int32_t* doc_start);
 
 void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t N,
                      int64_t C, float eps);
@@ -67,9 +70,10 @@ void head_rmsnorm_backward(float* dinp, float* dq_weight, float* dk_weight, cons
                            const float* inp, const float* q_weight, const float* k_weight,
                            const float* rstd, int64_t rows, int64_t H, int64_t Hkv, int64_t D);
 // Rotary embedding of the q and k heads of (B, T, (H + 2*Hkv)*D); direction +1 rotates
-// (forward), -1 applies the transposed rotation (backward). out may be inp.
+// (forward), -1 applies the transposed rotation (backward). out may be inp. positions (B, T)
+// or null: each row's position instead of pos_offset + t.
 void rope(float* out, const float* inp, const float* inv_freq, int64_t B, int64_t T, int64_t H,
-          int64_t Hkv, int64_t D, int64_t pos_offset, int direction);
+          int64_t Hkv, int64_t D, int64_t pos_offset, const int32_t* positions, int direction);
 void swiglu_forward(float* out, const float* inp, int64_t N, int64_t F);
 void swiglu_backward(float* dinp, const float* inp, const float* dout, int64_t N, int64_t F);
 

@@ -2,7 +2,8 @@
 // and k head, feature i (i < D/2) pairs with feature i + D/2 and the pair turns by the angle
 // float(pos) * inv_freq[i]:
 //   y[i] = x[i] cos - x[i + D/2] sin,  y[i + D/2] = x[i + D/2] cos + x[i] sin
-// Backward applies the transposed rotation (sin negated). The cos/sin table of the call's
+// Backward applies the transposed rotation (sin negated). Row t's position is pos_offset + t,
+// or positions[row] (documents whose positions restart). The cos/sin table of the call's
 // positions is built once (T x D/2) and shared by every batch row and head; rows are
 // independent, so the result does not depend on the thread count. In place is safe: each
 // pair is read before it is written.
@@ -15,7 +16,7 @@
 namespace trainer::cpu {
 
 void rope(float* out, const float* inp, const float* inv_freq, int64_t B, int64_t T, int64_t H,
-          int64_t Hkv, int64_t D, int64_t pos_offset, int direction) {
+          int64_t Hkv, int64_t D, int64_t pos_offset, const int32_t* positions, int direction) {
   const int64_t half = D / 2, W = (H + 2 * Hkv) * D, rotated = H + Hkv;
   std::vector<float> cos_t(size_t(T * half)), sin_t(size_t(T * half));
   for (int64_t t = 0; t < T; ++t)
@@ -26,7 +27,8 @@ void rope(float* out, const float* inp, const float* inv_freq, int64_t B, int64_
     }
 #pragma omp parallel for schedule(static) if (B * T * W > (1 << 14))
   for (int64_t row = 0; row < B * T; ++row) {
-    const int64_t t = row % T;
+    // With positions, the table's row p is position p (pos_offset is 0, positions < T).
+    const int64_t t = positions ? positions[row] : row % T;
     const float* c = cos_t.data() + t * half;
     const float* s = sin_t.data() + t * half;
     const float* x = inp + row * W;
@@ -47,12 +49,14 @@ void rope(float* out, const float* inp, const float* inv_freq, int64_t B, int64_
 
 void run(const RopeForwardOp& op) {
   const AttentionDims s = attention_dims(op.inp, op.n_head, op.n_kv_head);
-  rope(f32(op.out), f32(op.inp), f32(op.inv_freq), s.B, s.T, s.H, s.Hkv, s.D, op.pos_offset, 1);
+  rope(f32(op.out), f32(op.inp), f32(op.inv_freq), s.B, s.T, s.H, s.Hkv, s.D, op.pos_offset,
+       op.positions.defined() ? op.positions.ptr<const int32_t>() : nullptr, 1);
 }
 
 void run(const RopeBackwardOp& op) {
   const AttentionDims s = attention_dims(op.dout, op.n_head, op.n_kv_head);
-  rope(f32(op.dinp), f32(op.dout), f32(op.inv_freq), s.B, s.T, s.H, s.Hkv, s.D, op.pos_offset, -1);
+  rope(f32(op.dinp), f32(op.dout), f32(op.inv_freq), s.B, s.T, s.H, s.Hkv, s.D, op.pos_offset,
+       op.positions.defined() ? op.positions.ptr<const int32_t>() : nullptr, -1);
 }
 
 }  // namespace trainer::cpu

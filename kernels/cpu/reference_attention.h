@@ -1,4 +1,5 @@
-// The reference loops of causal attention (AttentionForwardOp, AttentionBackwardOp): literal
+// The reference loops of causal attention (AttentionForwardOp, AttentionBackwardOp), with the
+// document mask when doc_start is given (query i of row b sees keys doc_start[b*T+i] .. i): literal
 // definitions, single thread, that tests/kernels/test_cpu_attention.cpp holds the fast kernels
 // to.
 // Templates over the float type F: the tests run them in float, and in double for central finite
@@ -16,7 +17,8 @@ namespace trainer::ref {
 // Causal attention, scale 1/sqrt(D), query head h reading k/v head h / (H / Hkv).
 // qkv (B,T,(H+2*Hkv)*D) as [q heads | k heads | v heads]; out (B,T,H*D); lse (B,H,T).
 template <class F>
-void attention_forward(F* out, F* lse, const F* qkv, int64_t B, int64_t T, int64_t H, int64_t Hkv, int64_t D) {
+void attention_forward(F* out, F* lse, const F* qkv, int64_t B, int64_t T, int64_t H, int64_t Hkv, int64_t D,
+                       const int32_t* doc_start = nullptr) {
   const int64_t C = H * D, W = (H + 2 * Hkv) * D, group = H / Hkv;
   const F scale = F(1) / std::sqrt(F(D));
   std::vector<F> s(static_cast<size_t>(T));
@@ -25,8 +27,9 @@ void attention_forward(F* out, F* lse, const F* qkv, int64_t B, int64_t T, int64
       const int64_t koff = C + (h / group) * D, voff = C + Hkv * D + (h / group) * D;
       for (int64_t i = 0; i < T; ++i) {
         const F* q = qkv + (b * T + i) * W + h * D;
+        const int64_t lo = doc_start ? doc_start[b * T + i] : 0;
         F mx = -std::numeric_limits<F>::infinity();
-        for (int64_t j = 0; j <= i; ++j) {
+        for (int64_t j = lo; j <= i; ++j) {
           const F* k = qkv + (b * T + j) * W + koff;
           F dot = 0;
           for (int64_t d = 0; d < D; ++d) dot += q[d] * k[d];
@@ -34,12 +37,12 @@ void attention_forward(F* out, F* lse, const F* qkv, int64_t B, int64_t T, int64
           mx = std::max(mx, s[j]);
         }
         F sum = 0;
-        for (int64_t j = 0; j <= i; ++j) sum += std::exp(s[j] - mx);
+        for (int64_t j = lo; j <= i; ++j) sum += std::exp(s[j] - mx);
         const F l = mx + std::log(sum);
         lse[(b * H + h) * T + i] = l;
         F* o = out + (b * T + i) * C + h * D;
         for (int64_t d = 0; d < D; ++d) o[d] = 0;
-        for (int64_t j = 0; j <= i; ++j) {
+        for (int64_t j = lo; j <= i; ++j) {
           const F p = std::exp(s[j] - l);
           const F* v = qkv + (b * T + j) * W + voff;
           for (int64_t d = 0; d < D; ++d) o[d] += p * v[d];
@@ -52,7 +55,7 @@ void attention_forward(F* out, F* lse, const F* qkv, int64_t B, int64_t T, int64
 // dqkv (B,T,(H+2*Hkv)*D) overwritten. Recomputes the probabilities from q, k and lse.
 template <class F>
 void attention_backward(F* dqkv, const F* dout, const F* qkv, const F* lse, int64_t B, int64_t T,
-                        int64_t H, int64_t Hkv, int64_t D) {
+                        int64_t H, int64_t Hkv, int64_t D, const int32_t* doc_start = nullptr) {
   const int64_t C = H * D, W = (H + 2 * Hkv) * D, group = H / Hkv;
   const F scale = F(1) / std::sqrt(F(D));
   std::fill(dqkv, dqkv + B * T * W, F(0));
@@ -65,8 +68,9 @@ void attention_backward(F* dqkv, const F* dout, const F* qkv, const F* lse, int6
         const F* q = qkv + (b * T + i) * W + h * D;
         const F* dO = dout + (b * T + i) * C + h * D;
         const F l = lse[(b * H + h) * T + i];
+        const int64_t lo = doc_start ? doc_start[b * T + i] : 0;
         F p_dp = 0;  // sum_j p_ij dp_ij
-        for (int64_t j = 0; j <= i; ++j) {
+        for (int64_t j = lo; j <= i; ++j) {
           const F* k = qkv + (b * T + j) * W + koff;
           const F* v = qkv + (b * T + j) * W + voff;
           F dot = 0;
@@ -80,7 +84,7 @@ void attention_backward(F* dqkv, const F* dout, const F* qkv, const F* lse, int6
           p_dp += p[j] * dp[j];
         }
         F* dq = dqkv + (b * T + i) * W + h * D;
-        for (int64_t j = 0; j <= i; ++j) {
+        for (int64_t j = lo; j <= i; ++j) {
           const F ds = p[j] * (dp[j] - p_dp) * scale;
           const F* k = qkv + (b * T + j) * W + koff;
           F* dk = dqkv + (b * T + j) * W + koff;

@@ -1,5 +1,7 @@
 // Causal self-attention: argument checks, dispatch between the tensor-core kernels
-// (cuda_attention_mma.cu) and the scalar kernels here, and the D = rowsum(dO * O) pass.
+// (cuda_attention_mma.cu) and the scalar kernels here, and the D = rowsum(dO * O) pass. A
+// document mask (doc_start) runs the scalar kernels, which skip the key tiles before a block's
+// first document start and, in dK/dV, the query tiles whose documents start after its keys.
 // Scalar kernels (any float dtype, head_dim up to 256, fp32 math): a block owns 32 rows of one
 // (batch, head), 8 warps x 4 rows; the other side streams through shared memory in tiles of 32
 // rows, one lane per row of the tile. Forward keeps (max, sum, output) per row in registers
@@ -25,9 +27,17 @@ constexpr int kThreads = 256;
 constexpr int kRowsPerWarp = 4;
 constexpr unsigned kFull = 0xffffffffu;
 
+// The first key tile a block of query rows from q0 needs: 0, or the tile holding the first
+// row's document start (starts never decrease along a sequence, so no row of the block sees
+// an earlier key).
+__device__ __forceinline__ int first_tile(const int* doc_b, int q0) {
+  return doc_b ? (doc_b[q0] / kRows) * kRows : 0;
+}
+
 template <class T, int DPL>
 __global__ void __launch_bounds__(kThreads) attention_forward_scalar(T* out, float* lse, const T* qkv,
-                                                                     int T_len, QkvLayout L, float scale) {
+                                                                     const int* doc, int T_len, QkvLayout L,
+                                                                     float scale) {
   extern __shared__ float smem[];
   constexpr int DP = 32 * DPL;
   const int H = L.H, D = L.D;
@@ -53,8 +63,15 @@ __global__ void __launch_bounds__(kThreads) attention_forward_scalar(T* out, flo
 #pragma unroll
     for (int i = 0; i < DPL; ++i) o[r][i] = 0.0f;
   }
+  const int* doc_b = doc ? doc + int64_t(b) * T_len : nullptr;
+  int lo[kRowsPerWarp];  // each row's first visible key
+#pragma unroll
+  for (int rr = 0; rr < kRowsPerWarp; ++rr) {
+    const int t = q0 + warp * kRowsPerWarp + rr;
+    lo[rr] = doc_b && t < T_len ? doc_b[t] : 0;
+  }
   const int last_key = min(q0 + kRows, T_len) - 1;
-  for (int k0 = 0; k0 <= last_key; k0 += kRows) {
+  for (int k0 = first_tile(doc_b, q0); k0 <= last_key; k0 += kRows) {
     __syncthreads();
     for (int i = threadIdx.x; i < kRows * DP; i += blockDim.x) {
       const int j = i / DP, d = i % DP, t = k0 + j;
@@ -66,16 +83,18 @@ __global__ void __launch_bounds__(kThreads) attention_forward_scalar(T* out, flo
 #pragma unroll
     for (int rr = 0; rr < kRowsPerWarp; ++rr) {
       const int r = warp * kRowsPerWarp + rr, t = q0 + r;
-      if (t >= T_len || k0 > t) continue;  // warp-uniform
+      if (t >= T_len || k0 > t || k0 + kRows <= lo[rr]) continue;  // warp-uniform
       const int key = k0 + lane;
+      const bool seen = key <= t && key >= lo[rr];
       float s = -INFINITY;
-      if (key <= t) {
+      if (seen) {
         float acc = 0.0f;
         for (int d = 0; d < D; ++d) acc += Qs[r * D + d] * Ks[lane * Dk + d];
         s = acc * scale;
       }
-      const float m_new = fmaxf(m[rr], warp_reduce(s, MaxOp{}));  // finite: key k0 <= t
-      const float p = key <= t ? expf(s - m_new) : 0.0f;
+      // Finite: the tile holds a key in [lo, t] (their range is contiguous and meets it).
+      const float m_new = fmaxf(m[rr], warp_reduce(s, MaxOp{}));
+      const float p = seen ? expf(s - m_new) : 0.0f;
       const float corr = expf(m[rr] - m_new);
       l[rr] = l[rr] * corr + warp_reduce(p, SumOp{});
       m[rr] = m_new;
@@ -122,8 +141,8 @@ __global__ void attention_dvec_kernel(float* dvec, const T* dout, const T* out, 
 
 template <class T, int DPL>
 __global__ void __launch_bounds__(kThreads) attention_dq_scalar(T* dqkv, const T* dout, const T* qkv, const float* lse,
-                                                                const float* dvec, int T_len, QkvLayout L,
-                                                                float scale) {
+                                                                const float* dvec, const int* doc, int T_len,
+                                                                QkvLayout L, float scale) {
   extern __shared__ float smem[];
   const int H = L.H, D = L.D;
   const int Dk = D + 1;
@@ -145,17 +164,20 @@ __global__ void __launch_bounds__(kThreads) attention_dq_scalar(T* dqkv, const T
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const float* lse_bh = lse + (int64_t(b) * H + h) * T_len;
   const float* dvec_bh = dvec + (int64_t(b) * H + h) * T_len;
+  const int* doc_b = doc ? doc + int64_t(b) * T_len : nullptr;
   float row_lse[kRowsPerWarp], row_d[kRowsPerWarp], dq[kRowsPerWarp][DPL];
+  int lo[kRowsPerWarp];
 #pragma unroll
   for (int rr = 0; rr < kRowsPerWarp; ++rr) {
     const int t = q0 + warp * kRowsPerWarp + rr;
     row_lse[rr] = t < T_len ? lse_bh[t] : 0.0f;
     row_d[rr] = t < T_len ? dvec_bh[t] : 0.0f;
+    lo[rr] = doc_b && t < T_len ? doc_b[t] : 0;
 #pragma unroll
     for (int i = 0; i < DPL; ++i) dq[rr][i] = 0.0f;
   }
   const int last_key = min(q0 + kRows, T_len) - 1;
-  for (int k0 = 0; k0 <= last_key; k0 += kRows) {
+  for (int k0 = first_tile(doc_b, q0); k0 <= last_key; k0 += kRows) {
     __syncthreads();
     for (int i = threadIdx.x; i < kRows * D; i += blockDim.x) {
       const int j = i / D, d = i % D, t = k0 + j;
@@ -166,10 +188,10 @@ __global__ void __launch_bounds__(kThreads) attention_dq_scalar(T* dqkv, const T
 #pragma unroll
     for (int rr = 0; rr < kRowsPerWarp; ++rr) {
       const int r = warp * kRowsPerWarp + rr, t = q0 + r;
-      if (t >= T_len || k0 > t) continue;
+      if (t >= T_len || k0 > t || k0 + kRows <= lo[rr]) continue;
       const int key = k0 + lane;
       float ds = 0.0f;
-      if (key <= t) {
+      if (key <= t && key >= lo[rr]) {
         float s = 0.0f, dp = 0.0f;
         for (int d = 0; d < D; ++d) {
           s += Qs[r * D + d] * Ks[lane * Dk + d];
@@ -204,8 +226,8 @@ __global__ void __launch_bounds__(kThreads) attention_dq_scalar(T* dqkv, const T
 // head order, then over the query tiles of each.
 template <class T, int DPL>
 __global__ void __launch_bounds__(kThreads) attention_dkv_scalar(T* dqkv, const T* dout, const T* qkv, const float* lse,
-                                                                 const float* dvec, int T_len, QkvLayout L,
-                                                                 float scale) {
+                                                                 const float* dvec, const int* doc, int T_len,
+                                                                 QkvLayout L, float scale) {
   extern __shared__ float smem[];
   const int H = L.H, D = L.D;
   const int Dq = D + 1;
@@ -215,6 +237,7 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_scalar(T* dqkv, const 
   float* dOs = Qs + kRows * Dq;   // [kRows][D + 1]
   float* lse_s = dOs + kRows * Dq;
   float* dvec_s = lse_s + kRows;
+  int* lo_s = reinterpret_cast<int*>(dvec_s + kRows);  // each query row's first visible key
   const int b = blockIdx.y / L.Hkv, kvh = blockIdx.y % L.Hkv;
   const int k0 = blockIdx.x * kRows;  // smallest keys (most queries) first
   const int64_t stride = L.row(), out_stride = L.out_row();
@@ -237,7 +260,11 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_scalar(T* dqkv, const 
     const T* dbase = dout + int64_t(b) * T_len * out_stride + L.q_col(h);
     const float* lse_bh = lse + (int64_t(b) * H + h) * T_len;
     const float* dvec_bh = dvec + (int64_t(b) * H + h) * T_len;
+    const int* doc_b = doc ? doc + int64_t(b) * T_len : nullptr;
     for (int q0 = k0; q0 < T_len; q0 += kRows) {
+      // Documents start in order: from a query whose document begins after this block's last
+      // key on, no query sees any of its keys.
+      if (doc_b && doc_b[q0] > k0 + kRows - 1) break;
       __syncthreads();
       for (int i = threadIdx.x; i < kRows * D; i += blockDim.x) {
         const int j = i / D, d = i % D, t = q0 + j;
@@ -248,6 +275,7 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_scalar(T* dqkv, const 
         const int t = q0 + threadIdx.x;
         lse_s[threadIdx.x] = t < T_len ? lse_bh[t] : 0.0f;
         dvec_s[threadIdx.x] = t < T_len ? dvec_bh[t] : 0.0f;
+        lo_s[threadIdx.x] = doc_b && t < T_len ? doc_b[t] : 0;
       }
       __syncthreads();
 #pragma unroll
@@ -256,7 +284,7 @@ __global__ void __launch_bounds__(kThreads) attention_dkv_scalar(T* dqkv, const 
         if (key >= T_len || q0 + kRows - 1 < key) continue;
         const int q = q0 + lane;
         float p = 0.0f, ds = 0.0f;
-        if (q >= key && q < T_len) {
+        if (q >= key && q < T_len && lo_s[lane] <= key) {
           float s = 0.0f, dp = 0.0f;
           for (int d = 0; d < D; ++d) {
             s += Qs[lane * Dq + d] * Kr[r * D + d];
@@ -341,7 +369,9 @@ void run(const Context& ctx, const AttentionForwardOp& op) {
   const Tensor &out = op.out, &lse = op.lse, &qkv = op.qkv;
   const AttentionShape s = attention_shape(qkv, op.n_head, op.n_kv_head, op.kName);
   if (s.B * s.T * s.H == 0) return;
-  if (attention_mma_supported(s, qkv.dtype) && aligned16(qkv.data) && aligned16(out.data)) {
+  // The tensor-core kernels are causal only: a document mask takes the scalar ones.
+  const int* doc = op.doc_start.defined() ? op.doc_start.ptr<const int>() : nullptr;
+  if (!doc && attention_mma_supported(s, qkv.dtype) && aligned16(qkv.data) && aligned16(out.data)) {
     attention_forward_mma(ctx, s, out, lse, qkv);
     return;
   }
@@ -354,7 +384,7 @@ void run(const Context& ctx, const AttentionForwardOp& op) {
       const size_t smem = sizeof(float) * kRows * (s.D + (s.D + 1) + 32 * DPL);
       auto kernel = attention_forward_scalar<T, DPL>;
       allow_smem(kernel, smem, s.D, "attention_forward");
-      kernel<<<grid, kThreads, smem, ctx.stream>>>(out.ptr<T>(), lse.ptr<float>(), qkv.ptr<const T>(),
+      kernel<<<grid, kThreads, smem, ctx.stream>>>(out.ptr<T>(), lse.ptr<float>(), qkv.ptr<const T>(), doc,
                                                   int(s.T), layout_of(s), scale);
       TRAINER_LAUNCH_CHECK();
     });
@@ -373,7 +403,8 @@ void run(const Context& ctx, const AttentionBackwardOp& op) {
         dvec, dout.ptr<const T>(), out.ptr<const T>(), rows, int(s.T), int(s.H), int(s.D));
     TRAINER_LAUNCH_CHECK();
   });
-  if (attention_mma_supported(s, qkv.dtype) && aligned16(qkv.data) && aligned16(dqkv.data) &&
+  const int* doc = op.doc_start.defined() ? op.doc_start.ptr<const int>() : nullptr;
+  if (!doc && attention_mma_supported(s, qkv.dtype) && aligned16(qkv.data) && aligned16(dqkv.data) &&
       aligned16(dout.data)) {
     attention_backward_mma(ctx, s, dqkv, dout, qkv, lse, dvec);
     return;
@@ -389,15 +420,15 @@ void run(const Context& ctx, const AttentionBackwardOp& op) {
       auto dq_kernel = attention_dq_scalar<T, DPL>;
       allow_smem(dq_kernel, smem_dq, s.D, "attention_backward's dQ");
       dq_kernel<<<grid, kThreads, smem_dq, ctx.stream>>>(dqkv.ptr<T>(), dout.ptr<const T>(), qkv.ptr<const T>(),
-                                                        lse.ptr<const float>(), dvec, int(s.T), layout_of(s),
-                                                        scale);
+                                                        lse.ptr<const float>(), dvec, doc, int(s.T),
+                                                        layout_of(s), scale);
       TRAINER_LAUNCH_CHECK();
-      const size_t smem_dkv = sizeof(float) * kRows * (2 * s.D + 2 * (s.D + 1) + 2);
+      const size_t smem_dkv = sizeof(float) * kRows * (2 * s.D + 2 * (s.D + 1) + 3);
       auto dkv_kernel = attention_dkv_scalar<T, DPL>;
       allow_smem(dkv_kernel, smem_dkv, s.D, "attention_backward's dK/dV");
       dkv_kernel<<<kv_grid, kThreads, smem_dkv, ctx.stream>>>(dqkv.ptr<T>(), dout.ptr<const T>(),
                                                              qkv.ptr<const T>(), lse.ptr<const float>(), dvec,
-                                                             int(s.T), layout_of(s), scale);
+                                                             doc, int(s.T), layout_of(s), scale);
       TRAINER_LAUNCH_CHECK();
     });
   });

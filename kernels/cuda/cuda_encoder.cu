@@ -3,7 +3,8 @@
 // bucketed by vocabulary row with a stable counting sort (integer counts only), which also
 // lists the rows the batch touches; one thread owns each (touched row, channel) of dwte and
 // sums its bucket's rows of dout in position order. dwpe sums over the batch per (t, c) in
-// batch order.
+// batch order, or, with positions (documents whose positions restart), is bucketed by
+// position the same way as dwte by token.
 #include <algorithm>
 #include <string>
 
@@ -21,8 +22,8 @@ constexpr int kSortChunk = 512;  // positions per block in the counting sort
 // out (B*T, C): one thread per 8-channel chunk of a row.
 template <class T>
 __global__ void encoder_forward_kernel(T* out, const int32_t* tokens, const T* wte, const T* wpe,
-                                       int64_t rows, int64_t T_len, int64_t C, int64_t Vl,
-                                       int64_t vocab_start, bool vec) {
+                                       const int32_t* positions, int64_t rows, int64_t T_len, int64_t C,
+                                       int64_t Vl, int64_t vocab_start, bool vec) {
   const int64_t chunks_per_row = (C + kChunk - 1) / kChunk;
   const int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (idx >= rows * chunks_per_row) return;
@@ -39,7 +40,7 @@ __global__ void encoder_forward_kernel(T* out, const int32_t* tokens, const T* w
   }
   if (wpe) {
     float p[kChunk];
-    load_chunk(p, wpe + (row % T_len) * C + c0, count, vec);
+    load_chunk(p, wpe + (positions ? int64_t(positions[row]) : row % T_len) * C + c0, count, vec);
 #pragma unroll
     for (int i = 0; i < kChunk; ++i) x[i] += p[i];
   }
@@ -182,58 +183,72 @@ void run(const Context& ctx, const EncoderForwardOp& op) {
     using T = decltype(tag);
     encoder_forward_kernel<T><<<static_cast<unsigned>(ceil_div(threads, kThreads)), kThreads, 0, ctx.stream>>>(
         out.ptr<T>(), tokens.ptr<const int32_t>(), wte.ptr<const T>(),
-        wpe.defined() ? wpe.ptr<const T>() : nullptr, rows, T_len, C, Vl, vocab_start, vec);
+        wpe.defined() ? wpe.ptr<const T>() : nullptr,
+        op.positions.defined() ? op.positions.ptr<const int32_t>() : nullptr, rows, T_len, C, Vl, vocab_start, vec);
     TRAINER_LAUNCH_CHECK();
   });
 }
 
+namespace {
+
+// dst[v, c] += sum over the positions p whose key[p] - key_start is v (in [0, rows), others
+// skipped) of dout[p, c], in position order: the counting sort above, then one thread per
+// (touched row, channel). dwte's keys are the tokens; with positions, dwpe's are the positions.
+template <class T>
+void scatter_rows(const Context& ctx, float* dst, const T* dout, const int32_t* key, int64_t key_start, int64_t rows,
+                  int64_t N, int64_t C) {
+  TRAINER_CHECK(N < (int64_t(1) << 31) && rows <= 0x7fffffff && ceil_div(C, kThreads) <= 65535,
+                "encoder_backward: sizes out of range");
+  const int64_t chunks = ceil_div(N, kSortChunk);
+  ScratchCarver plan(nullptr);
+  plan.take<int32_t>(chunks * rows);
+  plan.take<int32_t>(rows);
+  plan.take<int32_t>(rows);
+  plan.take<int32_t>(N);
+  plan.take<int32_t>(rows + 1);
+  ScratchCarver carve(ctx.workspace->get(plan.bytes()));
+  int32_t* hist = carve.take<int32_t>(chunks * rows);
+  int32_t* count = carve.take<int32_t>(rows);
+  int32_t* start = carve.take<int32_t>(rows);
+  int32_t* sorted = carve.take<int32_t>(N);
+  int32_t* touched = carve.take<int32_t>(rows + 1);  // touched rows, then their number
+  TRAINER_CUDA_CHECK(cudaMemsetAsync(hist, 0, sizeof(int32_t) * chunks * rows, ctx.stream));
+  sort_count_kernel<<<static_cast<unsigned>(chunks), kSortChunk, 0, ctx.stream>>>(hist, key, N, key_start, rows);
+  TRAINER_LAUNCH_CHECK();
+  sort_chunk_prefix_kernel<<<static_cast<unsigned>(ceil_div(rows, kThreads)), kThreads, 0, ctx.stream>>>(
+      hist, count, chunks, rows);
+  TRAINER_LAUNCH_CHECK();
+  sort_row_starts_kernel<<<1, kScanThreads, 0, ctx.stream>>>(start, touched, count, rows);
+  TRAINER_LAUNCH_CHECK();
+  sort_scatter_kernel<<<static_cast<unsigned>(chunks), kSortChunk, 0, ctx.stream>>>(sorted, key, hist, start, N,
+                                                                                   key_start, rows);
+  TRAINER_LAUNCH_CHECK();
+  // At most min(N, rows) rows are touched: no more blocks than that.
+  const int64_t blocks = std::min<int64_t>(kDwteBlocks, std::min(N, rows));
+  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(ceil_div(C, kThreads)));
+  encoder_dwte_kernel<T><<<grid, kThreads, 0, ctx.stream>>>(dst, dout, sorted, start, count, touched, rows, C);
+  TRAINER_LAUNCH_CHECK();
+}
+
+}  // namespace
+
 void run(const Context& ctx, const EncoderBackwardOp& op) {
   const Tensor &dwte = op.dwte, &dwpe = op.dwpe, &dout = op.dout, &tokens = op.tokens;
   const int64_t B = tokens.shape[0], T_len = tokens.shape[1], C = matrix_cols(dwte), Vl = matrix_rows(dwte);
-  const int64_t vocab_start = op.vocab_start;
   const int64_t N = B * T_len;
   if (N * C == 0) return;
   dispatch_float(dout.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if (dwpe.defined()) {
+    if (dwpe.defined() && op.positions.defined()) {
+      scatter_rows<T>(ctx, dwpe.ptr<float>(), dout.ptr<const T>(), op.positions.ptr<const int32_t>(), 0, T_len, N, C);
+    } else if (dwpe.defined()) {
       encoder_dwpe_kernel<T><<<static_cast<unsigned>(ceil_div(T_len * C, kThreads)), kThreads, 0, ctx.stream>>>(
           dwpe.ptr<float>(), dout.ptr<const T>(), B, T_len, C);
       TRAINER_LAUNCH_CHECK();
     }
-    if (Vl == 0) return;
-    TRAINER_CHECK(N < (int64_t(1) << 31) && Vl <= 0x7fffffff && ceil_div(C, kThreads) <= 65535,
-                  "encoder_backward: sizes out of range");
-    const int64_t chunks = ceil_div(N, kSortChunk);
-    ScratchCarver plan(nullptr);
-    plan.take<int32_t>(chunks * Vl);
-    plan.take<int32_t>(Vl);
-    plan.take<int32_t>(Vl);
-    plan.take<int32_t>(N);
-    plan.take<int32_t>(Vl + 1);
-    ScratchCarver carve(ctx.workspace->get(plan.bytes()));
-    int32_t* hist = carve.take<int32_t>(chunks * Vl);
-    int32_t* count = carve.take<int32_t>(Vl);
-    int32_t* start = carve.take<int32_t>(Vl);
-    int32_t* sorted = carve.take<int32_t>(N);
-    int32_t* touched = carve.take<int32_t>(Vl + 1);  // touched rows, then their number
-    const int32_t* tok = tokens.ptr<const int32_t>();
-    TRAINER_CUDA_CHECK(cudaMemsetAsync(hist, 0, sizeof(int32_t) * chunks * Vl, ctx.stream));
-    sort_count_kernel<<<static_cast<unsigned>(chunks), kSortChunk, 0, ctx.stream>>>(hist, tok, N, vocab_start, Vl);
-    TRAINER_LAUNCH_CHECK();
-    sort_chunk_prefix_kernel<<<static_cast<unsigned>(ceil_div(Vl, kThreads)), kThreads, 0, ctx.stream>>>(
-        hist, count, chunks, Vl);
-    TRAINER_LAUNCH_CHECK();
-    sort_row_starts_kernel<<<1, kScanThreads, 0, ctx.stream>>>(start, touched, count, Vl);
-    TRAINER_LAUNCH_CHECK();
-    sort_scatter_kernel<<<static_cast<unsigned>(chunks), kSortChunk, 0, ctx.stream>>>(
-        sorted, tok, hist, start, N, vocab_start, Vl);
-    TRAINER_LAUNCH_CHECK();
-    // At most min(N, Vl) rows are touched: no more blocks than that.
-    const int64_t blocks = std::min<int64_t>(kDwteBlocks, std::min(N, Vl));
-    const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(ceil_div(C, kThreads)));
-    encoder_dwte_kernel<T><<<grid, kThreads, 0, ctx.stream>>>(dwte.ptr<float>(), dout.ptr<const T>(), sorted,
-                                                              start, count, touched, Vl, C);
-    TRAINER_LAUNCH_CHECK();
+    if (Vl > 0)
+      scatter_rows<T>(ctx, dwte.ptr<float>(), dout.ptr<const T>(), tokens.ptr<const int32_t>(), op.vocab_start, Vl, N,
+                      C);
   });
 }
 

@@ -249,7 +249,20 @@ CudnnAttention::Plan& CudnnAttention::plan(const AttentionDims& s, Direction dir
   return *plans_.emplace(key, std::move(p)).first->second;
 }
 
+namespace {
+
+// The recipe refuses train.attention: cudnn with attention_mask: document; a call that gets
+// here with one anyway must not run causal attention in its place.
+void refuse_document_mask(const Tensor& doc_start) {
+  if (doc_start.defined())
+    throw ConfigError("train.attention: cudnn does not implement train.attention_mask: document (its variable-length "
+                      "support is not wired here); valid: train.attention: flash or auto with document masks");
+}
+
+}  // namespace
+
 void CudnnAttention::forward(const Context& ctx, const AttentionForwardOp& op) {
+  refuse_document_mask(op.doc_start);
   const AttentionDims s = attention_dims(op.qkv, op.n_head, op.n_kv_head);
   require_supported(s, {&op.out, &op.qkv});
   TRAINER_CHECK(aligned16(op.lse.data), "cuDNN attention: lse is not 16-byte aligned (" + shape_text(s) + ")");
@@ -269,6 +282,7 @@ void CudnnAttention::forward(const Context& ctx, const AttentionForwardOp& op) {
 }
 
 void CudnnAttention::backward(const Context& ctx, const AttentionBackwardOp& op) {
+  refuse_document_mask(op.doc_start);
   const AttentionDims s = attention_dims(op.qkv, op.n_head, op.n_kv_head);
   require_supported(s, {&op.dqkv, &op.dout, &op.qkv, &op.out});
   TRAINER_CHECK(aligned16(op.lse.data), "cuDNN attention: lse is not 16-byte aligned (" + shape_text(s) + ")");

@@ -96,6 +96,7 @@ TEST_CASE("enum tables: the schema's choice keys list their enum's table") {
   check_schema_choices("model.arch", kModelArchNames);
   check_schema_choices("train.recompute", kRecomputeNames);
   check_schema_choices("train.attention", kAttentionImplNames);
+  check_schema_choices("train.attention_mask", kAttentionMaskNames);
   check_schema_choices("train.lr_schedule.kind", kLrKindNames);
   check_schema_choices("train.on_nonfinite", kNonfiniteActionNames);
   check_schema_choices("train.graphs", kStepGraphsNames);
@@ -103,7 +104,7 @@ TEST_CASE("enum tables: the schema's choice keys list their enum's table") {
   check_schema_choices("parallel.grad_reduce_dtype", kGradReduceDTypeNames);
   int choice_keys = 0;
   for (const KeySpec& k : recipe_schema()) choice_keys += std::holds_alternative<ChoiceField>(k.field);
-  CHECK(choice_keys == 11);  // every choice key is checked above (data.tokenizer is text: it also takes a path)
+  CHECK(choice_keys == 12);  // every choice key is checked above (data.tokenizer is text: it also takes a path)
 }
 
 std::string config_error(void (*f)()) {

@@ -80,6 +80,31 @@ void check_close(const std::vector<A>& got, const std::vector<B>& want, double r
 }
 
 // Bitwise equality of two float vectors (the determinism tests).
+// Packed documents for B rows of T tokens, as model/documents.h lays them out: each row
+// splits at random (documents of 1 to max_len tokens, the first one at 0); doc_start holds
+// each token's document start, positions its position within the document.
+struct RandomDocuments {
+  std::vector<int32_t> doc_start, positions;
+};
+inline RandomDocuments random_documents(int64_t B, int64_t T, int64_t max_len, uint64_t seed) {
+  RandomDocuments d;
+  d.doc_start.resize(size_t(B * T));
+  d.positions.resize(size_t(B * T));
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t start = 0, next = 0;
+    for (int64_t t = 0; t < T; ++t) {
+      if (t == next) {
+        start = t;
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        next = t + 1 + int64_t((seed >> 33) % uint64_t(max_len));
+      }
+      d.doc_start[size_t(b * T + t)] = int32_t(start);
+      d.positions[size_t(b * T + t)] = int32_t(t - start);
+    }
+  }
+  return d;
+}
+
 inline bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
   if (a.size() != b.size()) return false;
   return std::equal(a.begin(), a.end(), b.begin(), [](float x, float y) {

@@ -81,6 +81,50 @@ TEST_CASE("cpu attention: fast path matches the reference on odd shapes, with gr
   }
 }
 
+TEST_CASE("cpu attention: the document mask matches the reference, and each document equals attention alone") {
+  auto be = make_cpu_backend();
+  struct Shape {
+    int64_t B, T, H, Hkv, D, max_len;
+  };
+  uint64_t seed = 300;
+  // Documents shorter than, around and longer than the 64-row query blocks; one of one token.
+  for (Shape s : {Shape{2, 70, 4, 2, 8, 9}, Shape{1, 130, 2, 1, 4, 80}, Shape{3, 17, 3, 3, 5, 1},
+                  Shape{2, 200, 2, 2, 6, 40}}) {
+    const int64_t C = s.H * s.D, W = (s.H + 2 * s.Hkv) * s.D, rows = s.B * s.T;
+    const int kv = int(s.Hkv);
+    RandomDocuments docs = random_documents(s.B, s.T, s.max_len, ++seed);
+    auto qkv = random_floats(rows * W, ++seed, -2, 2);
+    auto dout = random_floats(rows * C, ++seed);
+    std::vector<float> out(rows * C), lse(s.B * s.H * s.T), rout(out.size()), rlse(lse.size());
+    Tensor doc = view(docs.doc_start, {s.B, s.T});
+    be->attention_forward(view(out, {s.B, s.T, C}), view(lse, {s.B, s.H, s.T}), view(qkv, {s.B, s.T, W}), int(s.H),
+                          kv, doc);
+    ref::attention_forward<float>(rout.data(), rlse.data(), qkv.data(), s.B, s.T, s.H, s.Hkv, s.D,
+                                  docs.doc_start.data());
+    const std::string what = "B=" + std::to_string(s.B) + " T=" + std::to_string(s.T) +
+                             " documents up to " + std::to_string(s.max_len);
+    check_close(out, rout, 1e-4, 1e-5, what + " out");
+    check_close(lse, rlse, 1e-5, 1e-5, what + " lse");
+    std::vector<float> dqkv(qkv.size()), rdqkv(qkv.size());
+    be->attention_backward(view(dqkv, {s.B, s.T, W}), view(dout, {s.B, s.T, C}), view(qkv, {s.B, s.T, W}),
+                           view(out, {s.B, s.T, C}), view(lse, {s.B, s.H, s.T}), int(s.H), kv, doc);
+    ref::attention_backward<float>(rdqkv.data(), dout.data(), qkv.data(), rlse.data(), s.B, s.T, s.H, s.Hkv, s.D,
+                                   docs.doc_start.data());
+    check_close(dqkv, rdqkv, 1e-4, 2e-5, what + " dqkv");
+    // Row 0's first document as a sequence of its own: the same outputs and gradients.
+    int64_t n = 1;
+    while (n < s.T && docs.doc_start[size_t(n)] == 0) ++n;
+    std::vector<float> q1(qkv.begin(), qkv.begin() + n * W), d1(dout.begin(), dout.begin() + n * C);
+    std::vector<float> o1(n * C), l1(s.H * n), g1(n * W);
+    be->attention_forward(view(o1, {1, n, C}), view(l1, {1, s.H, n}), view(q1, {1, n, W}), int(s.H), kv);
+    be->attention_backward(view(g1, {1, n, W}), view(d1, {1, n, C}), view(q1, {1, n, W}), view(o1, {1, n, C}),
+                           view(l1, {1, s.H, n}), int(s.H), kv);
+    check_close(std::vector<float>(out.begin(), out.begin() + n * C), o1, 1e-5, 1e-6, what + " first document alone");
+    check_close(std::vector<float>(dqkv.begin(), dqkv.begin() + n * W), g1, 1e-5, 1e-6,
+                what + " first document's gradient alone");
+  }
+}
+
 TEST_CASE("cpu attention: grouped k/v heads equal multi-head attention with the k/v heads repeated") {
   auto be = make_cpu_backend();
   const int64_t B = 2, T = 11, H = 4, Hkv = 2, D = 4, C = H * D, Wg = (H + 2 * Hkv) * D, Wm = 3 * C;

@@ -52,6 +52,32 @@ TEST_CASE("cpu encoder: fast path matches the reference") {
   check_close(dwpe, rdwpe, 1e-6, 1e-6, "dwpe");
 }
 
+TEST_CASE("cpu encoder: positions restarting per document match the reference") {
+  auto be = make_cpu_backend();
+  const int64_t B = 3, T = 17, C = 40, V = 31, P = 20;
+  auto wte = random_floats(V * C, 11), wpe = random_floats(P * C, 12), dout = random_floats(B * T * C, 13);
+  auto tokens = random_ints(B * T, 0, int32_t(V), 14);
+  RandomDocuments docs = random_documents(B, T, 5, 15);
+  std::vector<float> out(B * T * C), rout(B * T * C);
+  be->encoder_forward(view(out, {B, T, C}), view(tokens, {B, T}), view(wte, {V, C}), view(wpe, {P, C}), 0,
+                      view(docs.positions, {B, T}));
+  ref::encoder_forward<float>(rout.data(), tokens.data(), wte.data(), wpe.data(), B, T, C, V, 0,
+                              docs.positions.data());
+  CHECK(bitwise_equal(out, rout));
+  auto dwte = random_floats(V * C, 16), dwpe = random_floats(P * C, 17);
+  auto rdwte = dwte, rdwpe = dwpe;
+  be->encoder_backward(view(dwte, {V, C}), view(dwpe, {P, C}), view(dout, {B, T, C}), view(tokens, {B, T}), 0,
+                       view(docs.positions, {B, T}));
+  ref::encoder_backward<float>(rdwte.data(), rdwpe.data(), dout.data(), tokens.data(), B, T, C, V, 0,
+                               docs.positions.data());
+  check_close(dwte, rdwte, 1e-6, 1e-6, "dwte");
+  check_close(dwpe, rdwpe, 1e-6, 1e-6, "dwpe");
+  // Positions pick the table's rows: without wpe they are refused rather than ignored.
+  CHECK_THROWS_WITH_AS(be->encoder_forward(view(out, {B, T, C}), view(tokens, {B, T}), view(wte, {V, C}), Tensor{}, 0,
+                                           view(docs.positions, {B, T})),
+                       doctest::Contains("positions needs wpe"), std::logic_error);
+}
+
 TEST_CASE("cpu encoder_backward: reference against finite differences") {
   const int64_t B = 2, T = 3, C = 3, V = 4;
   auto wte = to_double(random_floats(V * C, 7)), wpe = to_double(random_floats(T * C, 8));

@@ -100,6 +100,43 @@ TEST_CASE("cpu rope: fast path matches the reference, in place too") {
     }
 }
 
+TEST_CASE("cpu rope: positions restarting per document match the reference and a run from each start") {
+  auto be = make_cpu_backend();
+  uint64_t seed = 900;
+  for (const Heads& s : kHeadShapes)
+    for (int direction : {1, -1}) {
+      const int64_t W = s.width(), half = s.D / 2;
+      RandomDocuments docs = random_documents(s.B, s.T, 3, ++seed);
+      auto x = random_floats(s.rows() * W, ++seed, -2, 2), freq = random_floats(half, ++seed, 0, 1);
+      std::vector<float> got(x.size()), want(x.size());
+      const Tensor pos = view(docs.positions, {s.B, s.T});
+      if (direction > 0)
+        be->rope_forward(view(got, {s.B, s.T, W}), view(x, {s.B, s.T, W}), view(freq, {half}), int(s.H), int(s.Hkv),
+                         0, pos);
+      else
+        be->rope_backward(view(got, {s.B, s.T, W}), view(x, {s.B, s.T, W}), view(freq, {half}), int(s.H),
+                          int(s.Hkv), 0, pos);
+      ref::rope<float>(want.data(), x.data(), freq.data(), s.B, s.T, s.H, s.Hkv, s.D, 0, direction,
+                       docs.positions.data());
+      const std::string what = s.name() + (direction > 0 ? " forward" : " backward");
+      check_close(got, want, 1e-6, 1e-6, what);
+      // Each row at position p turns as row p of an unpacked sequence does: row 0's.
+      std::vector<float> plain(x.size());
+      ref::rope<float>(plain.data(), x.data(), freq.data(), s.B, s.T, s.H, s.Hkv, s.D, 0, direction);
+      for (int64_t r = 0; r < s.rows(); ++r) {
+        if (docs.positions[size_t(r)] != r % s.T) continue;  // only rows whose position is unchanged
+        for (int64_t c = 0; c < W; ++c) CHECK(got[size_t(r * W + c)] == plain[size_t(r * W + c)]);
+      }
+    }
+  // Positions with an offset are refused: one or the other.
+  auto be2 = make_cpu_backend();
+  std::vector<float> x(2 * 12), freq(2);
+  std::vector<int32_t> pos(2, 0);
+  CHECK_THROWS_WITH_AS(be2->rope_forward(view(x, {1, 2, 12}), view(x, {1, 2, 12}), view(freq, {2}), 1, 1, 3,
+                                         view(pos, {1, 2})),
+                       doctest::Contains("rope_forward: pos_offset 3 must be 0 with positions"), std::logic_error);
+}
+
 TEST_CASE("cpu rope_backward: reference is the adjoint of forward and its finite-difference gradient") {
   const Heads s{2, 3, 2, 1, 4};
   const int64_t W = s.width(), n = s.rows() * W;

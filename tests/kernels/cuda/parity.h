@@ -55,23 +55,30 @@ struct ParityArg {
   float lo = -1, hi = 1;  // uniform floats in [lo, hi); integers in [lo, hi)
   Tol tol;
   Compare compare = Compare::close;
+  std::vector<int32_t> fixed;  // i32 inputs with structure (document starts): these, not random
 };
 
 inline ParityArg input(std::string name, Kind kind, std::vector<int64_t> shape, float lo = -1, float hi = 1) {
-  return {std::move(name), Role::input, kind, std::move(shape), lo, hi, Tol{}, Compare::close};
+  return {std::move(name), Role::input, kind, std::move(shape), lo, hi, Tol{}, Compare::close, {}};
 }
 inline ParityArg ints(std::string name, std::vector<int64_t> shape, int64_t hi) {
-  return {std::move(name), Role::input, Kind::i32, std::move(shape), 0, float(hi), Tol{}, Compare::close};
+  return {std::move(name), Role::input, Kind::i32, std::move(shape), 0, float(hi), Tol{}, Compare::close, {}};
+}
+// An i32 input holding exactly `values` (e.g. document starts, which must not decrease).
+inline ParityArg fixed_ints(std::string name, std::vector<int64_t> shape, std::vector<int32_t> values) {
+  ParityArg a{std::move(name), Role::input, Kind::i32, std::move(shape), 0, 1, Tol{}, Compare::close, {}};
+  a.fixed = std::move(values);
+  return a;
 }
 inline ParityArg output(std::string name, Kind kind, std::vector<int64_t> shape, Tol tol,
                         Compare compare = Compare::close) {
-  return {std::move(name), Role::output, kind, std::move(shape), -1, 1, tol, compare};
+  return {std::move(name), Role::output, kind, std::move(shape), -1, 1, tol, compare, {}};
 }
 inline ParityArg accumulated(std::string name, Kind kind, std::vector<int64_t> shape, Tol tol,
                              Compare compare = Compare::close, float lo = -1, float hi = 1) {
-  return {std::move(name), Role::accumulated, kind, std::move(shape), lo, hi, tol, compare};
+  return {std::move(name), Role::accumulated, kind, std::move(shape), lo, hi, tol, compare, {}};
 }
-inline ParityArg absent(std::string name) { return {std::move(name), Role::absent, Kind::act, {}, 0, 0, Tol{}, Compare::close}; }
+inline ParityArg absent(std::string name) { return {std::move(name), Role::absent, Kind::act, {}, 0, 0, Tol{}, Compare::close, {}}; }
 
 // The tensors of one side of a case, by argument name (undefined for an absent argument).
 class ParityArgs {
@@ -151,7 +158,8 @@ inline void run_parity_case(Backend& ref, Backend& dev, const ParityCase& c) {
     const size_t n = size_t(numel_of(a.shape));
     if (a.kind == Kind::i32) {
       REQUIRE(a.role == Role::input);
-      int_values[i] = uniform_ints(n, a.lo, a.hi, seed + i);
+      int_values[i] = a.fixed.empty() ? uniform_ints(n, a.lo, a.hi, seed + i) : a.fixed;
+      REQUIRE(int_values[i].size() == n);
       rargs.set(a.name, rt.upload_i32(int_values[i], a.shape));
       continue;
     }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/kernels/cuda/parity.h"
+#include "tests/kernels/kernel_test_util.h"
 #include "tests/kernels/multi_tensor_cases.h"
 
 namespace trainer::testing {
@@ -136,6 +137,22 @@ inline std::vector<ParityCase> encoder_parity_cases() {
       be.run(EncoderBackwardOp{t["dwte"], t["dwpe"], t["dout"], t["tokens"], r.vocab_start});
     };
     cases.push_back(b);
+    if (!wpe) continue;
+    // Positions restarting per document pick wpe's rows (dwpe then bucketed by position).
+    const std::vector<int32_t> pos = random_documents(r.B, r.T, 6, uint64_t(r.T + r.C)).positions;
+    ParityCase fp = f, bp = b;
+    fp.label += " documents";
+    fp.args.push_back(fixed_ints("positions", {r.B, r.T}, pos));
+    fp.run = [r](Backend& be, const ParityArgs& t) {
+      be.run(EncoderForwardOp{t["out"], t["tokens"], t["wte"], t["wpe"], r.vocab_start, t["positions"]});
+    };
+    cases.push_back(fp);
+    bp.label += " documents";
+    bp.args.push_back(fixed_ints("positions", {r.B, r.T}, pos));
+    bp.run = [r](Backend& be, const ParityArgs& t) {
+      be.run(EncoderBackwardOp{t["dwte"], t["dwpe"], t["dout"], t["tokens"], r.vocab_start, t["positions"]});
+    };
+    cases.push_back(bp);
   }
   return cases;
 }
@@ -258,6 +275,36 @@ inline std::vector<ParityCase> attention_parity_cases() {
       };
       cases.push_back(k);
     }
+  }
+  // The document mask (the scalar kernels on every dtype): documents shorter than a tile,
+  // around a row block and longer, one of a single token; T off the tiles.
+  const std::vector<std::vector<int64_t>> doc_shapes = {
+      {2, 70, 4, 2, 64, 9}, {1, 130, 2, 2, 128, 50}, {2, 37, 3, 3, 40, 1}, {1, 300, 2, 1, 64, 100}};
+  for (const auto& s : doc_shapes) {
+    const int64_t B = s[0], T = s[1], H = s[2], Hkv = s[3], C = s[2] * s[4], W = (H + 2 * Hkv) * s[4];
+    const int n_head = int(H), n_kv_head = int(Hkv);
+    const std::vector<int32_t> doc = random_documents(B, T, s[5], uint64_t(T * 7 + B)).doc_start;
+    const std::string dims = dims_label("", {B, T, H, Hkv, s[4]}) + " documents up to " + std::to_string(s[5]);
+    ParityCase f;
+    f.label = "attention_forward" + dims;
+    f.args = {output("out", Kind::act, {B, T, C}, tol), output("lse", Kind::f32, {B, H, T}, Tol{kTolF32, 1e-3}),
+              input("qkv", Kind::act, {B, T, W}, -1.5f, 1.5f), fixed_ints("doc", {B, T}, doc)};
+    f.run = [n_head, n_kv_head](Backend& be, const ParityArgs& t) {
+      be.run(AttentionForwardOp{t["out"], t["lse"], t["qkv"], n_head, n_kv_head, t["doc"]});
+    };
+    cases.push_back(f);
+    ParityCase b;
+    b.label = "attention_backward" + dims;
+    b.args = {output("dqkv", Kind::act, {B, T, W}, backward_tol), input("dout", Kind::act, {B, T, C}),
+              input("qkv", Kind::act, {B, T, W}, -1.5f, 1.5f), input("out", Kind::act, {B, T, C}),
+              input("lse", Kind::f32, {B, H, T}), fixed_ints("doc", {B, T}, doc)};
+    b.prepare = [n_head, n_kv_head](Backend& ref, const ParityArgs& t, Tensors&) {
+      ref.run(AttentionForwardOp{t["out"], t["lse"], t["qkv"], n_head, n_kv_head, t["doc"]});
+    };
+    b.run = [n_head, n_kv_head](Backend& be, const ParityArgs& t) {
+      be.run(AttentionBackwardOp{t["dqkv"], t["dout"], t["qkv"], t["out"], t["lse"], n_head, n_kv_head, t["doc"]});
+    };
+    cases.push_back(b);
   }
   return cases;
 }

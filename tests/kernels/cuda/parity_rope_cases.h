@@ -1,6 +1,7 @@
 // The parity table of the rotary embedding, forward and backward (tests/kernels/cuda/parity.h),
 // on the per-head ops' qkv shapes (kHeadRows: head sizes 2 to 128, grouped and multi-query k/v
-// heads) at position offsets up to 8190, and in place. Tolerance: one act rounding.
+// heads) at position offsets up to 8190, in place, and with positions restarting per document.
+// Tolerance: one act rounding.
 #pragma once
 
 #include <iterator>
@@ -37,6 +38,18 @@ inline std::vector<ParityCase> rope_parity_cases() {
       cases.push_back(make_case(name + " in place" + dims,
                                 {accumulated("x", Kind::act, r.qkv(), kTolAct), input("inv_freq", Kind::f32, {r.D / 2}, 0, 1)},
                                 [op](Backend& be, const ParityArgs& t) { op(be, t["x"], t["x"], t["inv_freq"]); }, 1));
+      // Positions restarting per document (offset 0).
+      const std::vector<int32_t> positions = random_documents(r.B, r.T, 4, uint64_t(i + 17)).positions;
+      cases.push_back(make_case(
+          name + " documents" + r.dims(),
+          {output("out", Kind::act, r.qkv(), kTolAct), input("inp", Kind::act, r.qkv(), -2, 2),
+           input("inv_freq", Kind::f32, {r.D / 2}, 0, 1), fixed_ints("positions", {r.B, r.T}, positions)},
+          [h, kv, direction](Backend& be, const ParityArgs& t) {
+            if (direction > 0)
+              be.run(RopeForwardOp{t["out"], t["inp"], t["inv_freq"], h, kv, 0, t["positions"]});
+            else
+              be.run(RopeBackwardOp{t["out"], t["inp"], t["inv_freq"], h, kv, 0, t["positions"]});
+          }));
     }
   }
   return cases;
