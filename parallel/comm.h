@@ -53,6 +53,9 @@ class Comm {
   void reduce_scatter(Tensor out, Tensor in) { blocking([&] { return reduce_scatter_async(out, in); }); }
   // out (size() * n) = every rank's in (n), in rank order.
   void all_gather(Tensor out, Tensor in) { blocking([&] { return all_gather_async(out, in); }); }
+  // in (size() * n): block j goes to rank j; out (size() * n): block i came from rank i (the
+  // sequence split turned into a head split and back, tokens to their experts). Not in place.
+  void all_to_all(Tensor out, Tensor in) { blocking([&] { return all_to_all_async(out, in); }); }
   void broadcast(Tensor buf, int root) { blocking([&] { return broadcast_async(buf, root); }); }
   void send(Tensor buf, int peer, int tag) { blocking([&] { return send_async(buf, peer, tag); }); }
   void recv(Tensor buf, int peer, int tag) { blocking([&] { return recv_async(buf, peer, tag); }); }
@@ -61,6 +64,7 @@ class Comm {
   virtual CommRequestPtr all_reduce_async(Tensor buf, ReduceOp op) = 0;
   virtual CommRequestPtr reduce_scatter_async(Tensor out, Tensor in) = 0;
   virtual CommRequestPtr all_gather_async(Tensor out, Tensor in) = 0;
+  virtual CommRequestPtr all_to_all_async(Tensor out, Tensor in) = 0;
   virtual CommRequestPtr broadcast_async(Tensor buf, int root) = 0;
   virtual CommRequestPtr send_async(Tensor buf, int peer, int tag) = 0;
   virtual CommRequestPtr recv_async(Tensor buf, int peer, int tag) = 0;

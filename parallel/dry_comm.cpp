@@ -29,6 +29,7 @@ const char* call_name(CommCall call) {
     case CommCall::all_reduce: return "all_reduce";
     case CommCall::reduce_scatter: return "reduce_scatter";
     case CommCall::all_gather: return "all_gather";
+    case CommCall::all_to_all: return "all_to_all";
     case CommCall::broadcast: return "broadcast";
     case CommCall::send: return "send";
     case CommCall::recv: return "recv";
@@ -55,6 +56,9 @@ int64_t DryComm::enter(CommCall call, const Tensor& out, const Tensor& in, int p
     TRAINER_CHECK(in.numel() == int64_t(size_) * out.numel(), what + ": in " + in.shape_str() + " vs out " + out.shape_str());
   if (call == CommCall::all_gather)
     TRAINER_CHECK(out.numel() == int64_t(size_) * in.numel(), what + ": in " + in.shape_str() + " vs out " + out.shape_str());
+  if (call == CommCall::all_to_all)
+    TRAINER_CHECK(out.numel() == in.numel() && in.numel() % size_ == 0,
+                  what + ": in " + in.shape_str() + " vs out " + out.shape_str());
   if (call == CommCall::send || call == CommCall::recv || call == CommCall::broadcast)
     TRAINER_CHECK(peer >= 0 && peer < size_ && (call == CommCall::broadcast || peer != rank_),
                   what + ": rank " + std::to_string(peer) + " in a group of " + std::to_string(size_));
@@ -75,6 +79,9 @@ CommRequestPtr DryComm::reduce_scatter_async(Tensor out, Tensor in) {
 }
 CommRequestPtr DryComm::all_gather_async(Tensor out, Tensor in) {
   return pending(enter(CommCall::all_gather, out, in, -1));
+}
+CommRequestPtr DryComm::all_to_all_async(Tensor out, Tensor in) {
+  return pending(enter(CommCall::all_to_all, out, in, -1));
 }
 CommRequestPtr DryComm::broadcast_async(Tensor buf, int root) {
   return pending(enter(CommCall::broadcast, buf, buf, root));

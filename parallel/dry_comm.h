@@ -17,7 +17,7 @@
 
 namespace trainer {
 
-enum class CommCall : uint8_t { all_reduce, reduce_scatter, all_gather, broadcast, send, recv };
+enum class CommCall : uint8_t { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, send, recv };
 
 struct CommMeter {
   // Temporary bytes a call holds: kind, bytes of its input buffer, size of its group.
@@ -42,6 +42,7 @@ class DryComm final : public Comm {
   CommRequestPtr all_reduce_async(Tensor buf, ReduceOp op) override;
   CommRequestPtr reduce_scatter_async(Tensor out, Tensor in) override;
   CommRequestPtr all_gather_async(Tensor out, Tensor in) override;
+  CommRequestPtr all_to_all_async(Tensor out, Tensor in) override;
   CommRequestPtr broadcast_async(Tensor buf, int root) override;
   CommRequestPtr send_async(Tensor buf, int peer, int tag) override;
   CommRequestPtr recv_async(Tensor buf, int peer, int tag) override;

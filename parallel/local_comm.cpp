@@ -16,6 +16,7 @@ CommRequestPtr LocalComm::copy_block(Tensor out, Tensor in, const char* what) {
 CommRequestPtr LocalComm::all_reduce_async(Tensor, ReduceOp) { return std::make_unique<DoneRequest>(); }
 CommRequestPtr LocalComm::reduce_scatter_async(Tensor out, Tensor in) { return copy_block(out, in, "reduce_scatter"); }
 CommRequestPtr LocalComm::all_gather_async(Tensor out, Tensor in) { return copy_block(out, in, "all_gather"); }
+CommRequestPtr LocalComm::all_to_all_async(Tensor out, Tensor in) { return copy_block(out, in, "all_to_all"); }
 CommRequestPtr LocalComm::broadcast_async(Tensor, int root) {
   TRAINER_CHECK(root == 0, "LocalComm broadcast: root " + std::to_string(root) + " in a group of one");
   return std::make_unique<DoneRequest>();

@@ -1,5 +1,5 @@
 // LocalComm: the Comm of a group with one rank, on any backend's buffers. Nothing travels:
-// reductions and broadcasts leave the buffer as it is, reduce_scatter and all_gather copy `in`
+// reductions and broadcasts leave the buffer as it is, reduce_scatter, all_gather and all_to_all copy `in`
 // to `out` (one block) through the backend, and a split gives another LocalComm. Point-to-point
 // messages have no peer and are an internal error.
 //
@@ -27,6 +27,7 @@ class LocalComm final : public Comm {
   CommRequestPtr all_reduce_async(Tensor buf, ReduceOp op) override;
   CommRequestPtr reduce_scatter_async(Tensor out, Tensor in) override;
   CommRequestPtr all_gather_async(Tensor out, Tensor in) override;
+  CommRequestPtr all_to_all_async(Tensor out, Tensor in) override;
   CommRequestPtr broadcast_async(Tensor buf, int root) override;
   CommRequestPtr send_async(Tensor buf, int peer, int tag) override;
   CommRequestPtr recv_async(Tensor buf, int peer, int tag) override;

@@ -208,6 +208,19 @@ CommRequestPtr MpiComm::all_gather_async(Tensor out, Tensor in) {
   return make_request(r, "all_gather", out.bytes());
 }
 
+CommRequestPtr MpiComm::all_to_all_async(Tensor out, Tensor in) {
+  check_host(out, "all_to_all");
+  check_host(in, "all_to_all");
+  TRAINER_CHECK(out.numel() == in.numel() && in.numel() % size_ == 0 && in.dtype == out.dtype,
+                "all_to_all: in " + in.shape_str() + " vs out " + out.shape_str() + " over " + std::to_string(size_) +
+                    " ranks");
+  TRAINER_CHECK(out.data != in.data || in.numel() == 0, "all_to_all: not in place");
+  const int block = static_cast<int>(in.numel() / size_);
+  MPI_Request r;
+  TRAINER_MPI_CHECK(MPI_Ialltoall(in.data, block, mpi_type(in.dtype), out.data, block, mpi_type(in.dtype), comm_, &r));
+  return make_request(r, "all_to_all", out.bytes());
+}
+
 CommRequestPtr MpiComm::broadcast_async(Tensor buf, int root) {
   check_host(buf, "broadcast");
   if (size_ == 1) return std::make_unique<DoneRequest>();

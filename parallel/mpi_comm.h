@@ -39,6 +39,7 @@ class MpiComm : public Comm {
   CommRequestPtr all_reduce_async(Tensor buf, ReduceOp op) override;
   CommRequestPtr reduce_scatter_async(Tensor out, Tensor in) override;
   CommRequestPtr all_gather_async(Tensor out, Tensor in) override;
+  CommRequestPtr all_to_all_async(Tensor out, Tensor in) override;
   CommRequestPtr broadcast_async(Tensor buf, int root) override;
   CommRequestPtr send_async(Tensor buf, int peer, int tag) override;
   CommRequestPtr recv_async(Tensor buf, int peer, int tag) override;

@@ -97,6 +97,9 @@ CommRequestPtr TracingComm::reduce_scatter_async(Tensor out, Tensor in) {
 CommRequestPtr TracingComm::all_gather_async(Tensor out, Tensor in) {
   return traced("all_gather", out.bytes(), -1, true, [&] { return inner_->all_gather_async(out, in); });
 }
+CommRequestPtr TracingComm::all_to_all_async(Tensor out, Tensor in) {
+  return traced("all_to_all", out.bytes(), -1, true, [&] { return inner_->all_to_all_async(out, in); });
+}
 CommRequestPtr TracingComm::broadcast_async(Tensor buf, int root) {
   return traced("broadcast", buf.bytes(), -1, false, [&] { return inner_->broadcast_async(buf, root); });
 }

@@ -223,6 +223,27 @@ class NcclComm final : public Comm {
     return enqueue("all_gather", -1, out.bytes(), [&] { NCCL_COMM_NCCL_CHECK(ncclAllGather(in.data, out.data, wi.count, wi.type, comm_, stream_)); });
   }
 
+  // NCCL has no all-to-all: one send and one receive per peer in a group, which NCCL runs as
+  // one operation (its own block by a copy through the network path: simple, and rare).
+  CommRequestPtr all_to_all_async(Tensor out, Tensor in) override {
+    const Wire wo = wire(out, Traffic::moves, "all_to_all out");
+    const Wire wi = wire(in, Traffic::moves, "all_to_all in");
+    if (in.dtype != out.dtype || wi.count != wo.count || wi.count % size_t(size_) != 0 || in.data == out.data)
+      fail("NcclComm: all_to_all needs in and out of one size (a multiple of size()) and dtype, not in place",
+           "all_to_all", __FILE__, __LINE__);
+    const size_t block = wi.count / size_t(size_), block_bytes = in.bytes() / size_t(size_);
+    return enqueue("all_to_all", -1, out.bytes(), [&] {
+      NCCL_COMM_NCCL_CHECK(ncclGroupStart());
+      for (int peer = 0; peer < size_; ++peer) {
+        NCCL_COMM_NCCL_CHECK(ncclSend(static_cast<const char*>(in.data) + size_t(peer) * block_bytes, block, wi.type,
+                                      peer, comm_, stream_));
+        NCCL_COMM_NCCL_CHECK(ncclRecv(static_cast<char*>(out.data) + size_t(peer) * block_bytes, block, wo.type, peer,
+                                      comm_, stream_));
+      }
+      NCCL_COMM_NCCL_CHECK(ncclGroupEnd());
+    });
+  }
+
   CommRequestPtr broadcast_async(Tensor buf, int root) override {
     const Wire w = wire(buf, Traffic::moves, "broadcast");
     check_rank(root, "broadcast root");

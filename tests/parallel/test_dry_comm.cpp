@@ -26,6 +26,11 @@ TEST_CASE("DryComm moves nothing and checks sizes and peers") {
   CHECK(out == std::vector<float>(2, 5.0f));
   CHECK_THROWS_AS(c.reduce_scatter(host(bad), host(in)), std::logic_error);
   CHECK_THROWS_AS(c.all_gather(host(in), host(bad)), std::logic_error);
+  std::vector<float> out8(8, 5.0f);
+  c.all_to_all(host(out8), host(in));
+  CHECK(out8 == std::vector<float>(8, 5.0f));
+  CHECK_THROWS_AS(c.all_to_all(host(out), host(in)), std::logic_error);  // sizes differ
+  CHECK_THROWS_AS(c.all_to_all(host(bad), host(bad)), std::logic_error);  // 3 does not split over 4
   c.send(host(out), 2, 0);
   c.recv(host(out), 0, 0);
   CHECK_THROWS_AS(c.send(host(out), 1, 0), std::logic_error);  // itself

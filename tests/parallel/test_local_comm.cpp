@@ -35,7 +35,7 @@ TEST_CASE("a world of one gets a LocalComm and CPU ranks of a larger world keep 
   CHECK(make_device_comm(two, *backend, 300) == nullptr);
 }
 
-TEST_CASE("LocalComm: reductions are identities, gathers and scatters copy one block, splits stay local") {
+TEST_CASE("LocalComm: reductions are identities, gathers, scatters and all-to-alls copy one block, splits stay local") {
   auto backend = cpu_backend();
   LocalComm comm(*backend, "world");
   std::vector<float> a = {1, 2, 3, 4}, b(4, -1);
@@ -51,6 +51,9 @@ TEST_CASE("LocalComm: reductions are identities, gathers and scatters copy one b
   CHECK(b == a);
   comm.reduce_scatter(ta, ta);  // in place
   CHECK(a == std::vector<float>{1, 2, 3, 4});
+  std::fill(b.begin(), b.end(), -1.0f);
+  comm.all_to_all(tb, ta);  // the one block, to itself
+  CHECK(b == a);
   comm.broadcast(ta, 0);
   comm.barrier();
   CHECK_THROWS(comm.send(ta, 0, 0));
@@ -58,6 +61,7 @@ TEST_CASE("LocalComm: reductions are identities, gathers and scatters copy one b
   CHECK_THROWS(comm.broadcast(ta, 1));
   Tensor wrong = make_tensor(b.data(), DType::f32, Device::cpu, {2});
   CHECK_THROWS(comm.all_gather(wrong, ta));
+  CHECK_THROWS(comm.all_to_all(wrong, ta));
 
   std::unique_ptr<Comm> sub = comm.split(3, 0, "data");
   REQUIRE(sub);

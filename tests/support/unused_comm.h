@@ -20,6 +20,7 @@ class UnusedComm : public Comm {
   CommRequestPtr all_reduce_async(Tensor, ReduceOp) override { unexpected("all_reduce"); }
   CommRequestPtr reduce_scatter_async(Tensor, Tensor) override { unexpected("reduce_scatter"); }
   CommRequestPtr all_gather_async(Tensor, Tensor) override { unexpected("all_gather"); }
+  CommRequestPtr all_to_all_async(Tensor, Tensor) override { unexpected("all_to_all"); }
   CommRequestPtr broadcast_async(Tensor, int) override { unexpected("broadcast"); }
   CommRequestPtr send_async(Tensor, int, int) override { unexpected("send"); }
   CommRequestPtr recv_async(Tensor, int, int) override { unexpected("recv"); }

@@ -84,6 +84,9 @@ TEST_CASE("nccl comm collectives on one rank") {
   Tensor gathered = gpu.poisoned(DType::f32, {n});
   comm->all_gather(gathered, in);
   check_equal(gpu.read(gathered), x, "all_gather");
+  Tensor exchanged = gpu.poisoned(DType::f32, {n});
+  comm->all_to_all(exchanged, in);  // one rank: its one block to itself
+  check_equal(gpu.read(exchanged), x, "all_to_all");
   comm->broadcast(in, 0);
   check_equal(gpu.read(in), x, "broadcast");
 
