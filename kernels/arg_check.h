@@ -124,7 +124,7 @@ class ArgCheck {
   };
   ArgCheck(const char* op, Device device, DType act) : op_(op), device_(device), act_(act) {}
 
-  static constexpr int kMaxArgs = 9;  // matmul has the most
+  static constexpr int kMaxArgs = 10;  // attention_block_backward has the most
   static constexpr int kMaxInPlace = 2;
 
   bool dtype_ok(DType d, Want want) const {

@@ -205,6 +205,14 @@ class Backend {
                           int n_kv_head = 0, Tensor doc_start = {}) {
     run(AttentionBackwardOp{dqkv, dout, qkv, out, lse, n_head, n_kv_head, doc_start});
   }
+  void attention_block_forward(Tensor out, Tensor lse, Tensor qkv, Tensor kv, Tensor q_pos, Tensor k_pos, Tensor q_doc,
+                               int n_head, int n_kv_head = 0) {
+    run(AttentionBlockForwardOp{out, lse, qkv, kv, q_pos, k_pos, q_doc, n_head, n_kv_head});
+  }
+  void attention_block_backward(Tensor dq, Tensor dkv, Tensor dout, Tensor qkv, Tensor kv, Tensor out, Tensor lse,
+                                Tensor q_pos, Tensor k_pos, Tensor q_doc, int n_head, int n_kv_head = 0) {
+    run(AttentionBlockBackwardOp{dq, dkv, dout, qkv, kv, out, lse, q_pos, k_pos, q_doc, n_head, n_kv_head});
+  }
   void attention_cached(Tensor out, Tensor k_cache, Tensor v_cache, Tensor qkv, int n_head, int n_kv_head,
                         int64_t past) {
     run(AttentionCachedOp{out, k_cache, v_cache, qkv, n_head, n_kv_head, past});

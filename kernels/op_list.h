@@ -17,6 +17,7 @@
 #pragma once
 
 #include "kernels/backend_adamw_ops.h"
+#include "kernels/backend_attention_block_ops.h"
 #include "kernels/backend_attention_ops.h"
 #include "kernels/backend_elementwise_ops.h"
 #include "kernels/backend_encoder_ops.h"
@@ -36,6 +37,7 @@
   TRAINER_LAYERNORM_OPS(X)      \
   TRAINER_MATMUL_OPS(X)         \
   TRAINER_ATTENTION_OPS(X)      \
+  TRAINER_ATTENTION_BLOCK_OPS(X) \
   TRAINER_GENERATION_OPS(X)     \
   TRAINER_RMSNORM_OPS(X)        \
   TRAINER_ROPE_OPS(X)           \

@@ -220,6 +220,31 @@ inline void add_multi_tensor_contract_cases(std::vector<ContractCase>& c) {
   add_op<SM>(c, [](ContractPool&) { return SM{}; }, {});
 }
 
+// Ring attention's blocks: qkv (2, 3, 8) holds H = 2 query heads on Hkv = 1 k/v head of D = 2;
+// the block kv (2, 5, 4) holds 5 keys; positions (2, 3) and (2, 5).
+inline void add_attention_block_contract_cases(std::vector<ContractCase>& c) {
+  using F = AttentionBlockForwardOp;
+  using G = AttentionBlockBackwardOp;
+  add_op<F>(c,
+            [](ContractPool& p) {
+              return F{p.f32({6, 4}), p.f32({2, 2, 3}), p.act({2, 3, 8}), p.act({2, 5, 4}), p.i32({2, 3}), p.i32({2, 5}),
+                       p.i32({2, 3}), 2, 1};
+            },
+            {wrong_shape("out", &F::out), wrong_shape("lse", &F::lse), wrong_dtype("out", &F::out),
+             wrong_shape("kv", &F::kv), wrong_shape("k_pos", &F::k_pos), wrong_shape("q_pos", &F::q_pos),
+             wrong_dtype("q_doc", &F::q_doc), missing("k_pos", &F::k_pos), wrong_device("kv", &F::kv),
+             other<F>("kv", [](F& op) { op.kv = op.kv.flat(0, 20).view({1, 5, 4}); }),
+             alias("out", &F::out, &F::qkv), other<F>("n_kv_head", [](F& op) { op.n_kv_head = 3; })});
+  add_op<G>(c,
+            [](ContractPool& p) {
+              return G{p.f32({6, 4}), p.f32({10, 4}), p.act({6, 4}), p.act({2, 3, 8}), p.act({2, 5, 4}), p.f32({6, 4}),
+                       p.f32({2, 2, 3}), p.i32({2, 3}), p.i32({2, 5}), Tensor{}, 2, 1};
+            },
+            {wrong_shape("dq", &G::dq), wrong_shape("dkv", &G::dkv), wrong_dtype("dkv", &G::dkv),
+             wrong_shape("dout", &G::dout), wrong_dtype("out", &G::out), wrong_shape("lse", &G::lse),
+             missing("q_pos", &G::q_pos), wrong_device("qkv", &G::qkv), alias("dq", &G::dq, &G::out)});
+}
+
 // Attention over a KV cache: qkv (2, 3, 8) holds H = 2 query heads on Hkv = 1 k/v head of D = 2;
 // the caches (2, 1, 5, 2) hold Tmax = 5 positions, 2 of them before the 3 new rows.
 inline void add_generation_contract_cases(std::vector<ContractCase>& c) {
@@ -385,6 +410,7 @@ inline std::vector<ContractCase> contract_cases() {
                    other<AdamWOp>("step", [](AdamWOp& op) { op.h.step = 0; })});
   add_rmsnorm_rope_swiglu_contract_cases(c);
   add_generation_contract_cases(c);
+  add_attention_block_contract_cases(c);
   add_multi_tensor_contract_cases(c);
   return c;
 }

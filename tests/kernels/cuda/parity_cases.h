@@ -306,6 +306,47 @@ inline std::vector<ParityCase> attention_parity_cases() {
     };
     cases.push_back(b);
   }
+  // Ring attention's blocks (context parallelism): this rank's rows (chunks r and 2N-1-r)
+  // against another rank's keys, merged into a running (out, lse); with and without documents.
+  const std::vector<std::vector<int64_t>> block_shapes = {{2, 16, 24, 4, 2, 8}, {1, 40, 40, 2, 1, 64},
+                                                          {2, 33, 7, 3, 3, 40}, {1, 64, 64, 2, 2, 128}};
+  for (const auto& s : block_shapes) {
+    const int64_t B = s[0], Tq = s[1], Tk = s[2], H = s[3], Hkv = s[4], D = s[5], C = H * D, W = (H + 2 * Hkv) * D,
+                  Wkv = 2 * Hkv * D;
+    const int n_head = int(H), n_kv_head = int(Hkv);
+    std::vector<int32_t> q_pos(size_t(B * Tq)), k_pos(size_t(B * Tk)), q_doc(size_t(B * Tq));
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t i = 0; i < Tq; ++i) q_pos[size_t(b * Tq + i)] = int32_t(i < Tq / 2 ? i : 3 * Tq - i);  // two chunks
+      for (int64_t j = 0; j < Tk; ++j) k_pos[size_t(b * Tk + j)] = int32_t(2 * j + b);
+      for (int64_t i = 0; i < Tq; ++i) q_doc[size_t(b * Tq + i)] = q_pos[size_t(b * Tq + i)] / 3;
+    }
+    for (bool documents : {false, true}) {
+      const std::string dims = dims_label("", s) + (documents ? " documents" : "");
+      ParityCase f;
+      f.label = "attention_block_forward" + dims;
+      f.args = {accumulated("out", Kind::f32, {B * Tq, C}, tol), accumulated("lse", Kind::f32, {B, H, Tq}, Tol{kTolF32, 1e-3}),
+                input("qkv", Kind::act, {B, Tq, W}, -1.5f, 1.5f), input("kv", Kind::act, {B, Tk, Wkv}, -1.5f, 1.5f),
+                fixed_ints("q_pos", {B, Tq}, q_pos), fixed_ints("k_pos", {B, Tk}, k_pos),
+                documents ? fixed_ints("q_doc", {B, Tq}, q_doc) : absent("q_doc")};
+      f.run = [n_head, n_kv_head](Backend& be, const ParityArgs& t) {
+        be.run(AttentionBlockForwardOp{t["out"], t["lse"], t["qkv"], t["kv"], t["q_pos"], t["k_pos"], t["q_doc"], n_head,
+                                       n_kv_head});
+      };
+      cases.push_back(f);
+      ParityCase g;
+      g.label = "attention_block_backward" + dims;
+      g.args = {accumulated("dq", Kind::f32, {B * Tq, C}, backward_tol), accumulated("dkv", Kind::f32, {B * Tk, Wkv}, backward_tol),
+                input("dout", Kind::act, {B, Tq, C}), input("qkv", Kind::act, {B, Tq, W}, -1.5f, 1.5f),
+                input("kv", Kind::act, {B, Tk, Wkv}, -1.5f, 1.5f), input("out", Kind::f32, {B * Tq, C}),
+                input("lse", Kind::f32, {B, H, Tq}, 1.0f, 3.0f), fixed_ints("q_pos", {B, Tq}, q_pos),
+                fixed_ints("k_pos", {B, Tk}, k_pos), documents ? fixed_ints("q_doc", {B, Tq}, q_doc) : absent("q_doc")};
+      g.run = [n_head, n_kv_head](Backend& be, const ParityArgs& t) {
+        be.run(AttentionBlockBackwardOp{t["dq"], t["dkv"], t["dout"], t["qkv"], t["kv"], t["out"], t["lse"], t["q_pos"],
+                                        t["k_pos"], t["q_doc"], n_head, n_kv_head});
+      };
+      cases.push_back(g);
+    }
+  }
   return cases;
 }
 

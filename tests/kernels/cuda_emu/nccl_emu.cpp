@@ -15,6 +15,7 @@
 // communicator with MPI_Comm_create_group (collective over the members only). Needs MPI
 // initialised, calls MPI from the thread that issues work only, and never frees a
 // communicator's MPI group communicator (MPI_Finalize does; its free is collective).
+// ncclGroupStart/End batch the calls between them into one operation (see Grouped).
 // ncclCommAbort ends the communicator's unfinished operations without MPI. Not modelled:
 // NCCL's lazy connection set-up, which may block the host in a first send or receive.
 #include <mpi.h>
@@ -109,22 +110,62 @@ struct Op {
   bool started = false;
 };
 
+// One operation as the stream runs it: the parts' requests posted together when the stream
+// reaches it, done when all are. A part is one call; a group (ncclGroupStart .. End) gives one
+// operation of several parts, so a send and a receive in a group meet as they do in NCCL (the
+// all-to-all's send to itself beside its receive), where issued one by one they would wait for
+// each other.
+struct Grouped {
+  std::vector<std::shared_ptr<Op>> parts;
+};
+
+ncclResult_t submit(cudaStream_t stream, std::shared_ptr<Grouped> g) {
+  const cudaError_t e = submit_until_done(stream, [g] {
+    bool all = true;
+    for (const std::shared_ptr<Op>& op : g->parts) {
+      if (op->comm->aborted) continue;  // a started request is abandoned with its communicator
+      if (!op->started) {
+        op->start(*op, *op->comm);
+        op->started = true;
+      }
+    }
+    for (const std::shared_ptr<Op>& op : g->parts) {
+      if (op->comm->aborted) continue;
+      int done = 0;
+      if (MPI_Test(&op->request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        throw std::runtime_error("NCCL emulator: MPI_Test failed");
+      all = all && done != 0;
+    }
+    return all;
+  });
+  return e == cudaSuccess ? ncclSuccess : ncclInvalidUsage;
+}
+
+// The calls of an open group (ncclGroupStart nests; the outermost End submits), per thread as
+// in NCCL, all on one stream.
+struct OpenGroup {
+  int depth = 0;
+  cudaStream_t stream = nullptr;
+  std::shared_ptr<Grouped> ops;
+};
+thread_local OpenGroup open_group;
+
 ncclResult_t enqueue(ncclComm_t comm, cudaStream_t stream, std::function<void(Op&, const CommState&)> start) {
   auto op = std::make_shared<Op>();
   op->start = std::move(start);
   op->comm = comm->state;
-  const cudaError_t e = submit_until_done(stream, [op] {
-    if (op->comm->aborted) return true;  // a started request is abandoned with its communicator
-    if (!op->started) {
-      op->start(*op, *op->comm);
-      op->started = true;
+  if (open_group.depth > 0) {
+    if (!open_group.ops) {
+      open_group.ops = std::make_shared<Grouped>();
+      open_group.stream = stream;
     }
-    int done = 0;
-    if (MPI_Test(&op->request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-      throw std::runtime_error("NCCL emulator: MPI_Test failed");
-    return done != 0;
-  });
-  return e == cudaSuccess ? ncclSuccess : ncclInvalidUsage;
+    if (stream != open_group.stream) return ncclInvalidUsage;  // the emulator's limit: one stream per group
+    open_group.ops->parts.push_back(op);
+    return ncclSuccess;
+  }
+  auto g = std::make_shared<Grouped>();
+  g->parts.push_back(op);
+  return submit(stream, g);
 }
 
 // MPI counts are ints: larger operations are beyond the emulator (never a GPU's limit).
@@ -144,6 +185,19 @@ const char* ncclGetErrorString(ncclResult_t result) {
     case ncclInvalidUsage: return "invalid usage (emulated NCCL)";
     default: return "error (emulated NCCL)";
   }
+}
+
+ncclResult_t ncclGroupStart() {
+  ++nc::open_group.depth;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclGroupEnd() {
+  if (nc::open_group.depth == 0) return ncclInvalidUsage;
+  if (--nc::open_group.depth > 0 || !nc::open_group.ops) return ncclSuccess;
+  std::shared_ptr<nc::Grouped> ops = std::move(nc::open_group.ops);
+  nc::open_group.ops = nullptr;
+  return nc::submit(nc::open_group.stream, ops);
 }
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
