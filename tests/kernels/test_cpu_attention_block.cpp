@@ -123,7 +123,7 @@ TEST_CASE("attention blocks: N ranks' blocks merged in ring order equal attentio
   }
 }
 
-TEST_CASE("attention blocks: the fast kernels match the reference on random positions; a hidden block changes nothing") {
+TEST_CASE("attention blocks: the fast kernels match the reference on random positions, and a hidden block changes nothing") {
   auto be = make_cpu_backend();
   const int64_t B = 2, Tq = 9, Tk = 13, H = 4, Hkv = 2, D = 6, W = (H + 2 * Hkv) * D, C = H * D, Wkv = 2 * Hkv * D;
   auto qkv = random_floats(B * Tq * W, 71, -2, 2), kv = random_floats(B * Tk * Wkv, 72, -2, 2);
