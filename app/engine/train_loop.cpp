@@ -69,14 +69,18 @@ std::unique_ptr<DirLock> take_checkpoint_dir(const Recipe& recipe, Comm& world) 
   return lock;
 }
 
-// Running a finished recipe again is common (a job script's retry, a second look); say so rather
-// than print a done line with zero steps and a loss of zero.
-int nothing_to_train(Trainer& t, const Resumed& resumed, Reporting reporting) {
+// Running a finished recipe again is common (a job script's retry, a second look), and so is
+// rerunning a job whose --stop-at the checkpoint has reached; say so rather than print a done
+// line with zero steps and a loss of zero, or train past the stop.
+int nothing_to_train(Trainer& t, const Resumed& resumed, int64_t stop_at, Reporting reporting) {
   const int64_t steps = t.recipe().train.steps;
+  const bool by_stop = stop_at > 0 && stop_at < steps;  // the limit that holds
+  const int64_t limit = by_stop ? stop_at : steps;
   if (reporting == Reporting::on) {
-    fmt::print("done: nothing to train: {} is at step {}, {} train.steps {}; to train on, raise train.steps "
-               "(--set train.steps=N); to start over, give another checkpoint.dir or checkpoint.resume: never\n",
-               resumed.dir, t.step(), t.step() == steps ? "which is" : "past", steps);
+    fmt::print("done: nothing to train: {} is at step {}, {} {} {}; to train on, {}; to start over, give another "
+               "checkpoint.dir or checkpoint.resume: never\n",
+               resumed.dir, t.step(), t.step() == limit ? "which is" : "past", by_stop ? "--stop-at" : "train.steps",
+               limit, by_stop ? "raise --stop-at or leave it out" : "raise train.steps (--set train.steps=N)");
     std::fflush(stdout);
   }
   t.finish_trace();
@@ -99,7 +103,8 @@ int train_under_mpi(const Recipe& given, int64_t stop_at, MpiRuntime& mpi) {
   }
   const Resumed resumed = resume_from_checkpoint(t.checkpoint_parts(), reporting);
   if (!resumed.dir.empty()) t.set_step(resumed.step);
-  if (t.step() >= recipe.train.steps) return nothing_to_train(t, resumed, reporting);
+  if (t.step() >= recipe.train.steps || (stop_at > 0 && t.step() >= stop_at))
+    return nothing_to_train(t, resumed, stop_at, reporting);
   const std::string run = resumed.dir.empty() ? new_run_id(mpi.world()) : resumed.run;
   if (!recipe.checkpoint.dir.empty() && resumed.dir.empty() && reporting == Reporting::on)
     note_other_runs(recipe.checkpoint.dir, run);

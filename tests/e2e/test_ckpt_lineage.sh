@@ -4,7 +4,8 @@
 #  1. a fresh run (resume: never) in a folder holding another run's step_10 keeps what it
 #     writes (keep 1), leaves the other run's checkpoint alone, says so, and `latest` follows it;
 #  2. resume: auto then continues the run `latest` names, not the other run's higher step; run
-#     again at or past its train.steps, it says there is nothing to train and writes nothing;
+#     again at or past its train.steps (or its --stop-at), it says there is nothing to train and
+#     writes nothing;
 #  3. after a corrupt newest checkpoint the run resumes from the older one, its own new saves
 #     are never pruned in favour of the corrupt one, and the next resume follows `latest`;
 #  4. once the loss is not finite, the last checkpoint with a finite loss is never pruned;
@@ -47,6 +48,17 @@ for steps in 4 3; do
     fail "case 2, steps $steps: $(ckpt_list "$work/c1")"
 done
 expect_log done3 "at step 4, past train.steps 3" "case 2: steps 3 is not called past"
+# --stop-at the checkpoint has reached (a rerun of a job that stopped there): nothing to train,
+# nothing written, rather than one more step.
+for stop in 4 2; do
+  train "stop$stop" "${small[@]}" --set train.steps=9 --set checkpoint.every=0 --set checkpoint.keep=1 \
+    --set "checkpoint.dir=$work/c1" --stop-at $stop || fail "case 2, --stop-at $stop: $(cat "$work/stop$stop.log")"
+  expect_log "stop$stop" "^done: nothing to train: $work/c1/step_00000004 is at step 4, (which is|past) --stop-at $stop; to train on, raise --stop-at or leave it out" \
+    "case 2: --stop-at $stop at step 4 does not say there is nothing to train"
+  ! grep -q "^step " "$work/stop$stop.log" || fail "case 2: --stop-at $stop trained: $(cat "$work/stop$stop.log")"
+  [[ "$(ckpt_list "$work/c1")" == ".lock latest step_00000004 step_00000010 " ]] ||
+    fail "case 2, --stop-at $stop: $(ckpt_list "$work/c1")"
+done
 
 # 3. A corrupt newest checkpoint: resume from the older one; its new saves survive pruning.
 train run3 "${small[@]}" --set train.steps=10 --set checkpoint.every=5 --set checkpoint.keep=2 \
