@@ -131,7 +131,7 @@ Resumed resume_from_checkpoint(const CkptParts& parts, Reporting reporting) {
   const CheckpointConfig& c = parts.config;
   Comm& world = parts.world;
   if (c.resume == "never") {
-    if (print) fmt::print("checkpoint: resume never: starting fresh\n");
+    if (print) fmt::print("checkpoint: resume never: starting at step 0\n");
     return {};
   }
   const bool explicit_path = c.resume != "auto";
@@ -163,7 +163,7 @@ Resumed resume_from_checkpoint(const CkptParts& parts, Reporting reporting) {
   }
   if (explicit_path) throw InputError("checkpoint.resume: no checkpoint given");
   if (print)
-    fmt::print("checkpoint: no complete checkpoint in '{}': starting fresh\n", c.dir.empty() ? "(no checkpoint.dir)" : c.dir);
+    fmt::print("checkpoint: no complete checkpoint in '{}': starting at step 0\n", c.dir.empty() ? "(no checkpoint.dir)" : c.dir);
   return {};
 }
 

@@ -22,6 +22,7 @@
 #include "app/engine/step_guard.h"
 #include "app/engine/trainer.h"
 #include "app/recipe/recipe_checks.h"
+#include "app/recipe/recipe_schema.h"
 #include "data/tokenizer.h"
 #include "parallel/mpi_runtime.h"
 
@@ -103,6 +104,12 @@ int train_under_mpi(const Recipe& given, int64_t stop_at, MpiRuntime& mpi) {
   }
   const Resumed resumed = resume_from_checkpoint(t.checkpoint_parts(), reporting);
   if (!resumed.dir.empty()) t.set_step(resumed.step);
+  // Where the weights of a fresh start come from (a resume says so itself).
+  if (resumed.dir.empty() && reporting == Reporting::on)
+    fmt::print("model: {}\n", recipe.model.init_from.empty()
+                                  ? fmt::format("random init (train.seed {})", recipe.train.seed)
+                                  : "weights from model.init_from " + message_quote(recipe.model.init_from) +
+                                        " (checked: shapes and finite values)");
   if (t.step() >= recipe.train.steps || (stop_at > 0 && t.step() >= stop_at))
     return nothing_to_train(t, resumed, stop_at, reporting);
   const std::string run = resumed.dir.empty() ? new_run_id(mpi.world()) : resumed.run;

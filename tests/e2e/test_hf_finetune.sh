@@ -27,6 +27,9 @@ done
 
 ft=(configs/finetune-tiny-llama.yaml "${data[@]}" --set "model.init_from=$work/hf1")
 "$trainer" train "${ft[@]}" --set "log.metrics=$work/ft.jsonl" > "$work/ft.log" 2>&1 || fail "fine-tune: $(cat "$work/ft.log")"
+grep -q "^model: weights from model.init_from \"$work/hf1\" (checked: shapes and finite values)" "$work/ft.log" ||
+  fail "the log does not say where the weights came from: $(cat "$work/ft.log")"
+! grep -q "random init" "$work/ft.log" || fail "a fine-tune says random init"
 first=$(losses "$work/ft.jsonl" | head -n 3 | awk '{ s += $2 } END { print s / NR }')
 last=$(losses "$work/ft.jsonl" | tail -n 3 | awk '{ s += $2 } END { print s / NR }')
 awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a) }' || fail "fine-tuning loss did not fall: $first -> $last"
