@@ -9,7 +9,9 @@ namespace trainer {
 
 std::string launch_line(const LaunchFacts& f) {
   const LauncherEnv& env = f.env;
-  if (env.kind == LauncherKind::none) return "";
+  // An MPI singleton (a plain `trainer train`) sets PMIX_RANK for itself when MPI starts: no
+  // launcher started it, and the line would say one did.
+  if (env.kind == LauncherKind::none || (env.kind == LauncherKind::pmi && f.world == 1)) return "";
   std::string line = fmt::format("launcher: {}", launcher_kind_name(env.kind));
   if (env.kind == LauncherKind::srun) line += fmt::format(", Slurm job {}", env.slurm_job);
   else if (!env.slurm_job.empty()) line += fmt::format(" inside Slurm job {}", env.slurm_job);

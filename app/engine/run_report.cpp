@@ -65,14 +65,15 @@ void print_run_report(Trainer& t, const MpiRuntime& mpi, Reporting reporting) {
                        : p.data_parallel() ? "; gradients reduced in bf16"
                                     : "; gradients never reduced (data 1): grad_reduce_dtype bf16 changes nothing";
   fmt::print("layout: world {} = data {} x tensor {} x pipeline {}; zero {}{}{}; device {} = {} ({} threads per rank); "
-             "micro-batch {} x {} tokens; global batch {} sequences ({} tokens); {} micro-batches per data rank per "
+             "micro-batch {} x {} tokens; global batch {} sequences ({} tokens); {} micro-batch{} per data rank per "
              "step\n",
              r.world(), p.data, p.tensor, p.pipeline, p.zero, p.sequence_parallel ? "; sequence parallel" : "", reduce,
              t.backend().name(), t.backend().device_name(), omp_get_max_threads(), r.train.micro_batch,
-             r.train.seq_len, r.train.global_batch, t.tokens_per_step(), r.grad_accum());
+             r.train.seq_len, r.train.global_batch, t.tokens_per_step(), r.grad_accum(), r.grad_accum() == 1 ? "" : "es");
   if (p.pipelined()) {
-    fmt::print("pipeline: schedule {}, {} stages, {} micro-batches, bubble fraction {:.3f}\n",
-               schedule_name(p.schedule), p.pipeline, r.grad_accum(), bubble_fraction(pipe_shape_from(r)));
+    fmt::print("pipeline: schedule {}, {} stages, {} micro-batch{}, bubble fraction {:.3f}\n",
+               schedule_name(p.schedule), p.pipeline, r.grad_accum(), r.grad_accum() == 1 ? "" : "es",
+               bubble_fraction(pipe_shape_from(r)));
     if (p.interleaved())
       fmt::print("pipeline: {} virtual stages per rank, layers per virtual stage [{}]\n", p.virtual_stages,
                  fmt::join(split_layers(r.model.n_layer, p.n_stages(), p.stages), ", "));

@@ -1,6 +1,7 @@
 // launch_line: the start-of-run report's launcher line names srun's job, step and task, rank
 // 0's two local ranks, the GPU binding on GPUs and ranks whose local ranks disagree; nothing
-// for a process no launcher started; what comes from the environment is escaped.
+// for a process no launcher started (an MPI singleton's own PMIX_RANK included); what comes
+// from the environment is escaped.
 #include <doctest/doctest.h>
 
 #include "app/engine/launch_report.h"
@@ -42,6 +43,16 @@ TEST_CASE("launch_line: srun, mpiexec inside Slurm, GPUs, disagreeing local rank
   CHECK(launch_line(one) == "launcher: mpiexec, 1 rank; rank 0 is task 0, local rank 0 of 1 on its node");
   CHECK(launch_line(m) == "launcher: mpiexec inside Slurm job 7, 2 ranks; rank 0 is task 0, local rank 0 of 2 on its "
                           "node; GPU = local rank % visible GPUs (CUDA_VISIBLE_DEVICES unset)");
+  // An MPI singleton's own PMIX_RANK is no launcher; a PMI launcher of several ranks is one.
+  LaunchFacts single;
+  single.env.kind = LauncherKind::pmi;
+  single.env.task_id = 0;
+  single.world = 1;
+  single.local_size = 1;
+  CHECK(launch_line(single).empty());
+  single.world = 2;
+  single.local_size = 2;
+  CHECK(launch_line(single) == "launcher: PMI, 2 ranks; rank 0 is task 0, local rank 0 of 2 on its node");
   // The environment's text is echoed with its control characters escaped (no log injection).
   m.visible_devices = "0\n\x1b[2Jfake line";
   CHECK(launch_line(m) == "launcher: mpiexec inside Slurm job 7, 2 ranks; rank 0 is task 0, local rank 0 of 2 on its "
