@@ -42,7 +42,7 @@ HfConfigEntries write_gpt2_config(const GptConfig& c) {
           {"n_inner", "null"},
           {"activation_function", "\"gelu_new\""},
           {"layer_norm_epsilon", "1e-05"},
-          {"initializer_range", fmt::format("{}", double(c.init_std))},
+          {"initializer_range", fmt::format("{}", c.init_std)},
           {"resid_pdrop", "0.0"},
           {"embd_pdrop", "0.0"},
           {"attn_pdrop", "0.0"},

@@ -61,17 +61,17 @@ HfConfigEntries write_llama_config(const GptConfig& c) {
           {"intermediate_size", std::to_string(c.ffn_dim)},
           {"max_position_embeddings", std::to_string(c.max_seq_len)},
           {"hidden_act", "\"silu\""},
-          {"rms_norm_eps", fmt::format("{:.9g}", c.norm_eps)},
-          {"rope_theta", fmt::format("{:.9g}", c.rope_theta)},
-          {"rope_scaling", rs.enabled() ? fmt::format("{{\"rope_type\": \"llama3\", \"factor\": {:.9g}, "
-                                                      "\"low_freq_factor\": {:.9g}, \"high_freq_factor\": {:.9g}, "
+          {"rms_norm_eps", fmt::format("{}", c.norm_eps)},
+          {"rope_theta", fmt::format("{}", c.rope_theta)},
+          {"rope_scaling", rs.enabled() ? fmt::format("{{\"rope_type\": \"llama3\", \"factor\": {}, "
+                                                      "\"low_freq_factor\": {}, \"high_freq_factor\": {}, "
                                                       "\"original_max_position_embeddings\": {}}}",
                                                       rs.factor, rs.low_freq_factor, rs.high_freq_factor,
                                                       rs.original_context)
                                         : "null"},
           {"attention_bias", "false"},
           {"mlp_bias", "false"},
-          {"initializer_range", fmt::format("{}", double(c.init_std))},
+          {"initializer_range", fmt::format("{}", c.init_std)},
           {"tie_word_embeddings", c.tied() ? "true" : "false"}};
 }
 

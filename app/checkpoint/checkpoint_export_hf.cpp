@@ -86,8 +86,9 @@ void check_export_folder(const std::string& dir, ExportExisting existing) {
 }
 
 // Tokenizer files, and the generation config's ids.
-// Appends the names written to `names`.
-std::string write_tokenizer(const std::string& dir, const std::string& recipe_yaml, std::vector<std::string>* names) {
+// Appends the names written to `names`; sets the BOS and EOS ids the folder declares.
+std::string write_tokenizer(const std::string& dir, const std::string& recipe_yaml, std::vector<std::string>* names,
+                            HfTokenIds* ids) {
   const YAML::Node recipe = YAML::Load(recipe_yaml);
   const YAML::Node data = recipe["data"];
   const std::string name = data && data["tokenizer"] ? data["tokenizer"].as<std::string>() : "gpt2";
@@ -123,10 +124,14 @@ std::string write_tokenizer(const std::string& dir, const std::string& recipe_ya
   std::string gen = "{\n  \"_from_model_config\": true";
   if (name != "byte") {
     const auto tokenizer = make_tokenizer(name, tok_dir, "data.tokenizer", bos, eos, "data.bos", "data.eos");
-    const int32_t b = tokenizer->bos() >= 0 ? tokenizer->bos() : tokenizer->eot();
-    const int32_t e = tokenizer->eos() >= 0 ? tokenizer->eos() : tokenizer->eot();
-    if (b >= 0) gen += fmt::format(",\n  \"bos_token_id\": {}", b);
-    if (e >= 0) gen += fmt::format(",\n  \"eos_token_id\": {}", e);
+    // GPT-2's end-of-text both opens and ends its documents (transformers' GPT-2 config says
+    // so); a tokenizer.json's ids are its own, and one it lacks is left out rather than guessed
+    // (an EOS equal to the BOS would stop generation at the first token).
+    const bool builtin = name == "gpt2";
+    ids->bos = tokenizer->bos() >= 0 ? tokenizer->bos() : builtin ? tokenizer->eot() : -1;
+    ids->eos = tokenizer->eos() >= 0 ? tokenizer->eos() : builtin ? tokenizer->eot() : -1;
+    if (ids->bos >= 0) gen += fmt::format(",\n  \"bos_token_id\": {}", ids->bos);
+    if (ids->eos >= 0) gen += fmt::format(",\n  \"eos_token_id\": {}", ids->eos);
   }
   write_file_atomically(dir + "/generation_config.json", "generation config", std::string_view(gen + "\n}\n"));
   names->push_back("generation_config.json");
@@ -182,7 +187,6 @@ std::string export_hf_folder(CheckpointReader& reader, const std::string& dir, i
                                 fmt::format("a Hugging Face folder of step {} from {}", reader.manifest().step,
                                             reader.dir()));
   std::vector<std::string> names = {"config.json"};
-  write_file_atomically(dir + "/config.json", "config.json", std::string_view(hf_config_json(config)));
   if (shards.size() == 1) {
     write_safetensors_file(reader, shards[0].tensors, dir + "/model.safetensors");
     names.push_back("model.safetensors");
@@ -200,7 +204,10 @@ std::string export_hf_folder(CheckpointReader& reader, const std::string& dir, i
                           std::string_view(fmt::format("{{\n  \"metadata\": {{\"total_size\": {}}},\n  \"weight_map\": {{\n{}\n  }}\n}}\n", total, map)));
     names.push_back("model.safetensors.index.json");
   }
-  const std::string note = write_tokenizer(dir, reader.manifest().recipe_yaml, &names);
+  HfTokenIds ids;
+  const std::string note = write_tokenizer(dir, reader.manifest().recipe_yaml, &names, &ids);
+  // Last of the set but the marker's removal: it names the tokenizer's ids, known only now.
+  write_file_atomically(dir + "/config.json", "config.json", std::string_view(hf_config_json(config, ids)));
   publication.finish(names, is_hf_export_name);
   return note;
 }

@@ -194,12 +194,14 @@ GptConfig gpt_config_from_hf_json(const std::string& text, const std::string& fi
   return c;
 }
 
-std::string hf_config_json(const GptConfig& c) {
+std::string hf_config_json(const GptConfig& c, const HfTokenIds& ids) {
   std::string j = "{\n";
   auto add = [&](const std::string& key, const std::string& value) {
     j += (j.size() > 2 ? ",\n" : "") + std::string("  \"") + key + "\": " + value;
   };
   for (const auto& [key, value] : c.family().hf.write_config(c)) add(key, value);
+  if (ids.bos >= 0) add("bos_token_id", std::to_string(ids.bos));
+  if (ids.eos >= 0) add("eos_token_id", std::to_string(ids.eos));
   add("vocab_size", std::to_string(c.vocab_size));
   add("torch_dtype", "\"float32\"");
   j += "\n}\n";

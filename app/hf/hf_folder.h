@@ -38,8 +38,13 @@ std::vector<float> to_hf_values(const HfTensor& t, const std::vector<int64_t>& s
 GptConfig gpt_config_from_hf(const std::string& dir);
 // The same from config.json's text; `file` names it in messages.
 GptConfig gpt_config_from_hf_json(const std::string& text, const std::string& file);
-// config.json text for `config` (a transformers-loadable config of its family).
-std::string hf_config_json(const GptConfig& config);
+// The token ids a folder's config.json declares (-1: none), as transformers reads them.
+struct HfTokenIds {
+  int32_t bos = -1, eos = -1;
+};
+// config.json text for `config` (a transformers-loadable config of its family), with the
+// tokenizer's BOS and EOS ids when given (without them transformers assumes 1 and 2).
+std::string hf_config_json(const GptConfig& config, const HfTokenIds& ids = {});
 
 // Every field where the folder's shape differs from the recipe's, listed in one ConfigError
 // naming the recipe, the folder and the recipe keys.

@@ -123,3 +123,25 @@ TEST_CASE("hf model.from: a rule the folder's values break names config.json, no
 
 }  // namespace
 }  // namespace trainer::testing
+
+namespace trainer::testing {
+namespace {
+
+TEST_CASE("hf config.json written: floats as their shortest text, token ids when known, and it reads back") {
+  GptConfig c = gpt_config_from_hf_json("{" + kLlama + ", \"rms_norm_eps\": 1e-5, \"rope_theta\": 500000}", "in.json");
+  c.init_std = 0.02f;
+  const std::string plain = hf_config_json(c);
+  CHECK(plain.find("\"rms_norm_eps\": 1e-05,") != std::string::npos);  // not 9.99999975e-06
+  CHECK(plain.find("\"rope_theta\": 500000,") != std::string::npos);
+  CHECK(plain.find("\"initializer_range\": 0.02,") != std::string::npos);  // not 0.019999999552965164
+  CHECK(plain.find("bos_token_id") == std::string::npos);
+  const std::string with_ids = hf_config_json(c, HfTokenIds{128000, 128001});
+  CHECK(with_ids.find("\"bos_token_id\": 128000,\n  \"eos_token_id\": 128001,") != std::string::npos);
+  const GptConfig again = gpt_config_from_hf_json(with_ids, "written");
+  CHECK(again.norm_eps == c.norm_eps);
+  CHECK(again.rope_theta == c.rope_theta);
+  CHECK(hf_config_json(c, HfTokenIds{-1, 2}).find("\"eos_token_id\": 2") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainer::testing
