@@ -159,7 +159,7 @@ Resumed resume_from_checkpoint(const CkptParts& parts, Reporting reporting) {
         fmt::print("checkpoint: note: saved with seed {}, the recipe now says {} (data order follows the recipe)\n",
                    saved.seed, parts.run.seed);
     }
-    return Resumed{dir, saved.run, step};
+    return Resumed{dir, saved.run, step, saved.recipe_yaml};
   }
   if (explicit_path) throw InputError("checkpoint.resume: no checkpoint given");
   if (print)

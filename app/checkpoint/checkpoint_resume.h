@@ -23,6 +23,7 @@ struct Resumed {
   std::string dir;  // the checkpoint loaded, "" for a fresh start
   std::string run;  // its lineage ("" for a fresh start or a checkpoint older than lineages)
   int64_t step = 0; // the step it was saved after (0 for a fresh start)
+  std::string recipe_yaml;  // the recipe it was saved under ("" for a fresh start)
 };
 // Collective; the rank with Reporting::on prints the choice. `auto` tries the checkpoint that
 // `latest` names first (see resume_candidates).

@@ -3,10 +3,13 @@
 #include "app/engine/train_loop.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "app/checkpoint/checkpoint_auto_layout.h"
 #include "app/checkpoint/checkpoint_lineage.h"
@@ -23,6 +26,7 @@
 #include "app/engine/trainer.h"
 #include "app/recipe/recipe_checks.h"
 #include "app/recipe/recipe_schema.h"
+#include "kernels/base/errors.h"
 #include "data/tokenizer.h"
 #include "parallel/mpi_runtime.h"
 
@@ -88,6 +92,34 @@ int nothing_to_train(Trainer& t, const Resumed& resumed, int64_t stop_at, Report
   return 0;
 }
 
+// A resume under another learning-rate schedule (train.steps raised to train on is the common
+// case: cosine and linear decay then stretch) moves the lr at once; say so, with both values at
+// the step it continues from. A saved recipe that no longer loads says nothing here.
+void note_schedule_change(const Resumed& resumed, const Recipe& recipe, int64_t step) {
+  Recipe saved;
+  try {
+    saved = load_recipe_text(resumed.recipe_yaml, resumed.dir + "/manifest.yaml (recipe)", {});
+  } catch (const UserError&) {
+    return;
+  }
+  const LrSchedule was = lr_schedule_from(saved), now = lr_schedule_from(recipe);
+  std::vector<std::string> changed;
+  auto cmp = [&](const char* key, auto a, auto b) {
+    if (a != b) changed.push_back(fmt::format("{} {} -> {}", key, a, b));
+  };
+  cmp("train.steps", was.total_steps, now.total_steps);
+  cmp("train.optimizer.lr", was.max_lr, now.max_lr);
+  cmp("train.lr_schedule.kind", lr_kind_name(was.kind), lr_kind_name(now.kind));
+  cmp("train.lr_schedule.warmup_steps", was.warmup_steps, now.warmup_steps);
+  cmp("train.lr_schedule.min_lr_ratio", was.min_lr_ratio, now.min_lr_ratio);
+  if (was.kind == LrKind::wsd || now.kind == LrKind::wsd)
+    cmp("train.lr_schedule.decay_fraction", was.decay_fraction, now.decay_fraction);
+  if (changed.empty()) return;
+  fmt::print("checkpoint: note: the learning-rate schedule differs from the checkpoint's ({}): at step {} its lr was "
+             "{:.3e}, this run's is {:.3e}\n",
+             fmt::join(changed, ", "), step, lr_at(was, step), lr_at(now, step));
+}
+
 int train_under_mpi(const Recipe& given, int64_t stop_at, MpiRuntime& mpi) {
   check_recipe_agreement(given, mpi.world());
   std::vector<std::string> auto_report;
@@ -104,6 +136,7 @@ int train_under_mpi(const Recipe& given, int64_t stop_at, MpiRuntime& mpi) {
   }
   const Resumed resumed = resume_from_checkpoint(t.checkpoint_parts(), reporting);
   if (!resumed.dir.empty()) t.set_step(resumed.step);
+  if (!resumed.dir.empty() && reporting == Reporting::on) note_schedule_change(resumed, recipe, t.step());
   // Where the weights of a fresh start come from (a resume says so itself).
   if (resumed.dir.empty() && reporting == Reporting::on)
     fmt::print("model: {}\n", recipe.model.init_from.empty()

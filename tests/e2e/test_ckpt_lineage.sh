@@ -3,7 +3,8 @@
 # that lose data). Case by case, each asserting the exit code, the message and what is on disk:
 #  1. a fresh run (resume: never) in a folder holding another run's step_10 keeps what it
 #     writes (keep 1), leaves the other run's checkpoint alone, says so, and `latest` follows it;
-#  2. resume: auto then continues the run `latest` names, not the other run's higher step; run
+#  2. resume: auto then continues the run `latest` names, not the other run's higher step, and
+#     notes that its learning-rate schedule moved (train.steps changed); run
 #     again at or past its train.steps (or its --stop-at), it says there is nothing to train and
 #     writes nothing;
 #  3. after a corrupt newest checkpoint the run resumes from the older one, its own new saves
@@ -37,6 +38,9 @@ expect_log fresh "holds 1 checkpoint of other runs \(newest step_00000010\); thi
 train again "${small[@]}" --set train.steps=4 --set checkpoint.every=0 --set checkpoint.keep=1 \
   --set "checkpoint.dir=$work/c1" || fail "case 2: $(cat "$work/again.log")"
 expect_log again "resuming from $work/c1/step_00000003 " "case 2: did not resume from latest"
+# Saved under train.steps 3, resumed under 4: the schedule moved, and the run says so.
+expect_log again "^checkpoint: note: the learning-rate schedule differs from the checkpoint's \(train.steps 3 -> 4\): at step 3 its lr was [0-9.e+-]+, this run's is [0-9.e+-]+$" \
+  "case 2: a resume under another train.steps did not note the schedule change"
 [[ "$(ckpt_list "$work/c1")" == ".lock latest step_00000004 step_00000010 " ]] || fail "case 2: $(ckpt_list "$work/c1")"
 for steps in 4 3; do
   train "done$steps" "${small[@]}" --set train.steps=$steps --set checkpoint.every=0 --set checkpoint.keep=1 \
