@@ -107,6 +107,16 @@ void check_untagged(const YAML::Node& node, const std::string& where, const std:
                                 where, what, excerpt(tag), valid));
 }
 
+// The keys and sections whose last name is `leaf` ("lr": train.optimizer.lr), in schema order.
+std::vector<std::string> paths_named(const std::string& leaf) {
+  std::vector<std::string> out;
+  for (const KeySpec& k : recipe_schema())
+    if (k.path.substr(k.path.rfind('.') + 1) == leaf) out.push_back(k.path);
+  for (const std::string& s : recipe_sections())
+    if (s.substr(s.rfind('.') + 1) == leaf) out.push_back(s);
+  return out;
+}
+
 [[noreturn]] void unknown_key(const std::string& name, const std::string& section,
                               const std::string& where) {
   std::vector<std::string> siblings = section_children(section);
@@ -115,13 +125,7 @@ void check_untagged(const YAML::Node& node, const std::string& where, const std:
     hint = child_path(section, hint);
   } else {
     // Maybe the key is valid but in another section ("lr" at the top of train).
-    std::vector<std::string> elsewhere;
-    for (const KeySpec& k : recipe_schema()) {
-      std::string leaf = k.path.substr(k.path.rfind('.') + 1);
-      if (leaf == name) elsewhere.push_back(k.path);
-    }
-    for (const std::string& s : recipe_sections())
-      if (s.substr(s.rfind('.') + 1) == name) elsewhere.push_back(s);
+    const std::vector<std::string> elsewhere = paths_named(name);
     if (!elsewhere.empty()) hint = elsewhere.front();
   }
   throw ConfigError(fmt::format("{}: unknown key {} in {}; {}valid keys here: {}", where,
@@ -209,9 +213,17 @@ class RecipeReader {
     YamlSource source{origins_.file, arg};
     const KeySpec* key = find_key(path);
     if (!key && !is_section(path)) {
-      std::vector<std::string> all = recipe_sections();
-      for (const KeySpec& k : recipe_schema()) all.push_back(k.path);
-      std::string hint = closest_name(path, all);
+      // A key of the right name in another section first ("train.lr": train.optimizer.lr), then
+      // the closest spelling of the whole path.
+      std::string hint;
+      const std::vector<std::string> named = paths_named(path.substr(path.rfind('.') + 1));
+      if (!named.empty()) {
+        hint = fmt::format("{}", fmt::join(named, " or "));
+      } else {
+        std::vector<std::string> all = recipe_sections();
+        for (const KeySpec& k : recipe_schema()) all.push_back(k.path);
+        hint = closest_name(path, all);
+      }
       throw ConfigError(fmt::format("--set {}: unknown key {}; {}keys are section.key as listed in "
                                     "configs/README.md",
                                     excerpt(arg), excerpt(path), hint.empty() ? "" : "did you mean " + hint + "? "));

@@ -165,6 +165,11 @@ std::vector<BadRecipe> bad_recipes() {
        "parallel: data 2 x tensor 2 x pipeline 1 = 4 ranks, but the job has 8; set the degrees so their product is 8"},
       {"--set unknown key", kData, {"--set", "trian.steps=4"},
        "--set trian.steps=4: unknown key trian.steps; did you mean train.steps?"},
+      // A key of that name in another section is what was meant, not the section's name.
+      {"--set a key in the wrong section", kData, {"--set", "train.lr=0.1"},
+       "--set train.lr=0.1: unknown key train.lr; did you mean train.optimizer.lr?"},
+      {"--set a key without its section", kData, {"--set", "warmup_steps=5"},
+       "--set warmup_steps=5: unknown key warmup_steps; did you mean train.lr_schedule.warmup_steps?"},
       {"--set out of range", kData, {"--set", "train.micro_batch=-3"},
        "--set train.micro_batch=-3: train.micro_batch: -3 is out of range; valid: integer >= 1"},
       {"--set wrong type", kData, {"--set", "train.optimizer.betas=0.9"},
