@@ -68,11 +68,9 @@ void print_recipe_summary(const CkptManifest& m) {
   const GptConfig& c = m.model;
   try {
     const YAML::Node recipe = YAML::Load(m.recipe_yaml);
-    const YAML::Node model = recipe["model"], train = recipe["train"], data = recipe["data"];
+    const YAML::Node train = recipe["train"], data = recipe["data"];
     const YAML::Node opt = train["optimizer"], lr = train["lr_schedule"];
-    fmt::print("model: {}, {} layers, {} heads, d_model {}, vocab {} (padded {}), context {}; {} parameters\n",
-               yaml_text(model["arch"]), c.n_layer, c.n_head, c.d_model, c.vocab_size, c.padded_vocab,
-               c.max_seq_len, c.num_params());
+    fmt::print("model: {}; {} parameters\n", describe_shape(c), c.num_params());
     fmt::print("optimizer: AdamW lr {}, betas {}, eps {}, weight decay {}, grad clip {}; lr schedule {}, "
                "warmup {} steps, min lr ratio {}\n",
                yaml_text(opt["lr"]), yaml_text(opt["betas"]), yaml_text(opt["eps"]), yaml_text(opt["weight_decay"]),
@@ -84,8 +82,7 @@ void print_recipe_summary(const CkptManifest& m) {
     fmt::print("data: train \"{}\", val \"{}\", tokenizer {}\n", yaml_text(data["train"]), yaml_text(data["val"]),
                yaml_text(data["tokenizer"]));
   } catch (const YAML::Exception& e) {
-    fmt::print("model: {} layers, {} heads, d_model {}, vocab {} (padded {}), context {}\n", c.n_layer, c.n_head,
-               c.d_model, c.vocab_size, c.padded_vocab, c.max_seq_len);
+    fmt::print("model: {}; {} parameters\n", describe_shape(c), c.num_params());
     fmt::print("recipe: the stored recipe does not parse: {}\n", e.what());
   }
 }
