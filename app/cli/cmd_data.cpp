@@ -21,6 +21,7 @@
 #include "data/token_shard.h"
 #include "data/tokenizer.h"
 #include "kernels/base/errors.h"
+#include "kernels/base/excerpt.h"
 
 namespace trainer {
 namespace {
@@ -182,11 +183,16 @@ int run_inspect(const InspectArgs& a) {
                                                   : "uint32 (magic 20240801 v7)",
                  shard.max_token());
       if (tok) {
+        // Documents, counted by the mark data prepare puts on each: its BOS (end-of-text for
+        // gpt2 and byte), else its EOS.
+        const int32_t mark = tok->bos() >= 0 ? tok->bos() : tok->eos() >= 0 ? tok->eos() : tok->eot();
+        const char* role = tok->bos() >= 0 ? "BOS" : tok->eos() >= 0 ? "EOS" : "end-of-text";
         int64_t docs = 0;
         shard.scan([&](const int32_t* ids, int64_t n, int64_t) {
-          for (int64_t i = 0; i < n; ++i) docs += ids[i] == tok->eot();
+          for (int64_t i = 0; i < n; ++i) docs += ids[i] == mark;
         });
-        fmt::print(", {} end-of-text ids, all below vocab {}", thousands(docs), tok->vocab_size());
+        fmt::print(", {} documents ({} {} '{}'), all below vocab {}", thousands(docs), role, mark,
+                   excerpt(tok->decode({mark})), tok->vocab_size());
       }
       fmt::print("\n");
       if (a.head > 0 && tok) {

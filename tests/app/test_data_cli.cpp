@@ -24,7 +24,7 @@ TEST_CASE("data CLI: prepare, inspect and encode work, bad input exits 2 naming 
   r = run_command(exe + " data inspect " + dir + "/out/train_000000.bin --tokenizer byte "
                   "--seq-len 16 --global-batch 4");
   CHECK_MESSAGE(r.exit_code == 0, r.output);
-  CHECK(r.output.find("18 end-of-text ids") != std::string::npos);
+  CHECK(r.output.find("18 documents (BOS 256 '<|endoftext|>')") != std::string::npos);
   r = run_command(exe + " data inspect " + dir + "/out/val_000000.bin --seq-len 64 "
                   "--global-batch 1000");
   CHECK(r.exit_code == 2);

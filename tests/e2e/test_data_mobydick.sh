@@ -22,7 +22,7 @@ size="$(stat -c %s "$out/mobydick/train_000000.bin")"
 inspect="$("$trainer" data inspect "$out/mobydick/*.bin" --tokenizer gpt2 --head 12 \
   --seq-len 64 --global-batch 8)"
 echo "$inspect"
-grep -q "128 end-of-text ids" <<<"$inspect" || fail "inspect: train documents"
+grep -q "128 documents (BOS 50256 '<|endoftext|>')" <<<"$inspect" || fail "inspect: train documents"
 grep -q "CHAPTER" <<<"$inspect" || fail "inspect: decoded text"
 
 head -c 2000 "$out/mobydick/train_000000.bin" > "$out/truncated.bin"

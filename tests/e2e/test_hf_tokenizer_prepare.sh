@@ -28,7 +28,7 @@ echo "ok: $n shards byte-identical for 1 and 2 threads"
 inspect="$("$trainer" data inspect "$work/t1/train_*.bin" --tokenizer datasets/hf/llama3 --head 3)"
 grep -q "uint32 (magic 20240801 v7)" <<<"$inspect" || fail "inspect: not uint32"
 grep -q "total: .* tokens" <<<"$inspect" || fail "inspect: no total"
-docs="$(sed -n 's/.*, \([0-9,]*\) end-of-text ids.*/\1/p' <<<"$inspect" | tr -d , | awk '{ s += $1 } END { print s }')"
+docs="$(sed -n 's/.*, \([0-9,]*\) documents (BOS 128000 .<|begin_of_text|>.).*/\1/p' <<<"$inspect" | tr -d , | awk '{ s += $1 } END { print s }')"
 [[ "$docs" -eq 128 ]] || fail "inspect: $docs BOS ids in the train shards, want 128 (one per document)"
 echo "ok: 128 train documents, each starting with BOS"
 
