@@ -129,9 +129,10 @@ void add_ckpt_command(CLI::App& app, CommandList& commands) {
       ->check(CLI::IsMember(state_choices()))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   auto* exp = sub->add_subcommand(
-      "export", "Write a checkpoint's fp32 weights as an llm.c model file (version 3) or as safetensors with HF "
-                "GPT-2 names and shapes (what transformers' GPT2LMHeadModel loads), or as a Hugging Face model "
-                "folder (hf: config.json, safetensors, generation_config.json, tokenizer files)");
+      "export", "Write a checkpoint's fp32 weights as an llm.c model file (version 3, gpt2 only), as one "
+                "safetensors file with the Hugging Face names and shapes of its family (GPT2LMHeadModel's or "
+                "LlamaForCausalLM's), or as a Hugging Face model folder (hf: config.json, safetensors, "
+                "generation_config.json, tokenizer files)");
   exp->add_option("dir", opt->export_dir, "a step_NNNNNNNN checkpoint, or a checkpoint.dir (its newest one)")
       ->required();
   exp->add_option("--format", opt->format, enum_choices(kExportFormatNames, ", ", " or "))

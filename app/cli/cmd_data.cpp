@@ -283,8 +283,9 @@ void add_data_command(CLI::App& app, CommandList& commands) {
       "prepare",
       "text files -> token shards in llm.c's format: OUT/train_NNNNNN.bin and OUT/val_NNNNNN.bin "
       "(recipe: data.train \"OUT/train_*.bin\", data.val \"OUT/val_*.bin\"). Each file is split "
-      "into documents at runs of --doc-blank-lines blank lines; every document starts with the "
-      "end-of-text id; --val-fraction of the documents, drawn with --seed, go to validation.");
+      "into documents at runs of --doc-blank-lines blank lines; every document gets the tokenizer's "
+      "marks (--bos, --eos: end-of-text first for gpt2 and byte, a tokenizer.json's BOS/EOS from its "
+      "tokenizer_config.json); --val-fraction of the documents, drawn with --seed, go to validation.");
   p->add_option("--input", prepare->opt.inputs,
                 "files, glob patterns (quote them) or directories: *.jsonl / *.json are JSON "
                 "Lines, anything else text; .gz and .zst are decompressed")
