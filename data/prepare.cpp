@@ -20,6 +20,7 @@
 #include "data/prepare_state.h"
 #include "data/shard_sink.h"
 #include "data/token_shard.h"
+#include "data/tokenizer_record.h"
 #include "data/shuffle.h"
 #include "kernels/base/errors.h"
 #include "kernels/base/output_target.h"
@@ -297,6 +298,10 @@ PrepareSummary prepare_shards(const PrepareOptions& o, const PrepareProgress& pr
 
   std::vector<std::string> names = train.names();
   names.insert(names.end(), val.names().begin(), val.names().end());
+  // Which tokenizer made them, published with them (tokenizer_record.h).
+  write_tokenizer_record((staging / kTokenizerRecordName).string(),
+                         tokenizer_record(o.tokenizer, o.tokenizer_dir, tokenizer->vocab_size()));
+  names.push_back(kTokenizerRecordName);
   sum.stale_shards_removed = publish_shards(out, staging, names, "data prepare, pid " + std::to_string(::getpid()));
   for (const std::string& n : train.names()) sum.train_shards.push_back((out / n).string());
   for (const std::string& n : val.names()) sum.val_shards.push_back((out / n).string());

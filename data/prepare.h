@@ -15,6 +15,7 @@
 // uint32:
 //   train_000000.bin, train_000001.bin, ...   (recipe: data.train: "<out_dir>/train_*.bin")
 //   val_000000.bin, ...                       (recipe: data.val:   "<out_dir>/val_*.bin")
+//   tokenizer.record                          (which tokenizer made them: tokenizer_record.h)
 // Shards hold shard_tokens tokens, except at the end of a split: what remains goes into one
 // shard or, if that would exceed shard_tokens, into two equal halves, so that no shard holds
 // fewer than shard_tokens / 2 tokens (unless the whole split does) and a loader with a long

@@ -22,6 +22,7 @@
 #include "app/engine/metrics.h"
 #include "app/engine/preemption.h"
 #include "app/engine/run_report.h"
+#include "app/engine/shard_tokenizer_check.h"
 #include "app/engine/step_guard.h"
 #include "app/engine/trainer.h"
 #include "app/recipe/recipe_checks.h"
@@ -128,11 +129,13 @@ int train_under_mpi(const Recipe& given, int64_t stop_at, MpiRuntime& mpi) {
   PreemptionGuard preemption;  // before anything slow, so a signal during start-up is caught
   const std::unique_ptr<DirLock> lock = take_checkpoint_dir(recipe, mpi.world());
   Trainer t(recipe, mpi.world(), mpi.local_rank());
+  const std::vector<std::string> data_notes = check_shard_tokenizers(recipe);  // every rank: the same verdict
   mpi.set_rank_label(rank_label(mpi.world().rank(), t.grid().coords()));
   print_run_report(t, mpi, reporting);
   if (reporting == Reporting::on) {
     for (const std::string& line : auto_report) fmt::print("{}\n", line);
     for (const std::string& note : recipe_notes(given)) fmt::print("{}\n", note);
+    for (const std::string& note : data_notes) fmt::print("{}\n", note);
   }
   const Resumed resumed = resume_from_checkpoint(t.checkpoint_parts(), reporting);
   if (!resumed.dir.empty()) t.set_step(resumed.step);
