@@ -27,6 +27,14 @@ first=$!
 for _ in $(seq 500); do [[ -s "$work/out/.lock" ]] && break; sleep 0.01; done
 kill -STOP "$first" 2>/dev/null || fail "case 1: the first prepare ended before it could be held: $(cat "$work/first.log")"
 [[ -s "$work/out/.lock" ]] || { kill -CONT "$first"; fail "case 1: the first prepare never took the lock"; }
+# SIGSTOP takes effect asynchronously: wait until every thread of the first is stopped, so the
+# folder is still while the second runs.
+for _ in $(seq 500); do
+  stopped=1
+  for stat in /proc/"$first"/task/*/stat; do [[ "$(awk '{ print $3 }' "$stat" 2>/dev/null)" == T ]] || stopped=0; done
+  ((stopped)) && break
+  sleep 0.01
+done
 before=$(cd "$work/out" && find . | sort)
 rc=0
 "$trainer" "${prep[@]}" --input "$work/big.txt" --val-fraction 0.2 --out "$work/out" > "$work/second.log" 2>&1 || rc=$?
